@@ -1,0 +1,219 @@
+"""dtypes and PyTorch's type-promotion rules.
+
+A ``dtype`` wraps a NumPy dtype and knows its torch name. ``result_type`` follows torch, not NumPy:
+Python numbers are "weak" (``int64_tensor + 2.5`` is float32, the default dtype), 0-d tensors only win
+when they bring a higher category (``float32[3] + float64[]`` stays float32).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = [
+    "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double", "int8", "uint8", "int16",
+    "short", "int32", "int", "int64", "long", "bool", "complex64", "cfloat", "complex128", "cdouble",
+    "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "finfo", "iinfo",
+]
+
+
+class dtype:
+    """A tensor element type, e.g. ``tapegrad.float32``; ``.is_floating_point``, ``.itemsize``."""
+
+    __slots__ = ("name", "np", "is_floating_point", "is_complex", "is_signed", "itemsize", "_legacy", "_cat")
+
+    def __init__(self, name: str, np_dtype, legacy: str):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.is_floating_point = self.np.kind == "f"
+        self.is_complex = self.np.kind == "c"
+        self.is_signed = self.np.kind in "ifc"
+        self.itemsize = self.np.itemsize
+        self._legacy = legacy  # "Float" as in torch.FloatTensor, used in error messages
+        self._cat = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}[self.np.kind]
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+    def __reduce__(self):
+        return (_by_name, (self.name,))
+
+    def to_complex(self):
+        return complex128 if self is float64 else complex64
+
+    def to_real(self):
+        return float64 if self is complex128 else float32 if self is complex64 else self
+
+
+float16 = half = dtype("float16", np.float16, "Half")
+float32 = float = dtype("float32", np.float32, "Float")  # noqa: A001 - torch's names
+float64 = double = dtype("float64", np.float64, "Double")
+# NumPy has no bfloat16: it is stored as float32 (documented difference).
+bfloat16 = dtype("bfloat16", np.float32, "BFloat16")
+int8 = dtype("int8", np.int8, "Char")
+uint8 = dtype("uint8", np.uint8, "Byte")
+int16 = short = dtype("int16", np.int16, "Short")
+int32 = int = dtype("int32", np.int32, "Int")  # noqa: A001
+int64 = long = dtype("int64", np.int64, "Long")
+bool = dtype("bool", np.bool_, "Bool")  # noqa: A001
+complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloat")
+complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDouble")
+
+_ALL = (float16, float32, float64, bfloat16, int8, uint8, int16, int32, int64, bool, complex64, complex128)
+_FROM_NP = {d.np: d for d in reversed(_ALL)}  # bfloat16 is never inferred from an array
+_BY_NAME = {d.name: d for d in _ALL}
+
+
+def _by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The tapegrad dtype of a NumPy dtype; raise a clear TypeError for unsupported ones."""
+    try:
+        return _FROM_NP[np_dtype]
+    except (KeyError, TypeError):
+        pass
+    nd = np.dtype(np_dtype)
+    if nd in _FROM_NP:
+        return _FROM_NP[nd]
+    if nd.kind == "u":  # uint16/32/64: widen like torch's from_numpy refuses; we map to int64
+        return int64
+    raise TypeError(f"can't convert np.ndarray of type numpy.{nd}. The only supported types are: float64, "
+                    "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+
+
+def to_dtype(d) -> dtype:
+    """Accept a tapegrad dtype, a NumPy dtype/type, a Python type or a name; return a tapegrad dtype."""
+    if d.__class__ is dtype:
+        return d
+    if d is builtins_float:
+        return float64
+    if d is builtins_int:
+        return int64
+    if d is builtins_bool:
+        return bool
+    if isinstance(d, str):
+        name = d.replace("torch.", "").replace("tapegrad.", "")
+        if name in _BY_NAME:
+            return _BY_NAME[name]
+        alias = {"float": float32, "double": float64, "half": float16, "long": int64, "int": int32, "short": int16}
+        if name in alias:
+            return alias[name]
+    name = getattr(d, "__module__", "")
+    if name.startswith("torch") and hasattr(d, "is_floating_point"):  # a real torch.dtype
+        return _BY_NAME[str(d).split(".")[-1]]
+    return from_numpy_dtype(d)
+
+
+import builtins as _b  # noqa: E402
+
+builtins_float, builtins_int, builtins_bool = _b.float, _b.int, _b.bool
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    """The dtype of tensors made from Python floats (``float32`` unless changed)."""
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    """Set the default floating dtype (``tapegrad.float32`` or ``tapegrad.float64``)."""
+    d = to_dtype(d)
+    if not d.is_floating_point:
+        raise TypeError(f"only floating-point types are supported as the default type, got {d}")
+    _default[0] = d
+
+
+def promote_types(a: dtype, b: dtype) -> dtype:
+    """The smallest dtype both ``a`` and ``b`` can be cast to, by torch's table."""
+    if a is b:
+        return a
+    if a is bool:
+        return b
+    if b is bool:
+        return a
+    if a is bfloat16 or b is bfloat16:
+        other = b if a is bfloat16 else a
+        if other is float16:
+            return float32
+        if other._cat <= 1:
+            return bfloat16
+        return other
+    if {a, b} == {uint8, int8}:
+        return int16
+    return _FROM_NP[np.promote_types(a.np, b.np)]
+
+
+def _scalar_dtype(x):
+    t = type(x)
+    if t is builtins_bool or isinstance(x, np.bool_):
+        return bool
+    if t is builtins_int or isinstance(x, np.integer):
+        return int64
+    if t is builtins_float or isinstance(x, np.floating):
+        return _default[0]
+    if t is complex or isinstance(x, np.complexfloating):
+        return complex64 if _default[0] is not float64 else complex128
+    raise TypeError(f"unsupported operand type {t.__name__!r}")
+
+
+def _combine(higher, lower):
+    """torch's combine_categories: a lower-priority group only wins when it brings a higher category."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._cat >= lower._cat:
+        return higher
+    if lower._cat == 3 and higher._cat == 2:  # float tensor with a complex number: complex of that width
+        return higher.to_complex()
+    return promote_types(higher, lower)
+
+
+def result_type(*operands) -> dtype:
+    """Result dtype of an op over tensors and Python numbers, exactly as ``torch.result_type``."""
+    dim = zero = wrapped = None
+    for x in operands:
+        d = getattr(x, "dtype", None)
+        if d is None or x.__class__ in (builtins_float, builtins_int, builtins_bool, complex):
+            d = _scalar_dtype(x)
+            wrapped = d if wrapped is None else promote_types(wrapped, d)
+            continue
+        if d.__class__ is not dtype:
+            d = from_numpy_dtype(d)
+        if x.ndim == 0:
+            zero = d if zero is None else promote_types(zero, d)
+        else:
+            dim = d if dim is None else promote_types(dim, d)
+    return _combine(dim, _combine(zero, wrapped))
+
+
+def can_cast(from_: dtype, to: dtype) -> builtins_bool:
+    """torch.can_cast: same-kind casting (float can't go to int, anything goes up the category ladder)."""
+    return from_._cat <= to._cat
+
+
+class finfo:
+    """Machine limits of a floating dtype (``eps``, ``max``, ``min``, ``tiny``)."""
+
+    def __init__(self, type=None):  # noqa: A002 - torch's name
+        d = to_dtype(type or _default[0])
+        fi = np.finfo(d.np)
+        self.dtype = d.name
+        self.bits = fi.bits
+        self.eps = builtins_float(fi.eps)
+        self.max = builtins_float(fi.max)
+        self.min = builtins_float(fi.min)
+        self.tiny = self.smallest_normal = builtins_float(fi.tiny)
+        self.resolution = builtins_float(fi.resolution)
+
+
+class iinfo:
+    """Limits of an integer dtype (``max``, ``min``, ``bits``)."""
+
+    def __init__(self, type):  # noqa: A002
+        d = to_dtype(type)
+        ii = np.iinfo(d.np)
+        self.dtype = d.name
+        self.bits, self.max, self.min = ii.bits, builtins_int(ii.max), builtins_int(ii.min)

@@ -1,0 +1,181 @@
+"""Printing tensors exactly as PyTorch does (``tensor([2., 4., 6.], requires_grad=True)``).
+
+Same rules as torch's ``_tensor_str``: one formatter per tensor decides between integer mode (``2.``), fixed
+(``0.1000``) and scientific (``1.0000e-05``) notation from the nonzero finite values; more than ``threshold``
+elements are summarised with ``...``; suffixes (``dtype=``, ``grad_fn=``, ``requires_grad=True``) wrap at
+``linewidth``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import _dtype
+
+__all__ = ["set_printoptions", "tensor_repr"]
+
+
+@dataclass
+class _PrintOptions:
+    precision: int = 4
+    threshold: float = 1000
+    edgeitems: int = 3
+    linewidth: int = 80
+    sci_mode: bool | None = None
+
+
+PRINT_OPTS = _PrintOptions()
+
+
+def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None, profile=None, sci_mode=None):
+    """Like ``torch.set_printoptions``: ``profile`` is "default", "short" or "full"."""
+    if profile == "default":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 4, 1000, 3, 80
+    elif profile == "short":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 2, 1000, 2, 80
+    elif profile == "full":
+        PRINT_OPTS.precision, PRINT_OPTS.threshold, PRINT_OPTS.edgeitems, PRINT_OPTS.linewidth = 4, math.inf, 3, 80
+    if precision is not None:
+        PRINT_OPTS.precision = precision
+    if threshold is not None:
+        PRINT_OPTS.threshold = threshold
+    if edgeitems is not None:
+        PRINT_OPTS.edgeitems = edgeitems
+    if linewidth is not None:
+        PRINT_OPTS.linewidth = linewidth
+    PRINT_OPTS.sci_mode = sci_mode
+
+
+class _Formatter:
+    def __init__(self, a: np.ndarray):
+        self.floating = a.dtype.kind == "f"
+        self.int_mode = True
+        self.sci_mode = False
+        self.max_width = 1
+        p = PRINT_OPTS.precision
+        flat = a.reshape(-1)
+        if not self.floating:
+            for v in flat.tolist():
+                self.max_width = max(self.max_width, len(f"{v}"))
+        else:
+            vals = flat[np.isfinite(flat) & (flat != 0)]
+            if vals.size:
+                absv = np.abs(vals).astype(np.float64)
+                vmin, vmax = absv.min(), absv.max()
+                self.int_mode = bool(np.all(vals == np.ceil(vals)))
+                pyvals = vals.astype(np.float64).tolist()
+                if self.int_mode:
+                    if vmax / vmin > 1000.0 or vmax > 1.0e8:
+                        self.sci_mode = True
+                        self.max_width = max(len(f"{v:.{p}e}") for v in pyvals)
+                    else:
+                        self.max_width = max(len(f"{v:.0f}") + 1 for v in pyvals)
+                elif vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4:
+                    self.sci_mode = True
+                    self.max_width = max(len(f"{v:.{p}e}") for v in pyvals)
+                else:
+                    self.max_width = max(len(f"{v:.{p}f}") for v in pyvals)
+        if PRINT_OPTS.sci_mode is not None:
+            self.sci_mode = PRINT_OPTS.sci_mode
+
+    def format(self, v) -> str:
+        p = PRINT_OPTS.precision
+        if self.floating:
+            if self.sci_mode:
+                s = f"{v:{self.max_width}.{p}e}"
+            elif self.int_mode:
+                s = f"{v:.0f}"
+                if not (math.isinf(v) or math.isnan(v)):
+                    s += "."
+            else:
+                s = f"{v:.{p}f}"
+        else:
+            s = f"{v}"
+        return (self.max_width - len(s)) * " " + s
+
+
+def _summarized(a: np.ndarray) -> np.ndarray:
+    e = PRINT_OPTS.edgeitems
+    if a.ndim == 0:
+        return a
+    if a.ndim == 1:
+        return np.concatenate((a[:e], a[-e:])) if a.shape[0] > 2 * e else a
+    if not e:
+        return np.empty([0] * a.ndim, a.dtype)
+    rows = list(range(e)) + list(range(a.shape[0] - e, a.shape[0])) if a.shape[0] > 2 * e else range(a.shape[0])
+    return np.stack([_summarized(a[i]) for i in rows])
+
+
+def _vector_str(a, indent, summarize, fmt):
+    e = PRINT_OPTS.edgeitems
+    per_line = max(1, int(math.floor((PRINT_OPTS.linewidth - indent) / (fmt.max_width + 2))))
+    if summarize and not e:
+        data = ["..."]
+    elif summarize and a.shape[0] > 2 * e:
+        data = [fmt.format(v) for v in a[:e].tolist()] + [" ..."] + [fmt.format(v) for v in a[-e:].tolist()]
+    else:
+        data = [fmt.format(v) for v in a.tolist()]
+    lines = [", ".join(data[i:i + per_line]) for i in range(0, len(data), per_line)]
+    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
+
+
+def _str_with(a, indent, summarize, fmt):
+    if a.ndim == 0:
+        return fmt.format(a.item())
+    if a.ndim == 1:
+        return _vector_str(a, indent, summarize, fmt)
+    e = PRINT_OPTS.edgeitems
+    if summarize and a.shape[0] > 2 * e:
+        slices = ([_str_with(a[i], indent + 1, summarize, fmt) for i in range(e)] + ["..."]
+                  + [_str_with(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0] - e, a.shape[0])])
+    else:
+        slices = [_str_with(a[i], indent + 1, summarize, fmt) for i in range(a.shape[0])]
+    return "[" + ("," + "\n" * (a.ndim - 1) + " " * (indent + 1)).join(slices) + "]"
+
+
+def _array_str(a: np.ndarray, indent: int) -> str:
+    summarize = a.size > PRINT_OPTS.threshold
+    if a.dtype == np.float16:
+        a = a.astype(np.float32)
+    fmt = _Formatter(_summarized(a) if summarize else a)
+    return _str_with(a, indent, summarize, fmt)
+
+
+def _add_suffixes(s, suffixes, indent):
+    parts = [s]
+    last = len(s) - s.rfind("\n") + 1
+    for suf in suffixes:
+        if last + len(suf) + 2 > PRINT_OPTS.linewidth:
+            parts.append(",\n" + " " * indent + suf)
+            last = indent + len(suf)
+        else:
+            parts.append(", " + suf)
+            last += len(suf) + 2
+    parts.append(")")
+    return "".join(parts)
+
+
+def tensor_repr(t, prefix="tensor(") -> str:
+    a = t._array
+    d = t.dtype
+    indent = len(prefix)
+    suffixes = []
+    default = d in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool, _dtype.complex64)
+    if a.size == 0:
+        if a.ndim != 1:
+            suffixes.append("size=" + str(tuple(a.shape)))
+        if d is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={d}")
+        body = "[]"
+    else:
+        if not default:
+            suffixes.append(f"dtype={d}")
+        body = _array_str(a, indent)
+    if t.grad_fn is not None:
+        suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
+    elif t._rg:
+        suffixes.append("requires_grad=True")
+    return _add_suffixes(prefix + body, suffixes, indent)

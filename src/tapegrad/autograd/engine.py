@@ -1,0 +1,294 @@
+"""The backward walk: the chain rule, run once over the recorded graph, without recursion.
+
+1. Collect every node reachable from the roots (an explicit stack; a chain of a million ops is fine).
+2. Run them in reverse creation order. Every node is created after the nodes of its inputs, so this order is
+   topological: when a node runs, every consumer of its outputs has already added its gradient to the node's
+   buffer. Where paths meet, gradients are summed (the seeds' ``x * x`` gives ``2x``).
+3. After a node ran, release what it saved (unless ``retain_graph``): a second backward then raises.
+
+Grad mode during the walk is ``create_graph``: with it on, the backward formulas (tapegrad ops) record a new
+graph, which is how higher derivatives come for free.
+"""
+
+from __future__ import annotations
+
+from operator import attrgetter
+
+import numpy as np
+
+from . import function as _f
+from .function import FREED_MSG, AccumulateGrad
+from .grad_mode import _state
+
+__all__ = ["backward", "grad", "run_backward", "run_node"]
+
+_seq_key = attrgetter("sequence_nr")
+_observers = []   # callables(node, grads_out, grads_in): autograd.trace and anomaly mode plug in here
+_sum_to_shape = None
+
+
+def _reduce_grad(g, shape, node, index):
+    """Sum a broadcast gradient back to its input's shape (differentiably), or raise if it can't be."""
+    global _sum_to_shape
+    if _sum_to_shape is None:
+        from ..ops._util import sum_to_shape as _sum_to_shape
+    gs = g._array.shape
+    n = len(shape)
+    if len(gs) >= n and all(s == 1 or s == t for s, t in zip(shape, gs[len(gs) - n:])):
+        return _sum_to_shape(g, shape)
+    raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
+                       f"[{', '.join(map(str, gs))}] but expected shape compatible with "
+                       f"[{', '.join(map(str, shape))}]")
+
+
+def run_node(node, grads):
+    """Call one node's backward on its output gradients; return the gradients of its inputs (checked)."""
+    if node._prehooks:
+        for hook in node._prehooks:
+            r = hook(tuple(grads))
+            if r is not None:
+                grads = list(r)
+    if node.__class__ is AccumulateGrad or type(node) is AccumulateGrad:
+        return []
+    n_in = len(node._next)
+    if all(g is None for g in grads):
+        return [None] * n_in
+    if node._saved is _f._FREED and node._forward_cls._array_forward:
+        raise RuntimeError(FREED_MSG)
+    if node._materialize:
+        for i, g in enumerate(grads):
+            if g is None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = _f._Tensor._make(np.zeros(shape, dtype.np))
+    out = node._forward_cls.backward(node, *grads)
+    if out.__class__ is not tuple:
+        out = (out,)
+    if len(out) != n_in:
+        if len(out) > n_in and all(g is None for g in out[n_in:]):
+            out = out[:n_in]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                               f"(expected {n_in}, got {len(out)})")
+    res = list(out)
+    T = _f._Tensor
+    for i, meta in enumerate(node._input_meta):
+        g = res[i]
+        if g is None:
+            continue
+        if meta is None:
+            res[i] = None
+            continue
+        if not isinstance(g, T):
+            raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at index "
+                            f"{i}; expected a Tensor or None")
+        shape, dtype = meta
+        if g._array.shape != shape:
+            g = _reduce_grad(g, shape, node, i)
+        if g.dtype is not dtype:
+            g = g.to(dtype)
+        res[i] = g
+    if node._hooks:
+        for hook in node._hooks:
+            r = hook(tuple(res), tuple(grads))
+            if r is not None:
+                res = list(r)
+    return res
+
+
+def _root_edge(t):
+    fn = t.grad_fn
+    return (fn, t._output_nr) if fn is not None else (t._accumulator(), 0)
+
+
+def _n_outputs(node):
+    return 1 if node.__class__ is AccumulateGrad else len(node._out_meta)
+
+
+def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
+    """Back-propagate ``root_grads`` from ``roots``. With ``inputs``, return their gradients (captured at the
+    node that receives them) and, when ``accumulate``, add into ``.grad`` of those inputs only."""
+    # 1. every node reachable from the roots
+    edges = [_root_edge(t) for t in roots]
+    seen, order = set(), []
+    stack = [e[0] for e in edges]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for nxt, _ in node._next:
+            if nxt is not None and nxt not in seen:
+                stack.append(nxt)
+    order.sort(key=_seq_key, reverse=True)
+
+    # 2. with inputs: where to capture, and which nodes lead there (the rest need not run)
+    captures, needed = None, None
+    if inputs is not None:
+        captures = {}
+        for k, t in enumerate(inputs):
+            node, nr = _root_edge(t)
+            captures.setdefault(node, []).append((nr, k))
+        needed = set()
+        for node in reversed(order):
+            if node in captures or any(nxt in needed for nxt, _ in node._next if nxt is not None):
+                needed.add(node)
+    results = [None] * (len(inputs) if inputs is not None else 0)
+
+    # 3. seed the buffers with the root gradients
+    buffers = {}
+    for (node, nr), g in zip(edges, root_grads):
+        buf = buffers.get(node)
+        if buf is None:
+            buf = buffers[node] = [None] * _n_outputs(node)
+        buf[nr] = g if buf[nr] is None else buf[nr] + g
+
+    # 4. the walk
+    prev = _state.enabled
+    _state.enabled = create_graph
+    try:
+        for node in order:
+            buf = buffers.pop(node, None)
+            if buf is None or (needed is not None and node not in needed):
+                continue
+            if node._tensor_prehooks:
+                for nr, hooks in node._tensor_prehooks.items():
+                    for hook in hooks:
+                        if buf[nr] is not None:
+                            r = hook(buf[nr])
+                            if r is not None:
+                                buf[nr] = r
+            if node._retained:
+                for nr, ref in node._retained.items():
+                    t = ref()
+                    if t is not None and buf[nr] is not None:
+                        g = buf[nr]
+                        t._grad = g._detached_copy() if t._grad is None else t._grad + g
+            if captures is not None and node in captures:
+                for nr, k in captures[node]:
+                    if buf[nr] is not None:
+                        results[k] = buf[nr]
+                        if accumulate:
+                            t = inputs[k]
+                            if node.__class__ is AccumulateGrad:
+                                node.accumulate(buf[nr], create_graph)
+                            else:
+                                t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
+            if node.__class__ is AccumulateGrad:
+                if captures is None and accumulate and buf[0] is not None:
+                    node.accumulate(buf[0], create_graph)
+                continue
+            if captures is not None and not any(nxt in needed for nxt, _ in node._next if nxt is not None):
+                continue
+            grads_in = run_node(node, buf)
+            if _observers:
+                for obs in _observers:
+                    obs(node, buf, grads_in)
+            if not retain_graph:
+                node._release()
+            for (nxt, nr), g in zip(node._next, grads_in):
+                if nxt is None or g is None:
+                    continue
+                b = buffers.get(nxt)
+                if b is None:
+                    b = buffers[nxt] = [None] * _n_outputs(nxt)
+                b[nr] = g if b[nr] is None else b[nr] + g
+    finally:
+        _state.enabled = prev
+    return results
+
+
+def _make_grads(outputs, grad_outputs, is_grads_batched=False):
+    T = _f._Tensor
+    res = []
+    for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if g is None:
+            if not out._rg:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            if out._array.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            if not out.dtype.is_floating_point:
+                raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
+                                   f"{out.dtype}")
+            g = T._make(np.ones(out._array.shape, out.dtype.np))
+        else:
+            if not isinstance(g, T):
+                g = T._make(np.asarray(g, out.dtype.np))
+            if not out._rg:
+                raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
+            if g._array.shape != out._array.shape:
+                from ..tensor import Size
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+                                   f"output[{i}] has a shape of {Size(out.shape)}.")
+            if g.dtype is not out.dtype:
+                g = g.to(out.dtype)
+        res.append(g)
+    return res
+
+
+def _as_list(x):
+    if x is None:
+        return None
+    if isinstance(x, _f._Tensor):
+        return [x]
+    return list(x)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+    """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (``Tensor.backward`` calls this).
+
+    >>> x = tapegrad.tensor([1., 2., 3.], requires_grad=True)
+    >>> (x ** 2).sum().backward(); x.grad
+    tensor([2., 4., 6.])
+    """
+    tensors = _as_list(tensors)
+    grads = _as_list(grad_tensors) or [None] * len(tensors)
+    if len(grads) != len(tensors):
+        raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
+    if retain_graph is None:
+        retain_graph = create_graph
+    inputs = _as_list(inputs)
+    if inputs is not None:
+        if len(inputs) == 0:
+            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+        for t in inputs:
+            if not t._rg:
+                raise RuntimeError("One of the differentiated Tensors does not require grad")
+    run_backward(tensors, _make_grads(tensors, grads), retain_graph, create_graph, inputs, accumulate=True)
+
+
+def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
+         allow_unused=None, is_grads_batched=False, materialize_grads=False):
+    """Return d(outputs)/d(inputs) without touching any ``.grad``.
+
+    >>> x = tapegrad.tensor(3., requires_grad=True)
+    >>> tapegrad.autograd.grad(x ** 2, x)
+    (tensor(6.),)
+    """
+    outputs = _as_list(outputs)
+    inputs = _as_list(inputs)
+    grads = _as_list(grad_outputs) or [None] * len(outputs)
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if retain_graph is None:
+        retain_graph = create_graph
+    for t in inputs:
+        if not t._rg:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+    if is_grads_batched:
+        rows = [grad(outputs, inputs, [g[j] for g in grads], True, create_graph, allow_unused=True,
+                     materialize_grads=True) for j in range(grads[0].shape[0])]
+        from ..ops.shape import stack
+        return tuple(stack([r[k] for r in rows]) for k in range(len(inputs))) if rows else tuple(
+            _f._Tensor._make(np.zeros((0,) + t.shape, t.dtype.np)) for t in inputs)
+    res = run_backward(outputs, _make_grads(outputs, grads), retain_graph, create_graph, inputs, accumulate=False)
+    for k, g in enumerate(res):
+        if g is None:
+            if materialize_grads:
+                        res[k] = _f._Tensor._make(np.zeros(inputs[k].shape, inputs[k].dtype.np))
+            elif not allow_unused:
+                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
+                                   "Set allow_unused=True if this is the desired behavior.")
+        elif not create_graph and g._rg:
+            res[k] = g.detach()
+    return tuple(res)

@@ -1,0 +1,463 @@
+"""The one mechanism behind every op: ``Function`` (forward + backward) and the graph ``Node`` it records.
+
+When ``MyFn.apply(*args)`` runs with grad mode on and some input requires grad, the context object ``ctx``
+that forward saw becomes the graph node: ``out.grad_fn`` is ``ctx``, an instance of ``MyFnBackward`` whose
+``next_functions`` point at the nodes that made the inputs (an ``AccumulateGrad`` for a leaf). Nothing is
+recorded otherwise, so code under ``no_grad`` pays only for the forward.
+
+Built-in ops subclass ``Primitive``: the same ``Function``, except that forward receives and returns NumPy
+arrays (fast), and backward, as for every Function, receives and returns Tensors, so that it is itself recorded
+under ``create_graph=True``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+from .grad_mode import _state, no_grad
+
+__all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
+           "RemovableHandle"]
+
+_next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
+_Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
+
+FREED_MSG = (
+    "Trying to backward through the graph a second time (or directly access saved tensors after they have "
+    "already been freed). Saved intermediate values of the graph are freed when you call .backward() or "
+    "autograd.grad(). Specify retain_graph=True if you need to backward through the graph a second time or if "
+    "you need to access saved tensors after calling backward.")
+
+
+class RemovableHandle:
+    """What ``register_hook`` returns; ``handle.remove()`` takes the hook out again."""
+
+    __slots__ = ("_list", "_item")
+
+    def __init__(self, lst, item):
+        self._list, self._item = lst, item
+
+    def remove(self):
+        try:
+            self._list.remove(self._item)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+def _tensor_desc(t) -> str:
+    """``[tapegrad.FloatTensor [2, 3]]`` — how PyTorch names a tensor in autograd errors."""
+    return f"[tapegrad.{t.dtype._legacy}Tensor [{', '.join(map(str, t.shape))}]]"
+
+
+class SavedTensor:
+    """A tensor kept for backward, with the version it had, so a later in-place change is caught.
+
+    An input is kept as the Tensor itself (still connected to its graph: that makes double backward right).
+    An output is kept as its array and rebuilt on unpack; keeping the Tensor would form the reference cycle
+    ``out.grad_fn -> ctx -> out``.
+    """
+
+    __slots__ = ("_data", "_vc", "_version", "_output_nr")
+
+    def __init__(self, tensor, output_nr=-1):
+        self._vc = tensor._vc
+        self._version = tensor._vc[0]
+        self._output_nr = output_nr
+        self._data = tensor if output_nr < 0 else tensor._array
+
+    def unpack(self, node):
+        if self._vc[0] != self._version:
+            if self._output_nr < 0:
+                t = self._data
+                where = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
+            else:
+                t = _Tensor._make(self._data)
+                where = f", which is output {self._output_nr} of {node.name()},"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an inplace "
+                f"operation: {_tensor_desc(t)}{where} is at version {self._vc[0]}; expected version "
+                f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed "
+                "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True).")
+        if self._output_nr < 0:
+            return self._data
+        t = _Tensor._make(self._data, True)
+        t.grad_fn, t._output_nr, t._vc = node, self._output_nr, self._vc
+        return t
+
+
+_FREED = ("freed",)   # marks a node whose saved tensors were released by a backward without retain_graph
+
+
+class Node:
+    """A node of the backward graph: what ``grad_fn`` returns. Concrete nodes are ``XxxBackward0`` classes.
+
+    ``next_functions`` — ``((node, input_nr), ...)``, one per input, ``(None, 0)`` where no gradient flows.
+    ``register_hook(fn)`` — ``fn(grad_inputs, grad_outputs)`` after the node ran; may return new grad_inputs.
+    ``register_prehook(fn)`` — ``fn(grad_outputs)`` before it runs; may return new grad_outputs.
+    """
+
+    __slots__ = ("_next", "sequence_nr", "_hooks", "_prehooks", "_tensor_prehooks", "_retained", "__weakref__")
+    _name = "Node"
+
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def next_functions(self):
+        return self._next
+
+    def register_hook(self, fn):
+        if self._hooks is None:
+            self._hooks = []
+        self._hooks.append(fn)
+        return RemovableHandle(self._hooks, fn)
+
+    def register_prehook(self, fn):
+        if self._prehooks is None:
+            self._prehooks = []
+        self._prehooks.append(fn)
+        return RemovableHandle(self._prehooks, fn)
+
+    def _add_tensor_prehook(self, output_nr, fn):
+        if self._tensor_prehooks is None:
+            self._tensor_prehooks = {}
+        hooks = self._tensor_prehooks.setdefault(output_nr, [])
+        hooks.append(fn)
+        return RemovableHandle(hooks, fn)
+
+    def __repr__(self):
+        return f"<{self._name} object at {hex(id(self))}>"
+
+    def __call__(self, *grads):
+        """Run this node's backward by hand (as ``grad_fn(g)`` in torch); returns its input gradients."""
+        from .engine import run_node
+        out = run_node(self, list(grads))
+        return out[0] if len(out) == 1 else tuple(out)
+
+
+class AccumulateGrad(Node):
+    """The node of a leaf that requires grad: its backward adds the incoming gradient into ``leaf.grad``."""
+
+    __slots__ = ("_variable", "_meta")
+    _name = "AccumulateGrad"
+
+    def __init__(self, variable):
+        self._next = ()
+        self._hooks = self._prehooks = self._tensor_prehooks = self._retained = None
+        self._variable = weakref.ref(variable)
+        self._meta = (variable.shape, variable.dtype)
+        self.sequence_nr = _next_seq()
+
+    @property
+    def variable(self):
+        """The leaf tensor this node accumulates into."""
+        return self._variable()
+
+    def accumulate(self, grad, create_graph):
+        """``leaf.grad += grad``: a new tensor on first use, in place afterwards (out of place with a graph)."""
+        var = self._variable()
+        if var is None:
+            return
+        if var._grad is None:
+            # copy: the same gradient object may also flow to another leaf or belong to the caller
+            var._grad = grad if (create_graph and grad._rg) else grad._detached_copy()
+        elif create_graph or var._grad._rg:
+            var._grad = var._grad + grad
+        else:
+            var._grad._array += grad._array
+            var._grad._vc[0] += 1
+
+
+class BackwardNode(Node):
+    """The node (and ctx) of one call of a ``Function``; ``XxxBackward0`` classes derive from it.
+
+    Also the ``ctx`` that forward and backward receive: ``save_for_backward``, ``saved_tensors``,
+    ``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``.
+    Subclasses have a ``__dict__``, so forward may keep anything else on ``ctx`` (``ctx.dim = dim``).
+    """
+
+    __slots__ = ("_saved", "_to_save", "_inputs", "needs_input_grad", "_input_meta", "_out_meta", "_materialize",
+                 "_non_diff", "_dirty", "_site", "_nontensor")
+    _forward_cls = None
+
+    def __init__(self):
+        self._to_save = self._saved = self._non_diff = self._dirty = None
+        self._hooks = self._prehooks = self._tensor_prehooks = self._retained = None
+        self._materialize = True
+
+    # --- what forward calls -------------------------------------------------------------------------------
+    def save_for_backward(self, *tensors):
+        """Keep tensors (inputs, outputs or others) for backward; read them back as ``ctx.saved_tensors``."""
+        self._to_save = tensors
+
+    def save_inputs(self, *positions):
+        """(Primitive ops) keep the forward inputs at these positions, as the connected Tensors."""
+        inputs = self._inputs
+        self._to_save = tuple(inputs[i] for i in positions)
+
+    def save_result(self, *extra_positions):
+        """(Primitive ops) keep output 0 (as ``saved_tensors[0]``), then the inputs at ``extra_positions``."""
+        inputs = self._inputs
+        self._to_save = (_RESULT,) + tuple(inputs[i] for i in extra_positions)
+
+    def mark_dirty(self, *tensors):
+        """Declare inputs that forward modified in place (they become outputs with this node as grad_fn)."""
+        self._dirty = tensors
+
+    def mark_non_differentiable(self, *outputs):
+        """Declare outputs that have no gradient (e.g. indices); they get ``requires_grad=False``."""
+        self._non_diff = outputs
+
+    def set_materialize_grads(self, value: bool):
+        """With False, backward receives None (not zeros) for outputs that got no gradient."""
+        self._materialize = bool(value)
+
+    # --- what backward reads ------------------------------------------------------------------------------
+    @property
+    def saved_tensors(self):
+        saved = self._saved
+        if saved is _FREED:
+            raise RuntimeError(FREED_MSG)
+        if saved is None:
+            return ()
+        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in saved)
+
+    saved_variables = saved_tensors
+
+    @property
+    def next_functions(self):
+        if self._nontensor and not self._forward_cls._scalar_edges:
+            return tuple(e for i, e in enumerate(self._next) if i not in self._nontensor)
+        return self._next
+
+    def _release(self):
+        """Free what backward needed: a second backward then raises PyTorch's error."""
+        if self._saved is not None:
+            self._saved = _FREED
+        if self._forward_cls._array_forward:
+            d = getattr(self, "__dict__", None)
+            if d:
+                d.clear()
+                self._saved = _FREED
+
+
+class _Result:
+    """Placeholder for "the output" in a Primitive's save list (the output does not exist during forward)."""
+
+
+_RESULT = _Result()
+
+
+class FunctionMeta(type):
+    """Gives every Function subclass its own node class, named as PyTorch names it (``MulBackward0``)."""
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        node_name = attrs.get("node_name") or (name + ("Backward0" if cls._array_forward else "Backward"))
+        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls, "_name": node_name,
+                                                              "__module__": cls.__module__})
+
+
+class Function(metaclass=FunctionMeta):
+    """Base of every differentiable op: define ``forward(ctx, *args)`` and ``backward(ctx, *grads)``.
+
+    >>> class Square(tapegrad.autograd.Function):
+    ...     @staticmethod
+    ...     def forward(ctx, x):
+    ...         ctx.save_for_backward(x)
+    ...         return x * x
+    ...     @staticmethod
+    ...     def backward(ctx, grad):
+    ...         x, = ctx.saved_tensors
+    ...         return 2 * x * grad
+    >>> Square.apply(tapegrad.tensor(3., requires_grad=True))
+    tensor(9., grad_fn=<SquareBackward>)
+
+    torch 2.x's style works too: ``forward(*args)`` without ctx plus ``setup_context(ctx, inputs, output)``.
+    """
+
+    _array_forward = False   # Primitive: forward on ndarrays
+    _scalar_edges = False    # list Python-number arguments in next_functions as (None, 0), as torch's arithmetic
+    node_name = None
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    @staticmethod
+    def forward(ctx, *args, **kwargs):
+        raise NotImplementedError("You must implement the forward function for custom autograd.Function.")
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        raise NotImplementedError("You must implement either the backward or vjp method for your custom "
+                                  "autograd.Function to use it with backward mode AD.")
+
+    vjp = backward
+    setup_context = None  # torch 2.x style when overridden
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        return _apply(cls, args, kwargs)
+
+
+class Primitive(Function):
+    """A built-in op: forward gets NumPy arrays (and Python values) and returns arrays."""
+
+    _array_forward = True
+
+
+FunctionCtx = BackwardNode
+
+
+def _apply(cls, args, kwargs):
+    """Run forward; if recording, link the ctx into the graph as the outputs' grad_fn."""
+    T = _Tensor
+    record = False
+    if _state.enabled:
+        for a in args:
+            if isinstance(a, T) and a._rg:
+                record = True
+                break
+    ctx = cls._backward_cls()
+    ctx._inputs = args
+    ctx.needs_input_grad = tuple(isinstance(a, T) and a._rg for a in args) if record else (False,) * len(args)
+    if cls._array_forward:
+        raw = [a._array if isinstance(a, T) else a for a in args]
+        out = cls.forward(ctx, *raw, **kwargs)
+        if out.__class__ is tuple:
+            outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
+            single = False
+        else:
+            outputs, single = (T._make(out),), True
+    else:
+        with no_grad():
+            if cls.setup_context is not None and _is_ctxless(cls):
+                out = cls.forward(*args, **kwargs)
+                cls.setup_context(ctx, args, out)
+            else:
+                out = cls.forward(ctx, *args, **kwargs)
+        single = out.__class__ is not tuple
+        outputs = (out,) if single else out
+        outputs = _user_outputs(ctx, args, outputs)
+    if record:
+        _link(ctx, args, outputs)
+    else:
+        ctx._inputs = None
+        if ctx._dirty:
+            for t in ctx._dirty:
+                t._vc[0] += 1
+    return outputs[0] if single else outputs
+
+
+def _is_ctxless(cls):
+    import inspect
+    params = list(inspect.signature(cls.forward).parameters)
+    return not params or params[0] != "ctx"
+
+
+def _user_outputs(ctx, args, outputs):
+    """For a user Function: an output that *is* an input gets a fresh alias, unless marked dirty."""
+    dirty = ctx._dirty or ()
+    res = []
+    for o in outputs:
+        if isinstance(o, _Tensor) and any(o is a for a in args) and not any(o is d for d in dirty):
+            o = o._alias()
+        res.append(o)
+    return tuple(res)
+
+
+def _link(ctx, args, outputs):
+    """Record ctx as the node that made ``outputs`` from ``args``."""
+    T = _Tensor
+    nxt, meta, nontensor = [], [], ()
+    for i, a in enumerate(args):
+        if isinstance(a, T):
+            if a._rg:
+                fn = a.grad_fn
+                nxt.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
+                meta.append((a._array.shape, a.dtype))
+                continue
+        else:
+            nontensor += (i,)
+        nxt.append((None, 0))
+        meta.append(None)
+    ctx._next = tuple(nxt)
+    ctx._input_meta = meta
+    ctx._nontensor = nontensor
+    if ctx._dirty:
+        for t in ctx._dirty:
+            if t.grad_fn is None and t._rg:
+                raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    ctx._site = None
+    ctx.sequence_nr = _next_seq()
+    non_diff = ctx._non_diff or ()
+    out_meta = []
+    for i, o in enumerate(outputs):
+        if not isinstance(o, T):
+            out_meta.append(None)
+            continue
+        out_meta.append((o._array.shape, o.dtype))
+        if any(o is n or o._array is n for n in non_diff) or not (o.dtype.is_floating_point or o.dtype.is_complex):
+            o._rg = False
+            continue
+        o._rg = True
+        o.grad_fn = ctx
+        o._output_nr = i
+    ctx._out_meta = out_meta
+    if ctx._dirty:
+        for t in ctx._dirty:
+            t._vc[0] += 1
+    to_save = ctx._to_save
+    if to_save is not None:
+        saved = []
+        for s in to_save:
+            if s is _RESULT:
+                saved.append(SavedTensor(outputs[0], 0))
+            elif isinstance(s, T):
+                for j, o in enumerate(outputs):
+                    if s is o:
+                        saved.append(SavedTensor(s, j))
+                        break
+                else:
+                    saved.append(SavedTensor(s))
+            else:
+                saved.append(s)
+        ctx._saved = saved
+        ctx._to_save = None
+    ctx._inputs = None
+
+
+class _DelayedError(Function):
+    """Stands in for a once-differentiable backward's result; differentiating it again raises."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x._alias()
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+def once_differentiable(backward):
+    """Decorator for a backward that is not itself differentiable (e.g. written in raw NumPy)."""
+    import functools
+
+    @functools.wraps(backward)
+    def wrapper(ctx, *grads):
+        with no_grad():
+            out = backward(ctx, *grads)
+        if not _state.enabled or not any(isinstance(g, _Tensor) and g._rg for g in grads):
+            return out
+        single = not isinstance(out, tuple)
+        outs = (out,) if single else out
+        outs = tuple(_DelayedError.apply(g) if isinstance(g, _Tensor) else g for g in outs)
+        return outs[0] if single else outs
+    return wrapper

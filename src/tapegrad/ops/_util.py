@@ -1,0 +1,213 @@
+"""Shared helpers of the op modules: dims, dtypes, broadcasting's reverse, method binding, in-place ops.
+
+Conventions every op module follows:
+- an op is a ``Primitive`` (forward on arrays, backward on Tensors) declared next to its public function;
+- ``@method("exp", "exp_")``-style binding (``bind``) attaches public functions to ``Tensor``;
+- in-place variants go through ``apply_inplace``, which bumps the version and rebases the graph;
+- view ops mark their outputs with ``mark_view`` so an in-place change of the view updates the base's history.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from ..autograd.function import Primitive
+from ..autograd.grad_mode import _state
+from ..tensor import Tensor
+
+__all__ = ["normalize_dim", "normalize_dims", "sum_to_shape", "bind", "as_float", "promote", "op_error",
+           "apply_inplace", "mark_view", "unary", "Tensor", "Primitive", "shape_str", "to_array"]
+
+
+def op_error(op: str, message: str, exc=RuntimeError):
+    """The one error helper: ``op: message`` (torch's own wording inside ``message`` where it has one)."""
+    return exc(f"{op}: {message}")
+
+
+def shape_str(shape) -> str:
+    return "[" + ", ".join(map(str, shape)) + "]"
+
+
+def normalize_dim(dim: int, ndim: int) -> int:
+    """A dim in ``[-ndim, ndim)`` (0-d tensors accept -1 and 0) as a non-negative index; torch's IndexError."""
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
+    return dim % n
+
+
+def normalize_dims(dim, ndim: int) -> tuple:
+    """``None`` -> all dims; an int or a sequence -> sorted non-negative tuple (duplicates are an error)."""
+    if dim is None:
+        return tuple(range(ndim))
+    if isinstance(dim, (int, np.integer)):
+        return (normalize_dim(int(dim), ndim),) if ndim else ()
+    dims = tuple(normalize_dim(int(d), ndim) for d in dim)
+    if len(set(dims)) != len(dims):
+        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+    return tuple(sorted(d for d in dims if ndim)) if ndim else ()
+
+
+def sum_to_shape(g: Tensor, shape) -> Tensor:
+    """Sum ``g`` down to ``shape`` (the reverse of broadcasting), with differentiable ops."""
+    gs = g._array.shape
+    if gs == tuple(shape):
+        return g
+    lead = len(gs) - len(shape)
+    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
+    if dims:
+        g = g.sum(dims, keepdim=True)
+    if lead:
+        g = g.reshape(tuple(shape))
+    return g
+
+
+def bind(**methods):
+    """Attach functions to Tensor: ``bind(exp=exp, exp_=exp_)``."""
+    for name, fn in methods.items():
+        setattr(Tensor, name, fn)
+
+
+def to_array(x):
+    return x._array if isinstance(x, Tensor) else x
+
+
+def as_float(a: np.ndarray) -> np.ndarray:
+    """Integer/bool input of a float op becomes the default float dtype (torch: ``exp(int) -> float32``)."""
+    if a.dtype.kind in "fc":
+        return a
+    return a.astype(_dtype.get_default_dtype().np)
+
+
+def promote(a, b):
+    """Cast array/number operands to torch's result dtype; returns ``(a, b, dtype)``."""
+    ta, tb = a.__class__, b.__class__
+    if ta is np.ndarray and tb is np.ndarray:
+        if a.dtype == b.dtype:
+            return a, b, a.dtype
+    elif ta is np.ndarray and tb is float and a.dtype.kind == "f":
+        return a, b, a.dtype
+    elif tb is np.ndarray and ta is float and b.dtype.kind == "f":
+        return a, b, b.dtype
+    d = _dtype.result_type(a, b).np
+    if ta is np.ndarray and a.dtype != d:
+        a = a.astype(d)
+    elif ta is not np.ndarray and tb is np.ndarray:
+        a = d.type(a) if not isinstance(a, (np.ndarray, np.generic)) else np.asarray(a, d)
+    if tb is np.ndarray and b.dtype != d:
+        b = b.astype(d)
+    elif tb is not np.ndarray and ta is np.ndarray:
+        b = d.type(b) if not isinstance(b, (np.ndarray, np.generic)) else np.asarray(b, d)
+    return a, b, d
+
+
+def mark_view(out: Tensor, base: Tensor, view_fn) -> Tensor:
+    """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter)."""
+    if np.may_share_memory(out._array, base._array):
+        out._vc = base._vc
+        root = base._base[0] if base._base is not None else base
+        if base._base is not None:
+            inner = base._base[1]
+            out._base = (root, lambda t, f=view_fn, g=inner: f(g(t)))
+        else:
+            out._base = (root, view_fn)
+    return out
+
+
+class CopySlices(Primitive):
+    """The base of a view after an in-place change of the view: ``base`` with ``view_fn(base)`` replaced."""
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, value, view_fn):
+        ctx.view_fn = view_fn
+        return base   # the data is already there: the view shares the base's memory
+
+    @staticmethod
+    def backward(ctx, grad):
+        mask = Tensor._make(np.ones(grad._array.shape, grad._array.dtype))
+        ctx.view_fn(mask)._array[...] = 0
+        return grad * mask, ctx.view_fn(grad), None
+
+
+def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
+    """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
+
+    The version counter is bumped (saved copies of x become invalid for backward) and, when a graph is being
+    recorded, x's history is rebased onto the new node. A view's base gets a ``CopySlices`` node.
+    """
+    recording = _state.enabled and (x._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+    if _state.enabled and x._rg and x.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    base = x._base
+    if recording and base is not None and base[0]._rg and base[0].grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if recording:
+        old = Tensor._make(x._array.copy(), x._rg)
+        old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
+        out = fn(old, *args, **kwargs)
+    else:
+        prev = _state.enabled
+        _state.enabled = False
+        try:
+            out = fn(x, *args, **kwargs)
+        finally:
+            _state.enabled = prev
+    _write(x, out, fn)
+    if recording:
+        x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
+        if base is not None:
+            b = base[0]
+            old_b = Tensor._make(b._array, b._rg)
+            old_b.grad_fn, old_b._output_nr = b.grad_fn, b._output_nr
+            new_b = CopySlices.apply(old_b, x, base[1])
+            b.grad_fn, b._output_nr, b._rg = new_b.grad_fn, 0, True
+    return x
+
+
+def _write(x: Tensor, out: Tensor, fn):
+    """Copy an in-place op's result into x, with torch's checks on dtype and shape."""
+    src = out._array
+    if src.shape != x._array.shape:
+        if np.broadcast_shapes(src.shape, x._array.shape) != x._array.shape:
+            raise RuntimeError(f"output with shape {shape_str(x._array.shape)} doesn't match the broadcast shape "
+                               f"{shape_str(np.broadcast_shapes(src.shape, x._array.shape))}")
+    xd, od = x.dtype, out.dtype
+    if xd is not od and not _dtype.can_cast(od, xd):
+        raise RuntimeError(f"result type {od._legacy} can't be cast to the desired output type {xd._legacy}")
+    if src is not x._array:
+        np.copyto(x._array, src, casting="unsafe")
+    x._vc[0] += 1
+
+
+def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True):
+    """Make a one-input Primitive from a NumPy forward and a Tensor backward ``backward(grad, x, result)``.
+
+    ``save`` is "input", "result", "both" or "none": what backward needs (the rest is passed as None).
+    """
+
+    def fwd(ctx, x):
+        if floating:
+            x = as_float(x)
+        if save == "input":
+            ctx.save_inputs(0)
+        elif save == "result":
+            ctx.save_result()
+        elif save == "both":
+            ctx.save_result(0)
+        return forward(x)
+
+    def bwd(ctx, grad):
+        saved = ctx.saved_tensors
+        if save == "input":
+            return backward(grad, saved[0], None)
+        if save == "result":
+            return backward(grad, None, saved[0])
+        if save == "both":
+            return backward(grad, saved[1], saved[0])
+        return backward(grad, None, None)
+
+    return type(name, (Primitive,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd),
+                                     "node_name": node_name or name + "Backward0", "__doc__": f"{name} op"})

@@ -1,0 +1,485 @@
+"""The Tensor: a NumPy array plus the autograd state PyTorch keeps beside it.
+
+State only: ``_array`` (the ndarray), ``requires_grad``, ``grad``, ``grad_fn``, the version counter shared with
+views. The ops (``x.exp()``, ``x + y``, ``x[0]``, ``x.add_(1)``) are attached by the modules of ``tapegrad.ops``,
+next to the Function that implements each.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+import weakref
+
+import numpy as np
+
+from . import _dtype
+from .autograd import function as _function
+from .autograd.function import AccumulateGrad
+
+__all__ = ["Tensor", "Size", "device"]
+
+_FROM_NP = _dtype._FROM_NP
+
+NONLEAF_GRAD_WARNING = (
+    "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
+    "populated during autograd.backward(). If you indeed want the .grad field to be populated for a non-leaf "
+    "Tensor, use .retain_grad() on the non-leaf Tensor. If you access the non-leaf Tensor by mistake, make sure "
+    "you access the leaf Tensor instead. See github.com/pytorch/pytorch/pull/30531 for more informations.")
+
+
+class Size(tuple):
+    """A tensor's shape: a tuple that prints as ``tapegrad.Size([2, 3])``."""
+
+    def __repr__(self):
+        return f"tapegrad.Size([{', '.join(map(str, self))}])"
+
+    __str__ = __repr__
+
+    def numel(self) -> int:
+        return math.prod(self)
+
+    def __getitem__(self, i):
+        r = tuple.__getitem__(self, i)
+        return Size(r) if isinstance(i, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+
+class device:
+    """``tapegrad.device("cpu")``: tapegrad computes on the CPU only; other devices are refused clearly."""
+
+    __slots__ = ("type", "index")
+
+    def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's name
+        if isinstance(type, device):
+            type, index = type.type, type.index
+        name = str(type)
+        if ":" in name:
+            name, idx = name.split(":", 1)
+            index = int(idx)
+        if name != "cpu":
+            raise RuntimeError(f"tapegrad runs on the CPU only; device {str(type)!r} is not available "
+                               "(use device='cpu', or real PyTorch for accelerators)")
+        self.type, self.index = name, index
+
+    def __repr__(self):
+        return f"device(type='{self.type}')" if self.index is None else f"device(type='{self.type}', " \
+                                                                         f"index={self.index})"
+
+    def __str__(self):
+        return self.type if self.index is None else f"{self.type}:{self.index}"
+
+    def __eq__(self, other):
+        if isinstance(other, str):
+            other = device(other)
+        return isinstance(other, device) and other.type == self.type
+
+    def __hash__(self):
+        return hash(self.type)
+
+
+_CPU = device("cpu")
+
+
+def _check_device(d):
+    if d is not None and not isinstance(d, device):
+        device(d)
+
+
+class Tensor:
+    """An n-dimensional array that can record the operations applied to it.
+
+    >>> a = tapegrad.tensor(2.0, requires_grad=True)
+    >>> L = a * 3
+    >>> L
+    tensor(6., grad_fn=<MulBackward0>)
+    """
+
+    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vc", "_acc", "_base", "__weakref__")
+    __array_priority__ = 1000
+    __array_ufunc__ = None    # ndarray (op) Tensor defers to Tensor's reflected operator
+    __hash__ = object.__hash__
+
+    def __init__(self, *args, dtype=None, device=None, requires_grad=False):
+        """Legacy constructor, as ``torch.Tensor``: ``Tensor([1, 2])`` (float32) or ``Tensor(2, 3)`` (shape)."""
+        _check_device(device)
+        if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
+            arr = np.empty(args, np.float32)
+        elif len(args) == 1:
+            src = args[0]
+            if isinstance(src, Tensor):
+                arr = src._array
+            else:
+                arr = np.array(src, dtype=np.float32)
+        elif not args:
+            arr = np.empty((0,), np.float32)
+        else:
+            raise TypeError("Tensor(): expected a sequence of data or a shape of ints")
+        if dtype is not None:
+            arr = arr.astype(_dtype.to_dtype(dtype).np)
+        self._array = arr
+        self._rg = False
+        self.grad_fn = self._grad = self._acc = self._base = None
+        self._output_nr = 0
+        self._vc = [0]
+        if requires_grad:
+            self.requires_grad = True
+
+    @staticmethod
+    def _make(array, rg=False):
+        """Wrap an ndarray (no copy, no checks): the one fast constructor every op uses."""
+        t = _new(Tensor)
+        if array.__class__ is not np.ndarray:
+            array = np.asarray(array)
+        t._array = array
+        t._rg = rg
+        t.grad_fn = t._grad = t._acc = t._base = None
+        t._output_nr = 0
+        t._vc = [0]
+        return t
+
+    # --- basic properties ---------------------------------------------------------------------------------
+    @property
+    def dtype(self):
+        return _FROM_NP[self._array.dtype]
+
+    @property
+    def shape(self) -> Size:
+        return Size(self._array.shape)
+
+    def size(self, dim=None):
+        """The shape, or its length along ``dim``."""
+        if dim is None:
+            return Size(self._array.shape)
+        from .ops._util import normalize_dim
+        return self._array.shape[normalize_dim(dim, self._array.ndim)]
+
+    @property
+    def ndim(self) -> int:
+        return self._array.ndim
+
+    def dim(self) -> int:
+        return self._array.ndim
+
+    ndimension = dim
+
+    def numel(self) -> int:
+        return self._array.size
+
+    nelement = numel
+
+    def element_size(self) -> int:
+        return self._array.itemsize
+
+    @property
+    def itemsize(self) -> int:
+        return self._array.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        return self._array.nbytes
+
+    @property
+    def device(self):
+        return _CPU
+
+    is_cuda = False
+    is_sparse = False
+    is_quantized = False
+    is_meta = False
+
+    def is_floating_point(self) -> bool:
+        return self._array.dtype.kind == "f"
+
+    def is_complex(self) -> bool:
+        return self._array.dtype.kind == "c"
+
+    def is_contiguous(self, memory_format=None) -> bool:
+        return self._array.flags.c_contiguous
+
+    def stride(self, dim=None):
+        """Strides in elements, as torch reports them."""
+        st = tuple(s // self._array.itemsize for s in self._array.strides)
+        return st if dim is None else st[dim]
+
+    def data_ptr(self) -> int:
+        return self._array.__array_interface__["data"][0]
+
+    def cpu(self):
+        return self
+
+    def cuda(self, *args, **kwargs):
+        raise RuntimeError("tapegrad runs on the CPU only: .cuda() is not available (keep the tensor on 'cpu')")
+
+    # --- autograd state -----------------------------------------------------------------------------------
+    @property
+    def requires_grad(self) -> bool:
+        return self._rg
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        value = bool(value)
+        if self.grad_fn is not None:
+            if not value:
+                raise RuntimeError(
+                    "you can only change requires_grad flags of leaf variables. If you want to use a computed "
+                    "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
+            return
+        if value and self._array.dtype.kind not in "fc":
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        self._rg = value
+
+    def requires_grad_(self, requires_grad=True):
+        """Set ``requires_grad`` in place (freezing: ``p.requires_grad_(False)``); returns self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        return self.grad_fn is None
+
+    @property
+    def grad(self):
+        if self.grad_fn is not None and not self.retains_grad and self._grad is None:
+            warnings.warn(NONLEAF_GRAD_WARNING, UserWarning, stacklevel=2)
+        return self._grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of type "
+                                f"{type(value).__name__}")
+            if value._array.shape != self._array.shape:
+                raise RuntimeError("assigned grad has data of a different size")
+            if value._array.dtype != self._array.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._grad = None
+
+    @property
+    def retains_grad(self) -> bool:
+        fn = self.grad_fn
+        return fn is not None and bool(fn._retained) and self._output_nr in fn._retained and \
+            fn._retained[self._output_nr]() is self
+
+    def retain_grad(self):
+        """Ask backward to fill ``.grad`` of this non-leaf tensor too."""
+        if not self._rg:
+            raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
+        fn = self.grad_fn
+        if fn is None:
+            return
+        if fn._retained is None:
+            fn._retained = {}
+        fn._retained[self._output_nr] = weakref.ref(self)
+
+    def register_hook(self, hook):
+        """Call ``hook(grad)`` when this tensor's gradient is computed; a returned tensor replaces it.
+
+        Returns a handle whose ``remove()`` takes the hook out.
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        node = self.grad_fn if self.grad_fn is not None else self._accumulator()
+        return node._add_tensor_prehook(self._output_nr if self.grad_fn is not None else 0, hook)
+
+    def _accumulator(self):
+        """This leaf's AccumulateGrad node (one per leaf, made on first use)."""
+        acc = self._acc
+        if acc is None:
+            acc = self._acc = AccumulateGrad(self)
+        return acc
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Compute the gradient of this tensor with respect to the graph's leaves, into their ``.grad``.
+
+        >>> x = tapegrad.tensor([1., 2., 3.], requires_grad=True)
+        >>> (x ** 2).sum().backward()
+        >>> x.grad
+        tensor([2., 4., 6.])
+        """
+        from .autograd.engine import backward
+        backward(self, gradient, retain_graph, create_graph, inputs)
+
+    def detach(self):
+        """A tensor sharing this one's data (and version counter) but cut from the graph."""
+        t = Tensor._make(self._array)
+        t._vc = self._vc
+        return t
+
+    def detach_(self):
+        """Cut this tensor from the graph in place."""
+        self.grad_fn = None
+        self._rg = False
+        return self
+
+    @property
+    def data(self):
+        """The same data as a tensor outside autograd (changes through it are not tracked)."""
+        return Tensor._make(self._array)
+
+    @data.setter
+    def data(self, value):
+        self._array = value._array if isinstance(value, Tensor) else np.asarray(value)
+
+    def _detached_copy(self):
+        return Tensor._make(self._array.copy())
+
+    def _alias(self):
+        """A new tensor object over the same data and version counter (no autograd history)."""
+        t = Tensor._make(self._array)
+        t._vc = self._vc
+        return t
+
+    def _bump(self):
+        self._vc[0] += 1
+
+    @property
+    def _version(self) -> int:
+        return self._vc[0]
+
+    # --- conversions out --------------------------------------------------------------------------------
+    def item(self):
+        """The value of a one-element tensor as a Python number."""
+        if self._array.size != 1:
+            raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
+        return self._array.item() if self._array.ndim == 0 else self._array.reshape(()).item()
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def numpy(self, *, force=False):
+        """The ndarray behind this tensor (shared memory)."""
+        if self._rg and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                               "instead.")
+        return self._array
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._array
+        if dtype is not None and a.dtype != dtype:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def _scalar(self, kind):
+        if self._array.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        return kind(self._array.reshape(()).item())
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __int__(self):
+        return self._scalar(int)
+
+    def __complex__(self):
+        return self._scalar(complex)
+
+    def __index__(self):
+        if self._array.dtype.kind not in "iub" or self._array.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return int(self._array.reshape(()).item())
+
+    def __bool__(self):
+        n = self._array.size
+        if n == 0:
+            raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+        if n > 1:
+            raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+        return bool(self._array.reshape(()).item())
+
+    def __len__(self):
+        if self._array.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._array.shape[0]
+
+    def __iter__(self):
+        if self._array.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return (self[i] for i in range(self._array.shape[0]))
+
+    def __repr__(self):
+        from ._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._array.ndim == 0 and spec:
+            return format(self._array.item(), spec)
+        return object.__format__(self, spec) if spec else repr(self)
+
+    def __deepcopy__(self, memo):
+        if self.grad_fn is not None:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                               "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+                               "because of a torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
+        if id(self) in memo:
+            return memo[id(self)]
+        new = type(self).__new__(type(self))
+        Tensor.__init__(new, 0)
+        new._array = self._array.copy()
+        new._rg = self._rg
+        if self._grad is not None:
+            new._grad = self._grad._detached_copy()
+        memo[id(self)] = new
+        return new
+
+    def __reduce_ex__(self, proto):
+        return (_rebuild, (self._array, self._rg))
+
+    # --- new tensors like this one ----------------------------------------------------------------------
+    def _new(self, array, dtype, requires_grad):
+        d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
+        t = Tensor._make(np.asarray(array, dtype=d.np))
+        if requires_grad:
+            t.requires_grad = True
+        return t
+
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+        return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
+
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.zeros(_size(size)), dtype, requires_grad)
+
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.ones(_size(size)), dtype, requires_grad)
+
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
+        return self._new(np.empty(_size(size)), dtype, requires_grad)
+
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
+        return self._new(np.full(_size((size,)), fill_value), dtype, requires_grad)
+
+
+_new = object.__new__
+
+
+def _rebuild(array, rg):
+    t = Tensor._make(array)
+    t._rg = rg
+    return t
+
+
+def _size(size):
+    """Accept ``f(2, 3)``, ``f((2, 3))``, ``f([2, 3])`` and ``f(Size([2, 3]))``."""
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = size[0]
+    out = []
+    for s in size:
+        if isinstance(s, Tensor):
+            s = int(s)
+        if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
+            raise TypeError(f"size must be a sequence of ints, but got {type(s).__name__}")
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
+        out.append(int(s))
+    return tuple(out)
+
+
+_function._Tensor = Tensor
