@@ -38,7 +38,7 @@ class Add(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha)
+        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
 
 
 class Sub(Primitive):
@@ -57,7 +57,7 @@ class Sub(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha)
+        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None
 
 
 class Rsub(Primitive):

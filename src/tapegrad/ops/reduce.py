@@ -79,7 +79,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None):  # noqa: A001 - torch's 
     dim, keepdim = _dim_args(dim, keepdim, None)
     if dtype is not None:
         dtype = _dtype.to_dtype(dtype)
-    return Sum.apply(input, dim, keepdim, dtype)
+    return (Sum if dim is None else SumDim).apply(input, dim, keepdim, dtype)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None):
@@ -91,7 +91,15 @@ def mean(input, dim=None, keepdim=False, *, dtype=None):
     dim, keepdim = _dim_args(dim, keepdim, None)
     if dtype is not None:
         dtype = _dtype.to_dtype(dtype)
-    return Mean.apply(input, dim, keepdim, dtype)
+    return (Mean if dim is None else MeanDim).apply(input, dim, keepdim, dtype)
+
+
+class SumDim(Sum):
+    node_name = "SumBackward1"
+
+
+class MeanDim(Mean):
+    node_name = "MeanBackward1"
 
 
 bind(sum=sum, mean=mean)
