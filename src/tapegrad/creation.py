@@ -77,8 +77,12 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than tapegrad.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    arr = _infer(data)
-    arr = np.array(arr, dtype=_dtype.to_dtype(dtype).np if dtype is not None else None, copy=True)
+    if dtype is not None and not isinstance(data, (np.ndarray, Tensor)):
+        _infer(data)  # validates the data (ragged lists, objects) with torch's errors
+        arr = np.array(_unwrap(data) if isinstance(data, (list, tuple)) else data, dtype=_dtype.to_dtype(dtype).np)
+    else:
+        arr = _infer(data)
+        arr = np.array(arr, dtype=_dtype.to_dtype(dtype).np if dtype is not None else None, copy=True)
     return _finish(arr, requires_grad)
 
 

@@ -409,9 +409,10 @@ class Tensor:
         return tensor_repr(self)
 
     def __format__(self, spec):
-        if self._array.ndim == 0 and spec:
+        # as torch: a 0-d tensor formats as its Python number (f"{w.grad}" -> "-8.0")
+        if self._array.ndim == 0:
             return format(self._array.item(), spec)
-        return object.__format__(self, spec) if spec else repr(self)
+        return object.__format__(self, spec)
 
     def __deepcopy__(self, memo):
         if self.grad_fn is not None:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import itertools
 import weakref
 
+import numpy as np
+
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
@@ -56,6 +58,12 @@ def _tensor_desc(t) -> str:
     return f"[tapegrad.{t.dtype._legacy}Tensor [{', '.join(map(str, t.shape))}]]"
 
 
+def _short(node_name: str) -> str:
+    """``MulBackward0`` -> ``Mul``: how torch names a node in the in-place error."""
+    i = node_name.rfind("Backward")
+    return node_name[:i] if i > 0 else node_name
+
+
 class SavedTensor:
     """A tensor kept for backward, with the version it had, so a later in-place change is caught.
 
@@ -76,15 +84,15 @@ class SavedTensor:
         if self._vc[0] != self._version:
             if self._output_nr < 0:
                 t = self._data
-                where = f", which is output {t._output_nr} of {t.grad_fn.name()}," if t.grad_fn else ""
+                where = f", which is output {t._output_nr} of {_short(t.grad_fn.name())}," if t.grad_fn else ""
             else:
                 t = _Tensor._make(self._data)
-                where = f", which is output {self._output_nr} of {node.name()},"
+                where = f", which is output {self._output_nr} of {_short(node.name())},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an inplace "
                 f"operation: {_tensor_desc(t)}{where} is at version {self._vc[0]}; expected version "
                 f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed "
-                "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True).")
+                "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True, check_nan=False).")
         if self._output_nr < 0:
             return self._data
         t = _Tensor._make(self._data, True)
@@ -242,10 +250,12 @@ class BackwardNode(Node):
         if self._saved is not None:
             self._saved = _FREED
         if self._forward_cls._array_forward:
+            # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
             d = getattr(self, "__dict__", None)
             if d:
-                d.clear()
-                self._saved = _FREED
+                for k in [k for k, v in d.items() if v.__class__ is np.ndarray]:
+                    del d[k]
+                    self._saved = _FREED
 
 
 class _Result:
@@ -458,6 +468,7 @@ def once_differentiable(backward):
             return out
         single = not isinstance(out, tuple)
         outs = (out,) if single else out
-        outs = tuple(_DelayedError.apply(g) if isinstance(g, _Tensor) else g for g in outs)
+        outs = tuple(_DelayedError.apply(g.detach().requires_grad_()) if isinstance(g, _Tensor) and
+                     g.dtype.is_floating_point else g for g in outs)
         return outs[0] if single else outs
     return wrapper
