@@ -9,6 +9,8 @@ Conventions every op module follows:
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from .. import _dtype
@@ -112,7 +114,85 @@ def mark_view(out: Tensor, base: Tensor, view_fn) -> Tensor:
             out._base = (root, lambda t, f=view_fn, g=inner: f(g(t)))
         else:
             out._base = (root, view_fn)
+        _register_view(out, base._vc)
     return out
+
+
+def _register_view(view: Tensor, vc: list) -> None:
+    """Remember a live view of a root (weakly), in a dict kept beside the shared version counter ``vc[1]``.
+
+    After an in-place change of the root or of any of its views, every live view gets its ``grad_fn``
+    regenerated from the root's new history (``_refresh_views``), as torch does.
+    """
+    if len(vc) == 1:
+        vc.append({})
+    views, k = vc[1], id(view)
+    views[k] = weakref.ref(view, lambda _r, d=views, k=k: d.pop(k, None))
+
+
+def _refresh_views(root: Tensor) -> None:
+    """Give each live view of ``root`` a fresh ``AsStridedBackward0`` node on the root's current history."""
+    vc = root._vc
+    if len(vc) < 2 or not root._rg:
+        return
+    for ref in list(vc[1].values()):
+        v = ref()
+        if v is None or v._base is None or v._base[0] is not root:
+            continue
+        r = AsStrided.apply(root, v._base[1])
+        v.grad_fn, v._output_nr, v._rg = r.grad_fn, 0, True
+
+
+def _no_grad_call(fn, *args):
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        return fn(*args)
+    finally:
+        _state.enabled = prev
+
+
+def _flat_positions(view_fn, shape) -> np.ndarray:
+    """For each element of ``view_fn(root)``, its flat position in the root (works for any view, even expand)."""
+    pos = Tensor._make(np.arange(int(np.prod(shape)), dtype=np.int64).reshape(shape))
+    return np.asarray(_no_grad_call(view_fn, pos)._array)
+
+
+class AsStrided(Primitive):
+    """A view regenerated from its root after an in-place change (torch's ``AsStridedBackward0`` node)."""
+
+    node_name = "AsStridedBackward0"
+
+    @staticmethod
+    def forward(ctx, root, view_fn):
+        ctx.view_fn, ctx.shape = view_fn, root.shape
+        return _no_grad_call(view_fn, Tensor._make(root))._array
+
+    @staticmethod
+    def backward(ctx, grad):
+        return AsStridedScatter.apply(grad, ctx.view_fn, ctx.shape), None
+
+
+class AsStridedScatter(Primitive):
+    """The adjoint of a view: ``grad`` summed into a zero root at the positions the view reads."""
+
+    node_name = "AsStridedBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, view_fn, shape):
+        ctx.view_fn = view_fn
+        pos = _flat_positions(view_fn, shape).ravel()
+        n = int(np.prod(shape))
+        if grad.dtype.kind == "c":
+            out = np.zeros(n, grad.dtype)
+            np.add.at(out, pos, grad.ravel())
+        else:
+            out = np.bincount(pos, weights=grad.ravel(), minlength=n).astype(grad.dtype, copy=False)
+        return out.reshape(shape)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return AsStrided.apply(gg, ctx.view_fn), None, None
 
 
 class CopySlices(Primitive):
@@ -164,6 +244,7 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
             old_b.grad_fn, old_b._output_nr = b.grad_fn, b._output_nr
             new_b = CopySlices.apply(old_b, x, base[1])
             b.grad_fn, b._output_nr, b._rg = new_b.grad_fn, 0, True
+        _refresh_views(base[0] if base is not None else x)
     return x
 
 
