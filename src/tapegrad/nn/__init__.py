@@ -1,0 +1,16 @@
+"""tapegrad.nn: modules, parameters, initialisation and the functional API, as ``torch.nn``.
+
+>>> import tapegrad.nn as nn
+>>> model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2))
+>>> sum(p.numel() for p in model.parameters())
+58
+"""
+
+from . import functional, init  # noqa: F401
+from .module import Module
+from .modules import *  # noqa: F403
+from .modules import __all__ as _modules_all
+from .parameter import Buffer, Parameter, UninitializedParameter
+from . import utils  # noqa: F401
+
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils"] + list(_modules_all)
