@@ -1,8 +1,38 @@
 """tapegrad.nn.functional: PyTorch's functional API (activations, losses, convolution, pooling, ...).
 
-The ops live in ``tapegrad.ops.nn_ops`` and ``tapegrad.ops.conv``; this module re-exports them under torch's names.
+The ops live in ``tapegrad.ops.nn_ops`` (losses, softmax, dropout, normalisation, embedding, attention),
+``tapegrad.ops.conv`` (convolution, pooling, padding, interpolation) and ``tapegrad.ops.elementwise``
+(activations); this module re-exports them under torch's names. Each import is defensive: a family that is
+missing or still being written never breaks ``import tapegrad``.
 """
 
-from ..ops.elementwise import relu, sigmoid, tanh  # noqa: F401
+from ..ops import nn_ops as _nn
 from ..ops.nn_ops import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
+
+for _name in _nn.FUNCTIONAL:
+    globals()[_name] = getattr(_nn, _name)
+
+
+def _export(module_name, names):
+    """Copy ``names`` (those that exist) from ``tapegrad.ops.<module_name>`` into this module."""
+    import importlib
+    try:
+        mod = importlib.import_module(f"..ops.{module_name}", __package__)
+    except ImportError:
+        return
+    for n in list(names) + list(getattr(mod, "FUNCTIONAL", [])):
+        fn = getattr(mod, n, None)
+        if fn is not None and n not in globals():
+            globals()[n] = fn
+
+
+# activations (torch.nn.functional names; the elementwise module lists its own in FUNCTIONAL)
+_export("elementwise", ["relu", "relu_", "relu6", "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu",
+                        "leaky_relu_", "prelu", "rrelu", "rrelu_", "glu", "gelu", "logsigmoid", "hardshrink",
+                        "tanhshrink", "softsign", "softplus", "softshrink", "threshold", "threshold_", "hardtanh",
+                        "hardtanh_", "hardsigmoid", "hardswish", "silu", "mish", "sigmoid", "tanh"])
+_export("index", ["one_hot"])
+_export("conv", [])
+
+del _name
