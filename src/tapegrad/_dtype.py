@@ -142,6 +142,8 @@ def promote_types(a: dtype, b: dtype) -> dtype:
         return other
     if {a, b} == {uint8, int8}:
         return int16
+    if (a._cat >= 2) != (b._cat >= 2):  # floating/complex with integral: the floating one (float32 + int64 -> float32)
+        return a if a._cat >= 2 else b
     return _FROM_NP[np.promote_types(a.np, b.np)]
 
 
