@@ -1384,6 +1384,9 @@ def _solve_shapes(A, B, left, op="linalg.solve"):
                            f"of type {_dtname(b)} instead")
     vector = b.ndim == 1 or (b.ndim == a.ndim - 1 and b.shape == a.shape[:-1])
     n = a.shape[-1]
+    if vector and not left:
+        raise RuntimeError(f"{op}: Incompatible shapes of A and B for the equation XA = B ({n}x{n} and "
+                           f"{b.shape[-1]}x1)")
     rows = b.shape[-1] if vector else (b.shape[-2] if left else b.shape[-1])
     if rows != n:
         other = 1 if vector else (b.shape[-1] if left else b.shape[-2])
@@ -1749,7 +1752,7 @@ def svdvals(A, *, driver=None, out=None):
     tensor([2., 2.])
     """
     _check_matrix("linalg.svdvals", A._array)
-    return LinalgSvd.apply(A, False, False)
+    return LinalgSvd.apply(A, False, True)[1]
 
 
 def svd(input, some=True, compute_uv=True, *, out=None):
@@ -1914,20 +1917,33 @@ class LinalgLstsq(Primitive):
         return np.asarray(x, a.dtype), np.asarray(resid, a.dtype), rank, np.asarray(sv, a.dtype)
 
     @staticmethod
-    def backward(ctx, gX, _gres, _grank, _gsv):
+    def backward(ctx, gX, gres, _grank, _gsv):
         A, B = ctx.saved_tensors
-        if gX is None:
+        if gres is not None and gres._array.size == 0:
+            gres = None
+        if gX is None and gres is None:
             return None, None, None, None, None
         need = ctx.needs_input_grad
         P = pinv(A)
         if ctx.vector:
-            gX, B = gX.unsqueeze(-1), B.unsqueeze(-1)
-        ga = _pinv_backward(matmul(gX, _mT(B)), P, A) if need[0] else None
-        gb = None
-        if need[1]:
-            gb = matmul(_mT(P), gX)
-            if ctx.vector:
-                gb = gb.squeeze(-1)
+            B = B.unsqueeze(-1)
+            gX = gX.unsqueeze(-1) if gX is not None else None
+            gres = gres.unsqueeze(-1) if gres is not None else None
+        ga = gb = None
+        if gX is not None:
+            ga = _pinv_backward(matmul(gX, _mT(B)), P, A) if need[0] else None
+            gb = matmul(_mT(P), gX) if need[1] else None
+        if gres is not None:
+            # residuals = sum((A X - B)^2) at the minimiser X: d/dX vanishes, so only the explicit A, B terms remain
+            X = matmul(P, B)
+            R2 = (matmul(A, X) - B) * gres.unsqueeze(-2) * 2
+            if need[0]:
+                t = matmul(R2, _mT(X))
+                ga = t if ga is None else ga + t
+            if need[1]:
+                gb = -R2 if gb is None else gb - R2
+        if ctx.vector and gb is not None:
+            gb = gb.squeeze(-1)
         return ga, gb, None, None, None
 
 
