@@ -140,6 +140,10 @@ class Tensor:
         t._vc = [0]
         return t
 
+    @staticmethod
+    def _dtype_of(np_dtype):
+        return _FROM_NP[np_dtype]
+
     # --- basic properties ---------------------------------------------------------------------------------
     @property
     def dtype(self):

@@ -48,21 +48,28 @@ def run_node(node, grads):
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
-    if node.__class__ is AccumulateGrad or type(node) is AccumulateGrad:
+    if node.__class__ is AccumulateGrad:
         return []
-    n_in = len(node._next)
-    if all(g is None for g in grads):
-        return [None] * n_in
-    if node._saved is _f._FREED and node._forward_cls._array_forward:
+    n_none = 0
+    for g in grads:
+        if g is None:
+            n_none += 1
+    if n_none:
+        if n_none == len(grads):
+            return [None] * len(node._next)
+        if node._materialize:
+            for i, g in enumerate(grads):
+                if g is None:
+                    shape, dtype = node._out_meta[i]
+                    grads[i] = _f._Tensor._make(np.zeros(shape, dtype))
+    fcls = node._forward_cls
+    if node._saved is _f._FREED and fcls._array_forward:
         raise RuntimeError(FREED_MSG)
-    if node._materialize:
-        for i, g in enumerate(grads):
-            if g is None:
-                shape, dtype = node._out_meta[i]
-                grads[i] = _f._Tensor._make(np.zeros(shape, dtype.np))
-    out = node._forward_cls.backward(node, *grads)
+    out = fcls.backward(node, *grads)
     if out.__class__ is not tuple:
         out = (out,)
+    metas = node._input_meta
+    n_in = len(metas)
     if len(out) != n_in:
         if len(out) > n_in and all(g is None for g in out[n_in:]):
             out = out[:n_in]
@@ -70,22 +77,23 @@ def run_node(node, grads):
             raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                                f"(expected {n_in}, got {len(out)})")
     res = list(out)
-    T = _f._Tensor
-    for i, meta in enumerate(node._input_meta):
+    for i in range(n_in):
         g = res[i]
         if g is None:
             continue
+        meta = metas[i]
         if meta is None:
             res[i] = None
             continue
-        if not isinstance(g, T):
+        try:
+            arr = g._array
+        except AttributeError:
             raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at index "
-                            f"{i}; expected a Tensor or None")
-        shape, dtype = meta
-        if g._array.shape != shape:
-            g = _reduce_grad(g, shape, node, i)
-        if g.dtype is not dtype:
-            g = g.to(dtype)
+                            f"{i}; expected a Tensor or None") from None
+        if arr.shape != meta[0]:
+            g = _reduce_grad(g, meta[0], node, i)
+        if g._array.dtype != meta[1]:
+            g = g.to(_f._Tensor._dtype_of(meta[1]))
         res[i] = g
     if node._hooks:
         for hook in node._hooks:
@@ -101,7 +109,7 @@ def _root_edge(t):
 
 
 def _n_outputs(node):
-    return 1 if node.__class__ is AccumulateGrad else len(node._out_meta)
+    return len(node._out_meta)
 
 
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
@@ -177,13 +185,21 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if node.__class__ is AccumulateGrad:
                 if captures is None and accumulate and buf[0] is not None:
                     node.accumulate(buf[0], create_graph)
+                    if _observers:
+                        for obs in _observers:
+                            obs(node, buf, None)
                 continue
             if captures is not None and not any(nxt in needed for nxt, _ in node._next if nxt is not None):
                 continue
-            grads_in = run_node(node, buf)
-            if _observers:
-                for obs in _observers:
-                    obs(node, buf, grads_in)
+            try:
+                grads_in = run_node(node, buf)
+                if _observers:
+                    for obs in _observers:
+                        obs(node, buf, grads_in)
+            except (RuntimeError, ValueError, TypeError) as e:   # say which node, and where it was created
+                from .anomaly import annotate
+                annotate(e, node)
+                raise
             if not retain_graph:
                 node._release()
             for (nxt, nr), g in zip(node._next, grads_in):

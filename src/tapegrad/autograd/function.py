@@ -24,6 +24,7 @@ __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "Accu
 
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
+_site_hook = None  # autograd.anomaly / tapegrad.debug set it to record where a node is made (None: off, free)
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -111,8 +112,11 @@ class Node:
     ``register_prehook(fn)`` — ``fn(grad_outputs)`` before it runs; may return new grad_outputs.
     """
 
-    __slots__ = ("_next", "sequence_nr", "_hooks", "_prehooks", "_tensor_prehooks", "_retained", "__weakref__")
+    # Defaults live on the class, so making a node sets nothing it doesn't need (the hot path).
     _name = "Node"
+    _next = ()
+    sequence_nr = -1
+    _hooks = _prehooks = _tensor_prehooks = _retained = None
 
     def name(self) -> str:
         return self._name
@@ -153,14 +157,11 @@ class Node:
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: its backward adds the incoming gradient into ``leaf.grad``."""
 
-    __slots__ = ("_variable", "_meta")
     _name = "AccumulateGrad"
+    _out_meta = (None,)
 
     def __init__(self, variable):
-        self._next = ()
-        self._hooks = self._prehooks = self._tensor_prehooks = self._retained = None
-        self._variable = weakref.ref(variable)
-        self._meta = (variable.shape, variable.dtype)
+        self._variable = weakref.ref(variable)   # weak: the leaf owns its node, not the other way round
         self.sequence_nr = _next_seq()
 
     @property
@@ -183,22 +184,22 @@ class AccumulateGrad(Node):
             var._grad._vc[0] += 1
 
 
+_NO_GRAD_NEEDED = (False,) * 64
+
+
 class BackwardNode(Node):
     """The node (and ctx) of one call of a ``Function``; ``XxxBackward0`` classes derive from it.
 
     Also the ``ctx`` that forward and backward receive: ``save_for_backward``, ``saved_tensors``,
-    ``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``.
-    Subclasses have a ``__dict__``, so forward may keep anything else on ``ctx`` (``ctx.dim = dim``).
+    ``needs_input_grad``, ``mark_dirty``, ``mark_non_differentiable``, ``set_materialize_grads``;
+    forward may keep anything else on ``ctx`` (``ctx.dim = dim``).
     """
 
-    __slots__ = ("_saved", "_to_save", "_inputs", "needs_input_grad", "_input_meta", "_out_meta", "_materialize",
-                 "_non_diff", "_dirty", "_site", "_nontensor")
     _forward_cls = None
-
-    def __init__(self):
-        self._to_save = self._saved = self._non_diff = self._dirty = None
-        self._hooks = self._prehooks = self._tensor_prehooks = self._retained = None
-        self._materialize = True
+    _to_save = _saved = _non_diff = _dirty = _site = _inputs = None
+    _materialize = True
+    _nontensor = ()
+    needs_input_grad = _NO_GRAD_NEEDED
 
     # --- what forward calls -------------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -326,6 +327,21 @@ class Primitive(Function):
 FunctionCtx = BackwardNode
 
 
+class _Scratch:
+    """The ctx a Primitive's forward gets when nothing is recorded: saving is a no-op, attributes are dropped
+    with it. (Making a real node only to throw it away is the largest cost of an op under ``no_grad``.)"""
+
+    needs_input_grad = _NO_GRAD_NEEDED
+
+    def save_inputs(self, *positions):
+        pass
+
+    save_result = save_for_backward = mark_non_differentiable = mark_dirty = save_inputs
+
+    def set_materialize_grads(self, value):
+        pass
+
+
 def _apply(cls, args, kwargs):
     """Run forward; if recording, link the ctx into the graph as the outputs' grad_fn."""
     T = _Tensor
@@ -335,11 +351,16 @@ def _apply(cls, args, kwargs):
             if isinstance(a, T) and a._rg:
                 record = True
                 break
-    ctx = cls._backward_cls()
-    ctx._inputs = args
-    ctx.needs_input_grad = tuple(isinstance(a, T) and a._rg for a in args) if record else (False,) * len(args)
     if cls._array_forward:
         raw = [a._array if isinstance(a, T) else a for a in args]
+        if not record:   # the fast path: one NumPy call and one Tensor wrapper
+            out = cls.forward(_Scratch(), *raw, **kwargs)
+            if out.__class__ is tuple:
+                return tuple(T._make(o) if o.__class__ is not T else o for o in out)
+            return T._make(out)
+        ctx = cls._backward_cls()
+        ctx._inputs = args
+        ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
         out = cls.forward(ctx, *raw, **kwargs)
         if out.__class__ is tuple:
             outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
@@ -347,6 +368,10 @@ def _apply(cls, args, kwargs):
         else:
             outputs, single = (T._make(out),), True
     else:
+        ctx = cls._backward_cls()
+        ctx._inputs = args
+        if record:
+            ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
         with no_grad():
             if cls.setup_context is not None and _is_ctxless(cls):
                 out = cls.forward(*args, **kwargs)
@@ -358,11 +383,9 @@ def _apply(cls, args, kwargs):
         outputs = _user_outputs(ctx, args, outputs)
     if record:
         _link(ctx, args, outputs)
-    else:
-        ctx._inputs = None
-        if ctx._dirty:
-            for t in ctx._dirty:
-                t._vc[0] += 1
+    elif ctx._dirty:
+        for t in ctx._dirty:
+            t._vc[0] += 1
     return outputs[0] if single else outputs
 
 
@@ -387,42 +410,53 @@ def _link(ctx, args, outputs):
     """Record ctx as the node that made ``outputs`` from ``args``."""
     T = _Tensor
     nxt, meta, nontensor = [], [], ()
-    for i, a in enumerate(args):
+    i = 0
+    for a in args:
         if isinstance(a, T):
             if a._rg:
                 fn = a.grad_fn
                 nxt.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
-                meta.append((a._array.shape, a.dtype))
+                arr = a._array
+                meta.append((arr.shape, arr.dtype))
+                i += 1
                 continue
         else:
             nontensor += (i,)
         nxt.append((None, 0))
         meta.append(None)
+        i += 1
     ctx._next = tuple(nxt)
     ctx._input_meta = meta
-    ctx._nontensor = nontensor
-    if ctx._dirty:
-        for t in ctx._dirty:
+    if nontensor:
+        ctx._nontensor = nontensor
+    dirty = ctx._dirty
+    if dirty:
+        for t in dirty:
             if t.grad_fn is None and t._rg:
                 raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-    ctx._site = None
     ctx.sequence_nr = _next_seq()
-    non_diff = ctx._non_diff or ()
+    if _site_hook is not None:
+        ctx._site = _site_hook(ctx)
+    non_diff = ctx._non_diff
     out_meta = []
-    for i, o in enumerate(outputs):
+    i = 0
+    for o in outputs:
         if not isinstance(o, T):
             out_meta.append(None)
+            i += 1
             continue
-        out_meta.append((o._array.shape, o.dtype))
-        if any(o is n or o._array is n for n in non_diff) or not (o.dtype.is_floating_point or o.dtype.is_complex):
+        arr = o._array
+        out_meta.append((arr.shape, arr.dtype))
+        if arr.dtype.kind not in "fc" or (non_diff and _marked(o, non_diff)):
             o._rg = False
-            continue
-        o._rg = True
-        o.grad_fn = ctx
-        o._output_nr = i
+        else:
+            o._rg = True
+            o.grad_fn = ctx
+            o._output_nr = i
+        i += 1
     ctx._out_meta = out_meta
-    if ctx._dirty:
-        for t in ctx._dirty:
+    if dirty:
+        for t in dirty:
             t._vc[0] += 1
     to_save = ctx._to_save
     if to_save is not None:
@@ -442,6 +476,13 @@ def _link(ctx, args, outputs):
         ctx._saved = saved
         ctx._to_save = None
     ctx._inputs = None
+
+
+def _marked(o, non_diff):
+    for n in non_diff:
+        if o is n or o._array is n:
+            return True
+    return False
 
 
 class _DelayedError(Function):

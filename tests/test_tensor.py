@@ -1,0 +1,179 @@
+"""The Tensor API and creation functions, against PyTorch's behaviour."""
+
+import copy
+import pickle
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+
+def test_default_dtypes_as_torch():
+    assert tapegrad.tensor(1.0).dtype is tapegrad.float32
+    assert tapegrad.tensor([1, 2]).dtype is tapegrad.int64
+    assert tapegrad.tensor([True]).dtype is tapegrad.bool
+    assert tapegrad.tensor([1, 2.5]).dtype is tapegrad.float32
+    assert tapegrad.tensor(np.array([1.0])).dtype is tapegrad.float64       # NumPy's dtype is kept
+    assert tapegrad.tensor(2.0, dtype=tapegrad.float64).dtype is tapegrad.float64
+    assert tapegrad.tensor(1, dtype=tapegrad.int32).dtype is tapegrad.int32
+    assert tapegrad.tensor(1.0, dtype=tapegrad.float16).dtype is tapegrad.float16
+    tapegrad.set_default_dtype(tapegrad.float64)
+    assert tapegrad.tensor(1.0).dtype is tapegrad.float64 and tapegrad.ones(2).dtype is tapegrad.float64
+    tapegrad.set_default_dtype(tapegrad.float32)
+
+
+def test_shape_size_ndim_numel():
+    t = tapegrad.zeros(2, 3)
+    assert t.shape == (2, 3) and isinstance(t.shape, tapegrad.Size) and t.size() == (2, 3)
+    assert t.size(1) == 3 and t.size(-1) == 3 and t.ndim == 2 and t.dim() == 2 and t.numel() == 6
+    assert len(t) == 2
+    with pytest.raises(TypeError, match="len\\(\\) of a 0-d tensor"):
+        len(tapegrad.tensor(1.0))
+    with pytest.raises(IndexError, match=r"Dimension out of range \(expected to be in range of \[-2, 1\], but got 2\)"):
+        t.size(2)
+
+
+def test_item_tolist_numpy_and_conversions():
+    t = tapegrad.tensor([[1.0, 2.0]])
+    assert t.tolist() == [[1.0, 2.0]] and tapegrad.tensor(2.5).item() == 2.5
+    assert float(tapegrad.tensor([3.0])) == 3.0 and int(tapegrad.tensor(3.7)) == 3
+    assert bool(tapegrad.tensor([1.0])) is True
+    with pytest.raises(RuntimeError, match="Boolean value of Tensor with more than one value is ambiguous"):
+        bool(tapegrad.tensor([1.0, 2.0]))
+    with pytest.raises(RuntimeError, match="a Tensor with 2 elements cannot be converted to Scalar"):
+        t.item()
+    a = t.numpy()
+    a[0, 0] = 9.0
+    assert t[0, 0].item() == 9.0            # numpy() shares memory
+    assert np.asarray(t).shape == (1, 2) and np.array(t, dtype=np.float64).dtype == np.float64
+    with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
+        tapegrad.ones(2, requires_grad=True).numpy()
+    assert [x.item() for x in tapegrad.tensor([1, 2, 3])] == [1, 2, 3]
+
+
+def test_from_numpy_shares_memory_and_as_tensor():
+    a = np.arange(3.0)
+    t = tapegrad.from_numpy(a)
+    a[0] = 5.0
+    assert t[0].item() == 5.0 and t.dtype is tapegrad.float64
+    u = tapegrad.as_tensor(a)
+    a[1] = 7.0
+    assert u[1].item() == 7.0
+    c = tapegrad.tensor(a)
+    a[2] = 1.0
+    assert c[2].item() == 2.0           # tensor() copies
+
+
+def test_clone_to_float_double_detach():
+    x = tapegrad.tensor([1.0, 2.0], requires_grad=True)
+    c = x.clone()
+    assert c.grad_fn.name() == "CloneBackward0" and not np.shares_memory(c.numpy(force=True), x.numpy(force=True))
+    d = x.double()
+    assert d.dtype is tapegrad.float64 and d.grad_fn.name() == "ToCopyBackward0"
+    assert x.float() is x and x.to(tapegrad.float32) is x and x.to("cpu") is x
+    d.sum().backward()
+    assert x.grad.dtype is tapegrad.float32 and x.grad.tolist() == [1.0, 1.0]
+    y = tapegrad.tensor([1.0]).requires_grad_()
+    assert y.requires_grad and y.detach_() is y and not y.requires_grad
+
+
+def test_device_arguments():
+    assert tapegrad.zeros(2, device="cpu").device == tapegrad.device("cpu")
+    assert str(tapegrad.zeros(1).device) == "cpu"
+    with pytest.raises(RuntimeError, match="CPU only"):
+        tapegrad.zeros(2, device="cuda")
+    assert not tapegrad.cuda.is_available()
+
+
+def test_creation_functions():
+    assert tapegrad.zeros(2, 3).tolist() == [[0.0] * 3] * 2 and tapegrad.ones((2,)).tolist() == [1.0, 1.0]
+    assert tapegrad.full((2,), 7).dtype is tapegrad.int64 and tapegrad.full((2,), 7.0).dtype is tapegrad.float32
+    assert tapegrad.empty(3).shape == (3,)
+    x = tapegrad.ones(2, dtype=tapegrad.float64)
+    for f in (tapegrad.zeros_like, tapegrad.ones_like, tapegrad.empty_like):
+        assert f(x).dtype is tapegrad.float64 and f(x).shape == (2,)
+    assert tapegrad.full_like(x, 3).tolist() == [3.0, 3.0]
+    assert tapegrad.arange(3).tolist() == [0, 1, 2] and tapegrad.arange(3).dtype is tapegrad.int64
+    assert tapegrad.arange(0, 1, 0.25).tolist() == [0.0, 0.25, 0.5, 0.75]
+    assert tapegrad.linspace(0, 1, 5).tolist() == [0.0, 0.25, 0.5, 0.75, 1.0]
+    assert tapegrad.eye(2).tolist() == [[1.0, 0.0], [0.0, 1.0]]
+    assert tapegrad.zeros(2, requires_grad=True).requires_grad
+
+
+def test_random_is_seeded_and_typed():
+    tapegrad.manual_seed(123)
+    a = tapegrad.randn(3)
+    tapegrad.manual_seed(123)
+    b = tapegrad.randn(3)
+    assert a.tolist() == b.tolist() and a.dtype is tapegrad.float32
+    r = tapegrad.rand(1000)
+    assert 0 <= r.min().item() and r.max().item() < 1 if hasattr(r, "min") else True
+    i = tapegrad.randint(0, 5, (100,))
+    assert i.dtype is tapegrad.int64 and set(i.tolist()) <= set(range(5))
+    g = tapegrad.Generator().manual_seed(1)
+    g2 = tapegrad.Generator().manual_seed(1)
+    assert tapegrad.rand(2, generator=g).tolist() == tapegrad.rand(2, generator=g2).tolist()
+    state = tapegrad.get_rng_state()
+    u = tapegrad.rand(3)
+    tapegrad.set_rng_state(state)
+    assert tapegrad.rand(3).tolist() == u.tolist()
+    assert sorted(tapegrad.randperm(5).tolist()) == [0, 1, 2, 3, 4]
+
+
+def test_ragged_and_bad_data_errors():
+    with pytest.raises(ValueError, match="equal lengths"):
+        tapegrad.tensor([[1, 2], [3]])
+    with pytest.raises(TypeError, match="Could not infer dtype"):
+        tapegrad.tensor(["a"])
+
+
+def test_deepcopy_and_pickle_of_leaves():
+    x = tapegrad.tensor([1.0, 2.0], requires_grad=True)
+    (x * 2).sum().backward()
+    y = copy.deepcopy(x)
+    assert y.tolist() == x.tolist() and y.requires_grad and y.grad.tolist() == [2.0, 2.0]
+    assert not np.shares_memory(y.numpy(force=True), x.numpy(force=True))
+    with pytest.raises(RuntimeError, match="Only Tensors created explicitly by the user"):
+        copy.deepcopy(x * 2)
+    z = pickle.loads(pickle.dumps(tapegrad.tensor([1, 2])))
+    assert z.tolist() == [1, 2]
+
+
+def test_numpy_array_on_the_left_defers_to_tensor():
+    x = tapegrad.tensor([1.0, 2.0], requires_grad=True)
+    y = np.array([2.0, 3.0], dtype=np.float32) * x
+    assert isinstance(y, tapegrad.Tensor) and y.requires_grad
+
+
+def test_tensor_legacy_constructor():
+    assert tapegrad.Tensor([1, 2]).dtype is tapegrad.float32
+    assert tapegrad.Tensor(2, 3).shape == (2, 3)
+
+
+def test_grad_setter_checks():
+    x = tapegrad.zeros(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="assigned grad has data of a different size"):
+        x.grad = tapegrad.zeros(3)
+    x.grad = tapegrad.ones(2)
+    assert x.grad.tolist() == [1.0, 1.0]
+    del x.grad
+    assert x.grad is None
+
+
+def test_import_loads_only_the_core():
+    """`import tapegrad` must stay fast (< 0.2 s, measured in benchmarks W8): nn, optim, data, viz and the
+    teaching tools load on first use, and nothing beyond NumPy is imported."""
+    import os
+    import subprocess
+    import sys
+    env = {**os.environ, "PYTHONPATH": os.path.join(os.path.dirname(__file__), "..", "src")}
+    code = ("import sys, tapegrad; mods = set(sys.modules); "
+            "print(sorted(m for m in mods if m.split('.')[0] in ('torch', 'scipy', 'matplotlib', 'graphviz') or "
+            "m.startswith(('tapegrad.nn', 'tapegrad.optim', 'tapegrad.utils', 'tapegrad.viz', 'tapegrad.scalar'))))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True,
+                         env=env).stdout.strip()
+    assert out == "[]"
+    out = subprocess.run([sys.executable, "-c", "import tapegrad as t; print(t.nn.Module.__name__)"],
+                         capture_output=True, text=True, env=env)
+    assert out.stdout.strip() == "Module" or "No module named 'tapegrad.nn" in out.stderr
