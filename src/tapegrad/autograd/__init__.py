@@ -11,9 +11,16 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "Primitive", "once_dif
            "is_grad_enabled", "is_inference_mode_enabled"]
 
 
+_LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is_anomaly_enabled": "anomaly",
+               "is_anomaly_check_nan_enabled": "anomaly", "graph_stats": "graph"}
+
+
 def __getattr__(name):
     # the optional tools load on first use, so `import tapegrad` stays fast
     if name in ("functional", "anomaly", "trace", "graph"):
         import importlib
         return importlib.import_module(f".{name}", __name__)
+    if name in _LAZY_NAMES:   # tools that live in those modules (trace is the module, itself callable)
+        import importlib
+        return getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'tapegrad.autograd' has no attribute {name!r}")

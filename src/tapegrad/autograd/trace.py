@@ -1,0 +1,189 @@
+"""``trace()``: watch the chain rule run, one node at a time.
+
+>>> import tapegrad
+>>> a = tapegrad.tensor(2., requires_grad=True); b = tapegrad.tensor(-3., requires_grad=True)
+>>> L = a * b + 10
+>>> with tapegrad.autograd.trace(params={"a": a, "b": b}) as t:
+...     L.backward()
+>>> [s.name for s in t.steps]
+['AddBackward0', 'MulBackward0', 'AccumulateGrad', 'AccumulateGrad']
+>>> t.print()                                                             # doctest: +SKIP
+step  node            grad in   -> input         grad out  accumulates into
+   1  AddBackward0    1         -> MulBackward0  1         MulBackward0's buffer
+   ...
+
+Each step records the node, the gradient(s) that arrived at it (``grads_out``: d loss / d its outputs), and for
+each of its inputs the gradient it passed on (``d loss / d input``) and where that lands: the buffer of the next
+node (summed there with other paths), or a leaf's ``.grad`` (``+=``). Works for ``tapegrad.scalar.Value``
+graphs too (``value.backward(trace=True)``, or the same ``with`` block).
+"""
+
+from __future__ import annotations
+
+import sys
+import types
+
+__all__ = ["trace", "Trace", "Step", "Edge"]
+
+
+class Edge:
+    """One input of a step: ``target`` (name), ``grad`` passed to it, ``into`` (where it accumulates)."""
+
+    __slots__ = ("target", "grad", "into", "obj")
+
+    def __init__(self, target, grad, into, obj=None):
+        self.target, self.grad, self.into, self.obj = target, grad, into, obj
+
+    def __repr__(self):
+        return f"Edge({self.target}: {_fmt(self.grad)} -> {self.into})"
+
+
+class Step:
+    """One node run by the engine: ``node``, ``name``, ``grads_out`` (arrived), ``edges`` (passed on)."""
+
+    __slots__ = ("index", "node", "name", "grads_out", "edges")
+
+    def __init__(self, index, node, name, grads_out, edges):
+        self.index, self.node, self.name, self.grads_out, self.edges = index, node, name, grads_out, edges
+
+    @property
+    def grads_in(self):
+        """The gradients passed to each input (in input order)."""
+        return [e.grad for e in self.edges]
+
+    def __repr__(self):
+        return f"Step({self.index}: {self.name}, in={[_fmt(g) for g in self.grads_out]}, edges={self.edges})"
+
+
+def _fmt(g):
+    if g is None:
+        return "None"
+    if isinstance(g, float):
+        return f"{g:.4g}"
+    if isinstance(g, int):
+        return str(g)
+    arr = getattr(g, "_array", g)
+    from ..viz.dot import _arr
+    return _arr(arr)
+
+
+class Trace:
+    """The record of one or more backward passes; use as ``with tapegrad.autograd.trace() as t:``."""
+
+    def __init__(self, params=None):
+        self.steps = []
+        self._names = {id(v): k for k, v in (dict(params) if params else {}).items()}
+
+    # --- recording ------------------------------------------------------------------------------------------
+    def __enter__(self):
+        from . import engine
+        from ..scalar import value
+        engine._observers.append(self._on_node)
+        value._observers.append(self._on_value)
+        return self
+
+    def __exit__(self, *exc):
+        from . import engine
+        from ..scalar import value
+        for lst, fn in ((engine._observers, self._on_node), (value._observers, self._on_value)):
+            try:
+                lst.remove(fn)
+            except ValueError:
+                pass
+        return False
+
+    def _leaf_name(self, t):
+        if t is None:
+            return "leaf"
+        return self._names.get(id(t)) or f"leaf{tuple(t.shape)}"
+
+    def _on_node(self, node, grads_out, grads_in):
+        from .function import AccumulateGrad
+        if node.__class__ is AccumulateGrad:
+            var = node.variable
+            name = self._leaf_name(var)
+            after = None if var is None or var._grad is None else var._grad._array.copy()
+            edges = [Edge(f"{name}.grad", grads_out[0], f"{name}.grad = {_fmt(after)}", var)]
+            self.steps.append(Step(len(self.steps) + 1, node, "AccumulateGrad", list(grads_out), edges))
+            return
+        edges = []
+        for (nxt, nr), g in zip(node._next, grads_in):
+            if nxt is None:
+                continue
+            if nxt.__class__ is AccumulateGrad:
+                into = f"{self._leaf_name(nxt.variable)}.grad (via AccumulateGrad)"
+            else:
+                into = f"{nxt.name()}'s buffer" + (f" [{nr}]" if nr else "")
+            edges.append(Edge(nxt.name(), g, into, nxt))
+        self.steps.append(Step(len(self.steps) + 1, node, node.name(), list(grads_out), edges))
+
+    def _on_value(self, v, grad, kid_grads):
+        edges = []
+        for k, g in kid_grads:
+            name = k.label or (k._op and f"({k._op})") or "leaf"
+            edges.append(Edge(name, g, f"{name}.grad = {_fmt(k.grad)}", k))
+        name = f"{v.label} [{v._op}]" if v.label else (v._op or "op")
+        self.steps.append(Step(len(self.steps) + 1, v, name, [grad], edges))
+
+    # --- showing --------------------------------------------------------------------------------------------
+    def table(self):
+        """The steps as a text table (what ``print()`` shows)."""
+        head = ("step", "node", "grad in", "-> input", "grad out", "accumulates into")
+        rows = []
+        for s in self.steps:
+            gin = ", ".join(_fmt(g) for g in s.grads_out)
+            if not s.edges:
+                rows.append((str(s.index), s.name, gin, "", "", ""))
+            for j, e in enumerate(s.edges):
+                first = j == 0
+                rows.append((str(s.index) if first else "", s.name if first else "", gin if first else "",
+                             "-> " + e.target, _fmt(e.grad), e.into))
+        widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+        lines = []
+        for r in [head] + rows:
+            cells = [r[0].rjust(widths[0])] + [c.ljust(w) for c, w in zip(r[1:], widths[1:])]
+            lines.append("  ".join(cells).rstrip())
+        return "\n".join(lines)
+
+    def print(self, file=None):  # noqa: A003 - t.print(), as the issue names it
+        """Print the steps as a table."""
+        print(self.table(), file=file or sys.stdout)
+
+    def __str__(self):
+        return self.table()
+
+    def __repr__(self):
+        return f"<tapegrad.autograd.Trace: {len(self.steps)} steps>"
+
+    def __len__(self):
+        return len(self.steps)
+
+
+def trace(params=None):
+    """Record every node the backward engine runs (Tensor and ``scalar.Value`` graphs).
+
+    ``params``: a dict name -> leaf tensor, to name the leaves in the table (e.g. ``dict(model.named_parameters())``).
+    """
+    return Trace(params)
+
+
+class _CallableModule(types.ModuleType):
+    """``tapegrad.autograd.trace`` is this module *and* the function: ``with tapegrad.autograd.trace() as t:``
+    works even after ``import tapegrad.autograd.trace`` (which makes the attribute the module)."""
+
+    def __call__(self, params=None):
+        return Trace(params)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+
+class _CallableModule(types.ModuleType):
+    """``tapegrad.autograd.trace`` is this module *and* the function: ``with tapegrad.autograd.trace() as t:``
+    works even after ``import tapegrad.autograd.trace`` (which makes the package attribute the module)."""
+
+    def __call__(self, params=None):
+        return Trace(params)
+
+
+sys.modules[__name__].__class__ = _CallableModule
