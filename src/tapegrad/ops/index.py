@@ -375,13 +375,28 @@ def _strip_leading_ones(v):
     return v.reshape(shp[k:]) if k else v
 
 
+class Copy(Primitive):
+    """``dst.copy_(src)`` as setitem records it: the result is ``src`` (broadcast, cast); dst gets a zero gradient."""
+
+    node_name = "CopyBackwards"
+
+    @staticmethod
+    def forward(ctx, dst, src):
+        return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        return (_zeros(grad._array.shape, grad._array.dtype) if need[0] else None), (grad if need[1] else None)
+
+
 def _copy_to(dst, value):
     """torch's ``copy_to``: ``dst.copy_(value)`` with value's leading 1s dropped and broadcast to dst."""
     v = value
     if v._array.shape != dst._array.shape:
         v = _strip_leading_ones(v)
         v = v.expand(dst._array.shape)
-    dst.copy_(v)
+    apply_inplace(dst, Copy.apply, v)
 
 
 class IndexPut(Primitive):
@@ -891,6 +906,8 @@ def index_select(input, dim, index, *, out=None):
             [3, 4]])
     """
     d, idx = _dim_index("index_select", input, dim, index, select_msg=True)
+    if input._array.ndim == 0 and idx.size != 1:
+        raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     return IndexSelect.apply(input, d, idx)
 
 
