@@ -264,8 +264,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     if dtype is None and a.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {_legacy(a)}")
     dim = _dim_args(dim)
+    total = nansum(input, dim, keepdim, dtype=dtype)
     cnt = np.sum(~np.isnan(a), axis=_axis(dim, a.ndim), keepdims=keepdim)
-    return nansum(input, dim, keepdim, dtype=dtype) / Tensor._make(np.asarray(cnt))
+    return total / Tensor._make(np.asarray(cnt, total._array.dtype))
 
 
 # --- prod --------------------------------------------------------------------------------------------------------
