@@ -1,0 +1,3 @@
+"""tapegrad.utils: data loading (``tapegrad.utils.data``)."""
+
+from . import data  # noqa: F401

@@ -1,0 +1,11 @@
+"""tapegrad.utils.data: datasets, samplers and the DataLoader, as torch.utils.data."""
+
+from .dataloader import DataLoader, default_collate, default_convert, get_worker_info
+from .dataset import (ChainDataset, ConcatDataset, Dataset, IterableDataset, StackDataset, Subset, TensorDataset,
+                      random_split)
+from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, SubsetRandomSampler,
+                      WeightedRandomSampler)
+
+__all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info", "Dataset", "IterableDataset",
+           "TensorDataset", "ConcatDataset", "ChainDataset", "StackDataset", "Subset", "random_split", "Sampler",
+           "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]

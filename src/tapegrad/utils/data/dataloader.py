@@ -1,0 +1,159 @@
+"""DataLoader: batches from a dataset, in order or shuffled, collated into tensors."""
+
+from __future__ import annotations
+
+import collections.abc
+import numbers
+
+import numpy as np
+
+from ...tensor import Tensor
+from .dataset import IterableDataset
+from .sampler import BatchSampler, RandomSampler, SequentialSampler
+
+
+def _stack(tensors):
+    from ...ops.shape import stack
+    return stack(tensors, 0)
+
+
+def default_collate(batch):
+    """Stack a list of samples into a batch: tensors, NumPy arrays and numbers become stacked tensors; tuples,
+    lists and dicts are collated field by field (as torch's default_collate)."""
+    elem = batch[0]
+    if isinstance(elem, Tensor):
+        if all(not t.requires_grad for t in batch):
+            return Tensor._make(np.stack([t._array for t in batch]))
+        return _stack(batch)
+    if isinstance(elem, np.ndarray):
+        if elem.dtype.kind in "OSU":
+            raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
+                            f"found {elem.dtype}")
+        return Tensor._make(np.stack(batch))
+    if isinstance(elem, np.generic):
+        return Tensor._make(np.asarray(batch))
+    if isinstance(elem, bool):
+        return Tensor._make(np.asarray(batch, dtype=np.bool_))
+    if isinstance(elem, numbers.Integral):
+        return Tensor._make(np.asarray(batch, dtype=np.int64))
+    if isinstance(elem, float):
+        return Tensor._make(np.asarray(batch, dtype=np.float64))
+    if isinstance(elem, (str, bytes)):
+        return batch
+    if isinstance(elem, collections.abc.Mapping):
+        return type(elem)({k: default_collate([d[k] for d in batch]) for k in elem}) if not isinstance(
+            elem, collections.OrderedDict) else collections.OrderedDict(
+            (k, default_collate([d[k] for d in batch])) for k in elem)
+    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
+        return type(elem)(*(default_collate(s) for s in zip(*batch)))
+    if isinstance(elem, collections.abc.Sequence):
+        if any(len(e) != len(elem) for e in batch):
+            raise RuntimeError("each element in list of batch should be of equal size")
+        cols = [default_collate(list(s)) for s in zip(*batch)]
+        return tuple(cols) if isinstance(elem, tuple) else cols
+    raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
+                    f"{type(elem)}")
+
+
+def default_convert(data):
+    """What the DataLoader does without batching: NumPy arrays become tensors, containers are kept."""
+    if isinstance(data, np.ndarray):
+        return Tensor._make(data)
+    if isinstance(data, collections.abc.Mapping):
+        return type(data)({k: default_convert(v) for k, v in data.items()})
+    if isinstance(data, (list, tuple)) and not isinstance(data, str):
+        return type(data)(default_convert(d) for d in data) if not hasattr(data, "_fields") else \
+            type(data)(*(default_convert(d) for d in data))
+    return data
+
+
+def get_worker_info():
+    """Always None: tapegrad loads data in the main process."""
+    return None
+
+
+class DataLoader:
+    """Iterate over ``dataset`` in batches.
+
+    >>> ds = tapegrad.utils.data.TensorDataset(tapegrad.arange(10.0), tapegrad.arange(10))
+    >>> xb, yb = next(iter(tapegrad.utils.data.DataLoader(ds, batch_size=4)))
+    >>> xb
+    tensor([0., 1., 2., 3.])
+
+    ``num_workers``, ``pin_memory`` and friends are accepted for compatibility; loading happens in the main
+    process.
+    """
+
+    def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
+                 collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
+                 multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
+                 pin_memory_device="", in_order=True):
+        self.dataset = dataset
+        self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
+        self.generator = generator
+        self._iterable = isinstance(dataset, IterableDataset)
+        if self._iterable:
+            if shuffle:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle option, but got "
+                                 f"shuffle={shuffle}")
+            if sampler is not None or batch_sampler is not None:
+                raise ValueError("DataLoader with IterableDataset: expected unspecified sampler option")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or sampler is not None or drop_last:
+                raise ValueError("batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+                                 "and drop_last")
+            batch_size, drop_last = None, False
+        elif batch_size is None and drop_last:
+            raise ValueError("batch_size=None option disables auto-batching and is mutually exclusive with "
+                             "drop_last")
+        if sampler is not None and shuffle:
+            raise ValueError("sampler option is mutually exclusive with shuffle")
+        if sampler is None and not self._iterable:
+            sampler = RandomSampler(dataset, generator=generator) if shuffle else SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None and not self._iterable:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
+        self.batch_size, self.drop_last, self.sampler, self.batch_sampler = batch_size, drop_last, sampler, \
+            batch_sampler
+        self.collate_fn = collate_fn or (default_collate if (batch_size is not None or batch_sampler is not None)
+                                         else default_convert)
+
+    def __iter__(self):
+        if self._iterable:
+            if self.batch_size is None:
+                for item in self.dataset:
+                    yield self.collate_fn(item)
+                return
+            batch = []
+            for item in self.dataset:
+                batch.append(item)
+                if len(batch) == self.batch_size:
+                    yield self.collate_fn(batch)
+                    batch = []
+            if batch and not self.drop_last:
+                yield self.collate_fn(batch)
+            return
+        if self.batch_sampler is None:
+            for idx in self.sampler:
+                yield self.collate_fn(self.dataset[idx])
+            return
+        if type(self.dataset).__name__ == "TensorDataset" and self.collate_fn is default_collate:
+            # the same batches as stacking samples one by one, with one fancy index per tensor
+            tensors = self.dataset.tensors
+            for indices in self.batch_sampler:
+                idx = np.asarray(indices, dtype=np.int64)
+                yield tuple(t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors)
+            return
+        fetch_many = getattr(self.dataset, "__getitems__", None)
+        for indices in self.batch_sampler:
+            samples = fetch_many(indices) if fetch_many else [self.dataset[i] for i in indices]
+            yield self.collate_fn(samples)
+
+    def __len__(self):
+        if self._iterable:
+            n = len(self.dataset)
+            if self.batch_size is None:
+                return n
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.batch_sampler is not None:
+            return len(self.batch_sampler)
+        return len(self.sampler)

@@ -1,0 +1,103 @@
+"""tapegrad.utils.data against torch.utils.data (batches, collation, samplers, splits)."""
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad.utils.data import (BatchSampler, ConcatDataset, DataLoader, Dataset, IterableDataset, RandomSampler,
+                                 SequentialSampler, Subset, TensorDataset, default_collate, random_split)
+
+
+def test_tensor_dataset_and_loader_batches():
+    x = tapegrad.arange(10.0).reshape(5, 2)
+    y = tapegrad.arange(5)
+    ds = TensorDataset(x, y)
+    assert len(ds) == 5 and ds[1][0].tolist() == [2.0, 3.0] and ds[1][1].item() == 1
+    batches = list(DataLoader(ds, batch_size=2))
+    assert [b[1].tolist() for b in batches] == [[0, 1], [2, 3], [4]]
+    assert batches[0][0].shape == (2, 2) and batches[0][0].dtype is tapegrad.float32
+    assert len(DataLoader(ds, batch_size=2)) == 3 and len(DataLoader(ds, batch_size=2, drop_last=True)) == 2
+    assert [b[1].tolist() for b in DataLoader(ds, batch_size=2, drop_last=True)] == [[0, 1], [2, 3]]
+    with pytest.raises(AssertionError, match="Size mismatch between tensors"):
+        TensorDataset(x, tapegrad.arange(4))
+
+
+def test_shuffle_is_a_permutation_and_seeded():
+    ds = TensorDataset(tapegrad.arange(20))
+    tapegrad.manual_seed(0)
+    a = [v for (b,) in DataLoader(ds, batch_size=6, shuffle=True) for v in b.tolist()]
+    tapegrad.manual_seed(0)
+    b = [v for (b,) in DataLoader(ds, batch_size=6, shuffle=True) for v in b.tolist()]
+    assert a == b and sorted(a) == list(range(20)) and a != list(range(20))
+    g = tapegrad.Generator().manual_seed(3)
+    c = [v for (b,) in DataLoader(ds, batch_size=6, shuffle=True, generator=g) for v in b.tolist()]
+    assert sorted(c) == list(range(20))
+
+
+class Squares(Dataset):
+    def __len__(self):
+        return 4
+
+    def __getitem__(self, i):
+        return {"x": np.array([i, i * i], dtype=np.float32), "y": i, "name": f"s{i}", "pair": (float(i), True)}
+
+
+def test_default_collate_nests_like_torch(torch):
+    from torch.utils.data import default_collate as torch_collate
+    samples = [Squares()[i] for i in range(3)]
+    ours, theirs = default_collate(samples), torch_collate(samples)
+    assert ours["x"].tolist() == theirs["x"].tolist() and ours["x"].dtype.name == "float32"
+    assert ours["y"].tolist() == theirs["y"].tolist() and str(ours["y"].dtype) == "tapegrad.int64"
+    assert ours["name"] == theirs["name"]
+    assert ours["pair"][0].tolist() == theirs["pair"][0].tolist()
+    assert str(ours["pair"][0].dtype).split(".")[-1] == str(theirs["pair"][0].dtype).split(".")[-1]
+    assert ours["pair"][1].tolist() == theirs["pair"][1].tolist()
+    stacked = default_collate([tapegrad.ones(2), tapegrad.zeros(2)])
+    assert stacked.shape == (2, 2)
+
+
+def test_samplers_and_batch_sampler():
+    assert list(SequentialSampler(range(3))) == [0, 1, 2]
+    r = list(RandomSampler(range(5)))
+    assert sorted(r) == list(range(5))
+    assert len(list(RandomSampler(range(5), replacement=True, num_samples=9))) == 9
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, False)) == [[0, 1], [2, 3], [4]]
+    assert list(BatchSampler(SequentialSampler(range(5)), 2, True)) == [[0, 1], [2, 3]]
+    loader = DataLoader(TensorDataset(tapegrad.arange(6)), batch_sampler=BatchSampler(range(6), 4, False))
+    assert [b[0].tolist() for b in loader] == [[0, 1, 2, 3], [4, 5]]
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        DataLoader(TensorDataset(tapegrad.arange(6)), batch_size=2, batch_sampler=BatchSampler(range(6), 4, False))
+
+
+def test_concat_subset_random_split():
+    a, b = TensorDataset(tapegrad.arange(3)), TensorDataset(tapegrad.arange(3, 5))
+    c = ConcatDataset([a, b])
+    assert len(c) == 5 and c[3][0].item() == 3 and c[-1][0].item() == 4
+    assert (a + b)[4][0].item() == 4
+    s = Subset(c, [4, 0])
+    assert len(s) == 2 and s[0][0].item() == 4
+    parts = random_split(range(10), [7, 3])
+    assert sorted(list(parts[0]) + list(parts[1])) == list(range(10))
+    parts = random_split(range(10), [0.5, 0.5])
+    assert [len(p) for p in parts] == [5, 5]
+    with pytest.raises(ValueError, match="Sum of input lengths does not equal"):
+        random_split(range(10), [3, 3])
+
+
+def test_iterable_dataset_and_custom_collate():
+    class Stream(IterableDataset):
+        def __iter__(self):
+            return iter(range(7))
+
+    assert [b.tolist() for b in DataLoader(Stream(), batch_size=3)] == [[0, 1, 2], [3, 4, 5], [6]]
+    assert list(DataLoader(Stream(), batch_size=3, collate_fn=lambda b: sum(b))) == [3, 12, 6]
+    with pytest.raises(ValueError, match="expected unspecified shuffle option"):
+        DataLoader(Stream(), shuffle=True)
+
+
+def test_loader_matches_torch_batches(torch):
+    x = np.arange(14, dtype=np.float32).reshape(7, 2)
+    ours = [b[0].tolist() for b in DataLoader(TensorDataset(tapegrad.tensor(x)), batch_size=3)]
+    theirs = [b[0].tolist() for b in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x)),
+                                                                 batch_size=3)]
+    assert ours == theirs
