@@ -119,7 +119,7 @@ def _conv_forward(x, w, stride, padding, dilation, groups, out_sizes=None):
                           for i in range(d))
     cout = w.shape[0]
     cols = _im2col_t(x, kernel, out_sizes, stride, padding, dilation, groups)
-    wm = w.reshape(groups, cout // groups, -1)
+    wm = w.reshape(groups, cout // groups, math.prod(w.shape[1:]))
     out = np.matmul(wm, cols)                                          # (G, Cout/G, N * prod(O))
     out = out.reshape((cout, N) + tuple(out_sizes))
     return np.ascontiguousarray(np.moveaxis(out, 1, 0))
@@ -153,7 +153,8 @@ def _weight_grad(x, g, kernel, stride, padding, dilation, groups):
     cout = g.shape[1]
     out_sizes = g.shape[2:]
     cols = _im2col_t(x, kernel, out_sizes, stride, padding, dilation, groups)   # (G, Cg*K, N*O)
-    gm = g.reshape(N, groups, cout // groups, -1).transpose(1, 2, 0, 3).reshape(groups, cout // groups, -1)
+    ot = math.prod(out_sizes)
+    gm = g.reshape(N, groups, cout // groups, ot).transpose(1, 2, 0, 3).reshape(groups, cout // groups, N * ot)
     gw = np.matmul(gm, cols.transpose(0, 2, 1))
     return gw.reshape((cout, C // groups) + tuple(kernel))
 
@@ -401,8 +402,8 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
 # --- gather / scatter over flattened planes (max pooling's backward, max_unpool) -----------------------------------
 def _plane_flat(idx, plane):
     """Global flat positions of per-plane indices ``idx`` (shape ``(*lead, *O)``; ``plane`` elements per plane)."""
-    P = idx.shape[0] if idx.ndim else 1
-    idx2 = idx.reshape(P, -1)
+    P = idx.shape[0]
+    idx2 = idx.reshape(P, math.prod(idx.shape[1:]))
     return (idx2 + (np.arange(P, dtype=np.int64) * plane)[:, None]).ravel()
 
 
@@ -416,7 +417,8 @@ class _GatherPlanes(Primitive):
         ctx.idx, ctx.in_shape, ctx.d = idx, x.shape, d
         lead = idx.shape[:idx.ndim - d]
         P = math.prod(lead)
-        out = np.take_along_axis(x.reshape(P, -1), idx.reshape(P, -1), axis=1)
+        out = np.take_along_axis(x.reshape(P, math.prod(x.shape[x.ndim - d:])),
+                                 idx.reshape(P, math.prod(idx.shape[idx.ndim - d:])), axis=1)
         return out.reshape(idx.shape)
 
     @staticmethod
@@ -828,6 +830,8 @@ def _adaptive_sizes(op, d, input, output_size):
 
 def _adaptive_avg(op, d, input, output_size):
     S, O = _adaptive_sizes(op, d, input, output_size)
+    if all(o == 1 for o in O):   # torch computes a global average as a mean (grad_fn MeanBackward1)
+        return input.mean(tuple(range(-d, 0)), keepdim=True)
     taps = []
     for i in range(d):
         idx, valid, count = _adaptive_window_idx(S[i], O[i])
