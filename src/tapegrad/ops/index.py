@@ -747,7 +747,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     d, idx = _scatter_args("scatter", input, dim, index, src)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
-            raise RuntimeError(f"reduce argument must be either add or multiply. Got {reduce}")
+            raise RuntimeError("reduce argument must be either add or multiply.")
         if isinstance(src, Tensor):
             warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
                           "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
@@ -774,6 +774,7 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     >>> tapegrad.tensor([1., 2.]).scatter_reduce(0, tapegrad.tensor([0, 0, 1]), tapegrad.tensor([5., 3., 1.]), "amax")
     tensor([5., 2.])
     """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)   # torch accepts both spellings
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
     d, idx = _scatter_args("scatter_reduce", input, dim, index, src)
@@ -907,7 +908,7 @@ def index_select(input, dim, index, *, out=None):
     """
     d, idx = _dim_index("index_select", input, dim, index, select_msg=True)
     if input._array.ndim == 0 and idx.size != 1:
-        raise IndexError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
     return IndexSelect.apply(input, d, idx)
 
 
