@@ -7,7 +7,7 @@
 """
 
 from . import functional, init  # noqa: F401
-from .module import Module
+from .module import Module  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedParameter

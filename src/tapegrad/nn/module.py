@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import warnings
 from collections import OrderedDict, namedtuple
 
 from .. import _dtype
@@ -171,6 +172,10 @@ class _BackwardHook:
             res = self._run(self.user_pre_hooks, lambda h, r: h(self.module, r), grad_outputs, "pre hook")
             self.grad_outputs = res
             if self.user_hooks and not self.inputs_need_grad:
+                warnings.warn("Full backward hook is firing when gradients are computed with respect to module "
+                              "outputs since no inputs require gradients. See https://docs.pytorch.org/docs/main/"
+                              "generated/torch.nn.Module.html#torch.nn.Module.register_full_backward_hook for more "
+                              "details.", stacklevel=2)
                 grad_inputs = (None,) * self.n_inputs
                 for hook in self.user_hooks:
                     r = hook(self.module, grad_inputs, res)
@@ -241,7 +246,7 @@ class Module:
         if hasattr(self, name) and name not in self._buffers:
             raise KeyError(f"attribute '{name}' already exists")
         if tensor is not None and not isinstance(tensor, Tensor):
-            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (torch Tensor or None "
+            raise TypeError(f"cannot assign '{_typename(tensor)}' object to buffer '{name}' (tapegrad Tensor or None "
                             "required)")
         self._buffers[name] = tensor
         if persistent:
@@ -264,7 +269,7 @@ class Module:
         if param is None:
             self._parameters[name] = None
         elif not isinstance(param, Parameter):
-            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (torch.nn.Parameter "
+            raise TypeError(f"cannot assign '{_typename(param)}' object to parameter '{name}' (tapegrad.nn.Parameter "
                             "or None required)")
         elif param.grad_fn is not None:
             raise ValueError(f"Cannot assign non-leaf Tensor to parameter '{name}'. Model parameters must be "
@@ -357,7 +362,7 @@ class Module:
             self.register_parameter(name, value)
         elif params is not None and name in params:
             if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (torch.nn.Parameter or "
+                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' (tapegrad.nn.Parameter or "
                                 "None expected)")
             self.register_parameter(name, value)
         else:
@@ -369,7 +374,7 @@ class Module:
                 modules[name] = value
             elif modules is not None and name in modules:
                 if value is not None:
-                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (torch.nn.Module "
+                    raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' (tapegrad.nn.Module "
                                     "or None expected)")
                 modules[name] = value
             else:
@@ -380,8 +385,8 @@ class Module:
                     else:
                         persistent = name not in self._non_persistent_buffers_set
                     if value is not None and not isinstance(value, Tensor):
-                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (torch.nn.Buffer, "
-                                        "torch.Tensor or None expected)")
+                        raise TypeError(f"cannot assign '{_typename(value)}' as buffer '{name}' (tapegrad.nn.Buffer, "
+                                        "tapegrad.Tensor or None expected)")
                     remove_from(self.__dict__, self._parameters, self._modules)
                     buffers[name] = value
                     if persistent:
@@ -659,7 +664,7 @@ class Module:
                     import numpy as np
                     input_param = Tensor._make(np.asarray(input_param))
                 else:
-                    error_msgs.append(f'While copying the parameter named "{key}", expected torch.Tensor or '
+                    error_msgs.append(f'While copying the parameter named "{key}", expected tapegrad.Tensor or '
                                       f"Tensor-like object from checkpoint but received {type(input_param)}")
                     continue
             if param.ndim == 0 and input_param.ndim == 1 and input_param.shape[0] == 1:
