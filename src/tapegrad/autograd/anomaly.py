@@ -74,7 +74,7 @@ def user_frame(depth=2):
         co = f.f_code
         inside = internal.get(co)
         if inside is None:
-            inside = internal[co] = co.co_filename.startswith(_PKG)
+            inside = internal[co] = os.path.abspath(co.co_filename).startswith(_PKG)
         if not inside:
             return f
         f = f.f_back
