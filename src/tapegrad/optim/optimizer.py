@@ -1,0 +1,183 @@
+"""The Optimizer base: parameter groups, per-parameter state, zero_grad, step, state dicts (as torch.optim).
+
+The update rules in the subclasses are PyTorch's single-tensor algorithms, operation for operation, on the
+parameters' NumPy arrays (in place, under no_grad), so that the same data and initial parameters give the same
+numbers as torch.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections import defaultdict
+from itertools import chain
+
+import numpy as np
+
+from .. import debug as _debug
+from ..tensor import Tensor
+
+__all__ = ["Optimizer", "required"]
+
+
+class _Required:
+    def __repr__(self):
+        return "<required parameter>"
+
+
+required = _Required()
+
+
+class Optimizer:
+    """Base class of all optimizers.
+
+    ``params``: an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (parameter groups with their
+    own options). ``defaults``: the options every group gets unless it sets its own.
+    """
+
+    def __init__(self, params, defaults):
+        self.defaults = defaults
+        self.state = defaultdict(dict)
+        self.param_groups = []
+        self._step_count = 0
+        if isinstance(params, Tensor):
+            raise TypeError("params argument given to the optimizer should be an iterable of Tensors or dicts, "
+                            f"but got {type(params).__name__}")
+        groups = list(params)
+        if len(groups) == 0:
+            raise ValueError("optimizer got an empty parameter list")
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for g in groups:
+            self.add_param_group(g)
+
+    def __getstate__(self):
+        return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __repr__(self):
+        lines = [self.__class__.__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            for key in sorted(group):
+                if key not in ("params", "param_names"):
+                    lines.append(f"    {key}: {group[key]}")
+        lines.append(")")
+        return "\n".join(lines)
+
+    def add_param_group(self, param_group: dict):
+        """Add a group of parameters (with its own options) to optimise."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group).__name__}")
+        params = param_group["params"]
+        if isinstance(params, Tensor):
+            params = [params]
+        elif isinstance(params, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
+                            "tensors in sets will change between runs. Please use a list instead.")
+        params = list(params)
+        names = []
+        if params and isinstance(params[0], tuple):
+            names = [n for n, _ in params]
+            params = [p for _, p in params]
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "
+                                f"{type(p).__name__}")
+            if not p.is_leaf:
+                raise ValueError("can't optimize a non-leaf Tensor")
+        group = dict(param_group)
+        group["params"] = params
+        if names:
+            group["param_names"] = names
+        for name, default in self.defaults.items():
+            if default is required and name not in group:
+                raise ValueError(f"parameter group didn't specify a value of required optimization parameter "
+                                 f"{name}")
+            group.setdefault(name, default)
+        seen = set()
+        for g in self.param_groups:
+            seen.update(id(p) for p in g["params"])
+        if any(id(p) in seen for p in params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(group)
+
+    def zero_grad(self, set_to_none: bool = True):
+        """Reset the gradients of all parameters: to None (default) or to zeros."""
+        if _debug.enabled:
+            _debug.on_zero_grad(self)
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p._grad is not None:
+                    if set_to_none:
+                        p._grad = None
+                    else:
+                        p._grad._array[...] = 0
+                        p._grad._vc[0] += 1
+
+    def _begin_step(self):
+        if _debug.enabled:
+            _debug.on_optimizer_step(self)
+        self._step_count += 1
+
+    def step(self, closure=None):
+        raise NotImplementedError
+
+    def _closure_loss(self, closure):
+        if closure is None:
+            return None
+        from ..autograd.grad_mode import enable_grad
+        with enable_grad():
+            return closure()
+
+    # --- state dicts -------------------------------------------------------------------------------------
+    def state_dict(self):
+        """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, as torch's."""
+        index = {}
+        start = 0
+        groups = []
+        for g in self.param_groups:
+            ids = {id(p): start + i for i, p in enumerate(g["params"]) if id(p) not in index}
+            index.update(ids)
+            packed = {k: v for k, v in g.items() if k != "params"}
+            packed["params"] = [index[id(p)] for p in g["params"]]
+            start += len(ids)
+            groups.append(packed)
+        state = {index[id(p)]: v for p, v in self.state.items() if id(p) in index}
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict):
+        """Restore what ``state_dict`` returned (values copied; floating state cast to the parameter's dtype)."""
+        state_dict = copy.deepcopy(state_dict)
+        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        if len(groups) != len(saved_groups):
+            raise ValueError("loaded state dict has a different number of parameter groups")
+        if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match the size of "
+                             "optimizer's group")
+        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
+                          chain.from_iterable(g["params"] for g in groups)))
+        self.state = defaultdict(dict)
+        for k, v in state_dict["state"].items():
+            k = int(k) if isinstance(k, str) else k
+            if k in id_map:
+                p = id_map[k]
+                self.state[p] = {key: _cast_state(p, key, val) for key, val in v.items()}
+        new_groups = []
+        for g, s in zip(groups, saved_groups):
+            s = dict(s)
+            s["params"] = g["params"]
+            if "param_names" in g and "param_names" not in s:
+                s["param_names"] = g["param_names"]
+            new_groups.append(s)
+        self.param_groups = new_groups
+
+
+def _cast_state(p, key, value):
+    if isinstance(value, np.ndarray):
+        value = Tensor._make(value)
+    if isinstance(value, Tensor):
+        if key != "step" and value.is_floating_point() and value.dtype is not p.dtype:
+            return Tensor._make(value._array.astype(p._array.dtype))
+        return Tensor._make(value._array.copy())
+    if isinstance(value, dict):
+        return {k: _cast_state(p, k, v) for k, v in value.items()}
+    return value
