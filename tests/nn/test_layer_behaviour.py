@@ -1,0 +1,105 @@
+"""Layer behaviour that an oracle comparison cannot pin down (random masks) and torch's error messages."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad import nn
+
+
+def test_dropout_train_scales_and_eval_is_identity():
+    x = tapegrad.ones(200, 300)
+    d = nn.Dropout(0.3)
+    y = d(x).numpy()
+    kept = y != 0
+    assert abs(kept.mean() - 0.7) < 0.01
+    np.testing.assert_allclose(y[kept], 1 / 0.7, rtol=1e-6)
+    assert (d.eval()(x).numpy() == 1).all()
+    y2 = nn.Dropout2d(0.5)(tapegrad.ones(50, 40, 3, 3)).numpy()
+    per_channel = y2.reshape(50, 40, 9)
+    assert ((per_channel == 0).all(-1) | (per_channel == 2).all(-1)).all()   # whole channels dropped or scaled
+    assert abs((per_channel[..., 0] == 0).mean() - 0.5) < 0.05
+
+
+def test_dropout_gradient_uses_the_same_mask():
+    x = tapegrad.ones(20, 30, requires_grad=True)
+    y = nn.Dropout(0.5)(x)
+    y.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+
+
+def test_dropout_between_rnn_layers_only_in_training():
+    tapegrad.manual_seed(0)
+    lstm = nn.LSTM(3, 4, num_layers=2, dropout=0.9)
+    x = tapegrad.randn(5, 2, 3)
+    a = lstm.eval()(x)[0].detach().numpy()
+    b = lstm.eval()(x)[0].detach().numpy()
+    c = lstm.train()(x)[0].detach().numpy()
+    np.testing.assert_array_equal(a, b)
+    assert not np.allclose(a, c)
+
+
+def _same_error(torch, fn, exc=Exception):
+    with pytest.raises(exc) as te:
+        fn(torch)
+    with pytest.raises(exc) as ge:
+        fn(tapegrad)
+    assert type(ge.value) is type(te.value)
+    assert str(ge.value) == str(te.value).replace("torch.", "tapegrad.")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda lib: lib.nn.LSTM(3, 4)(lib.zeros(5, 2, 2)),
+    lambda lib: lib.nn.RNN(3, 4)(lib.zeros(5, 2, 3, 1)),
+    lambda lib: lib.nn.GRU(3, 4)(lib.zeros(5, 2, 3), lib.zeros(1, 3, 4)),
+    lambda lib: lib.nn.LSTM(3, 4)(lib.zeros(5, 2, 3), (lib.zeros(1, 2, 4), lib.zeros(1, 2, 5))),
+    lambda lib: lib.nn.RNN(3, 4)(lib.zeros(5, 2, 3), lib.zeros(2, 4)),
+    lambda lib: lib.nn.RNNCell(3, 4)(lib.zeros(5, 2, 3)),
+    lambda lib: lib.nn.RNN(3, 4, nonlinearity="sigmoid"),
+    lambda lib: lib.nn.BatchNorm2d(3)(lib.zeros(2, 3)),
+    lambda lib: lib.nn.BatchNorm1d(3)(lib.zeros(2, 3, 4, 5)),
+    lambda lib: lib.nn.Conv2d(3, 4, 3, groups=2),
+    lambda lib: lib.nn.Conv2d(2, 4, 3, padding="full"),
+    lambda lib: lib.nn.Conv2d(2, 4, 3, stride=2, padding="same"),
+    lambda lib: lib.nn.GroupNorm(3, 4),
+    lambda lib: lib.nn.Embedding(5, 2, padding_idx=7),
+    lambda lib: lib.nn.Dropout(1.5),
+    lambda lib: lib.nn.MultiheadAttention(5, 2),
+    lambda lib: lib.nn.TransformerEncoderLayer(4, 2, 8, activation="tanh"),
+    lambda lib: lib.nn.Sequential(lib.nn.ReLU())[3],
+    lambda lib: lib.nn.ModuleList([lib.nn.ReLU()])[-2],
+    lambda lib: lib.nn.ParameterList()(1),
+    lambda lib: lib.nn.InstanceNorm2d(3, affine=True)(lib.zeros(2, 4, 3, 3)),
+    lambda lib: lib.nn.ConvTranspose2d(2, 2, 3, stride=2)(lib.zeros(1, 2, 3, 3), output_size=[12, 12]),
+    lambda lib: lib.nn.MultiheadAttention(4, 2)(lib.zeros(3, 2, 4), lib.zeros(3, 2, 4), lib.zeros(3, 2, 4),
+                                                attn_mask=lib.zeros(2, 2)),
+])
+def test_errors_match_torch(torch, fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same_error(torch, fn)
+
+
+def test_warnings_match_torch(torch):
+    for make in [lambda lib: lib.nn.LSTM(3, 4, dropout=0.5),
+                 lambda lib: lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(4, 2, 8), 2)]:
+        with pytest.warns(UserWarning) as tw:
+            make(torch)
+        with pytest.warns(UserWarning) as gw:
+            make(tapegrad)
+        assert [str(w.message) for w in gw] == [str(w.message) for w in tw]
+
+
+def test_module_outputs_float32_by_default(torch):
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    tapegrad.manual_seed(0)
+    g = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                      nn.Linear(4, 2))
+    t = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                            torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 2))
+    t.load_state_dict({k: torch.tensor(v.numpy()) for k, v in g.state_dict().items()})
+    out = g(tapegrad.tensor(x))
+    assert out.dtype is tapegrad.float32
+    np.testing.assert_allclose(out.detach().numpy(), t(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
