@@ -25,7 +25,7 @@ __all__ = [
     "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
     "index_put", "index_put_", "masked_fill", "masked_scatter", "masked_select", "take", "take_along_dim",
     "nonzero", "argwhere", "sort", "argsort", "topk", "kthvalue", "msort", "unique", "unique_consecutive",
-    "searchsorted", "bucketize", "tril_indices", "triu_indices", "select", "put",
+    "searchsorted", "bucketize", "tril_indices", "triu_indices", "put",
 ]
 
 _INT_INDEX = (np.int64, np.int32, np.int16, np.int8, np.uint8)
@@ -156,7 +156,7 @@ class SelectBackwardOp(Primitive):
 
     @staticmethod
     def backward(ctx, gg):
-        return select(gg, ctx.dim, ctx.index), None, None, None
+        return _select(gg, ctx.dim, ctx.index), None, None, None
 
 
 class Slice(Primitive):
@@ -203,22 +203,9 @@ class Alias(Primitive):
         return grad
 
 
-def select(input, dim, index):
-    """The slice of ``input`` at ``index`` along ``dim`` (a view with one dim fewer).
-
-    >>> tapegrad.tensor([[1, 2], [3, 4]]).select(1, 0)
-    tensor([1, 3])
-    """
-    n = input._array.ndim
-    if n == 0:
-        raise IndexError("select() cannot be applied to a 0-dim tensor.")
-    dim = normalize_dim(dim, n)
-    size = input._array.shape[dim]
-    index = int(index)
-    if not -size <= index < size:
-        raise IndexError(f"index {index} is out of bounds for dimension {dim} with size {size}")
-    index %= size
-    return mark_view(Select.apply(input, dim, index), input, lambda t, d=dim, i=index: select(t, d, i))
+def _select(x, dim, index):
+    """``x.select(dim, index)`` as indexing records it (dim and index already checked and non-negative)."""
+    return mark_view(Select.apply(x, dim, index), x, lambda t, d=dim, i=index: _select(t, d, i))
 
 
 def _slice(x, dim, start, stop, step):
@@ -250,7 +237,7 @@ def _apply_slicing(self, items, single):
             i = it[1]
             if not -size <= i < size:
                 raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
-            result = select(result, dim, i)
+            result = _select(result, dim, i % size)
         elif kind == "slice":
             s = it[1]
             if s.step is not None and int(s.step) <= 0:
@@ -1665,7 +1652,7 @@ def _inplace(fn):
     return op_
 
 
-bind(__getitem__=getitem, __setitem__=setitem, select=select, index_select=index_select, gather=gather,
+bind(__getitem__=getitem, __setitem__=setitem, index_select=index_select, gather=gather,
      scatter=scatter, scatter_add=scatter_add, scatter_reduce=scatter_reduce, index_add=index_add,
      index_copy=index_copy, index_fill=index_fill, index_put=index_put, masked_fill=masked_fill,
      masked_scatter=masked_scatter, masked_select=masked_select, take=take, take_along_dim=take_along_dim,

@@ -88,8 +88,6 @@ SPECS = [
         S(randn(r, 2, 3, 4), ([[0, 1], [1, 0]], slice(None), [[1], [3]]), name="broadcast_2d"),
         S(randn(r, 2, 3, 4), (slice(None), B(True, False, True), 1), name="mask_then_int"),
         S(randn(r, 2, 3), (True, 1), name="true_int")]),
-    OpSpec("select", lambda m, x, d, i: m.select(x, d, i), lambda r: [
-        S(randn(r, 3, 4), 1, -1), S(randn(r, 3), 0, 2, name="to0d")]),
     # --- x[key] = v -------------------------------------------------------------------------------------------
     OpSpec("setitem_int", setitem(lambda m, y: 1), lambda r: [
         S(randn(r, 3, 4), randn(r, 4)), S(randn(r, 3, 4), randn(r), name="0d_value"),
