@@ -103,15 +103,21 @@ def _nonempty_dim(op, x, d):
         raise IndexError(f"{op}(): Expected reduction dim {d} to have non-zero size.")
 
 
-def _evenly(x, res_keep, axis):
-    """Weights that split a gradient evenly between the elements equal to the reduced value (ties)."""
+def _evenly(x, res_keep, axis, nan_match):
+    """Weights that split a gradient evenly between the elements equal to the reduced value (ties).
+
+    ``nan_match`` (torch's ``evenly_distribute_backward``: ``max()``, ``median()``): a NaN result shares the
+    gradient between the NaNs. Otherwise (``amax``, ``aminmax``: ``grad / count * mask``) a line whose result is
+    NaN matches nothing and its gradient is NaN, as in torch.
+    """
+    if x.dtype.kind not in "fc":
+        return None
     mask = (x == res_keep)
-    if x.dtype.kind in "fc":
+    if nan_match:
         mask |= np.isnan(x) & np.isnan(res_keep)
-        cnt = mask.sum(axis=axis, keepdims=True)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            return (mask / np.maximum(cnt, 1)).astype(x.dtype)
-    return None
+    cnt = mask.sum(axis=axis, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return (mask / cnt).astype(x.dtype)
 
 
 # --- gather / scatter along a dim (the backward pair of index-selecting reductions) --------------------------
@@ -475,7 +481,7 @@ def std_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
 
 
 # --- extrema split evenly between ties ------------------------------------------------------------------------------
-def _evenly_cls(name, node_name, np_fn, op):
+def _evenly_cls(name, node_name, np_fn, op, nan_match=True):
     """A reduction whose gradient is split evenly between the elements equal to the result (``max()``, ``amax``)."""
 
     def forward(ctx, x, dims, keepdim):
@@ -493,7 +499,7 @@ def _evenly_cls(name, node_name, np_fn, op):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, axis if axis is not None else tuple(range(x.ndim)), keepdim
         res = np_fn(x, axis)
         keep = res.reshape(_kept_shape(x.shape, ctx.dims)) if x.ndim else res
-        ctx.w = _evenly(x, keep, axis)
+        ctx.w = _evenly(x, keep, axis, nan_match)
         if keepdim:
             res = keep
         return np.asarray(res, x.dtype)
@@ -529,8 +535,8 @@ def _np_median(x, axis, nan=False):
 
 MaxAll = _evenly_cls("MaxAll", "MaxBackward1", lambda x, ax: np.max(x, axis=ax), "max")
 MinAll = _evenly_cls("MinAll", "MinBackward1", lambda x, ax: np.min(x, axis=ax), "min")
-Amax = _evenly_cls("Amax", "AmaxBackward0", lambda x, ax: np.max(x, axis=ax), "amax")
-Amin = _evenly_cls("Amin", "AminBackward0", lambda x, ax: np.min(x, axis=ax), "amin")
+Amax = _evenly_cls("Amax", "AmaxBackward0", lambda x, ax: np.max(x, axis=ax), "amax", nan_match=False)
+Amin = _evenly_cls("Amin", "AminBackward0", lambda x, ax: np.min(x, axis=ax), "amin", nan_match=False)
 MedianAll = _evenly_cls("MedianAll", "MedianBackward0", lambda x, ax: _np_median(x, ax), "median")
 NanmedianAll = _evenly_cls("NanmedianAll", "NanmedianBackward0", lambda x, ax: _np_median(x, ax, True), "nanmedian")
 
@@ -547,7 +553,7 @@ class Aminmax(Primitive):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, axis if axis is not None else tuple(range(x.ndim)), keepdim
         lo, hi = np.min(x, axis=axis), np.max(x, axis=axis)
         kshape = _kept_shape(x.shape, ctx.dims)
-        ctx.wlo, ctx.whi = _evenly(x, lo.reshape(kshape), axis), _evenly(x, hi.reshape(kshape), axis)
+        ctx.wlo, ctx.whi = _evenly(x, lo.reshape(kshape), axis, False), _evenly(x, hi.reshape(kshape), axis, False)
         if keepdim:
             lo, hi = lo.reshape(kshape), hi.reshape(kshape)
         return np.asarray(lo, x.dtype), np.asarray(hi, x.dtype)
