@@ -176,8 +176,8 @@ _act_x = R.uniform(0.05, 3.5, (2, 3, 4)) * R.choice([-1.0, 1.0], (2, 3, 4))
 _F32_CONST = {"CELU", "Hardsigmoid"}
 CASES += [(name, make, [_act_x], None, TE) if name not in _F32_CONST else
           pytest.param(name, make, [_act_x], None, TE, marks=pytest.mark.xfail(
-              reason="F.%s backward in float64 differs from torch's by ~3e-8 (torch uses a float32 constant); "
-                     "owned by ops/elementwise.py" % name.lower()))
+              reason=f"F.{name.lower()} backward in float64 differs from torch's by ~3e-8 (torch uses a float32 "
+                     "constant); owned by ops/elementwise.py"))
           for name, make in ACTIVATIONS]
 
 LOSSES = [
