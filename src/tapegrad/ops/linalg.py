@@ -1549,13 +1549,14 @@ class LinalgQr(Primitive):
         else:
             q, r = np.linalg.qr(a, mode=mode)
         q, r = Tensor._make(np.asarray(q, a.dtype)), Tensor._make(np.asarray(r, a.dtype))
-        ctx.save_for_backward(q, r, ctx._inputs[0])
+        ctx.shape = a.shape
+        ctx.save_for_backward(q, r)
         return q, r
 
     @staticmethod
     def backward(ctx, gQ, gR):
-        Q, R, A = ctx.saved_tensors
-        m, n = A._array.shape[-2:]
+        Q, R = ctx.saved_tensors
+        m, n = ctx.shape[-2:]
         if ctx.mode == "r":
             raise RuntimeError("The derivative of linalg.qr depends on Q, which is not computed when mode='r'. Please "
                                "use linalg.qr(A, mode='reduced') if you are going to differentiate through linalg.qr.")
@@ -1569,7 +1570,7 @@ class LinalgQr(Primitive):
             return _qr_backward_tall(gQ, gR, Q, R), None
         # wide: A = Q [U V]; X = A[..., :m] = Q U, Y = A[..., m:]
         U, gU, gV = R[..., :m], gR[..., :m], gR[..., m:]
-        Y = A[..., m:]
+        Y = matmul(Q, R[..., m:])      # = A[..., m:], through the outputs (keeps double backward exact)
         gQ2 = gQ + matmul(Y, _mT(gV))
         gX = _qr_backward_tall(gQ2, gU, Q, U)
         gY = matmul(Q, gV)
