@@ -13,6 +13,7 @@ import numbers
 import warnings
 
 from ... import creation
+from ...tensor import Tensor
 from .. import functional as F
 from .. import init
 from ..module import Module
@@ -31,6 +32,11 @@ def _stack(tensors, dim=0):
     return stack(tensors, dim)
 
 
+def _where(cond, a, b):
+    from ... import where
+    return where(cond, a, b)
+
+
 def _sigmoid(x):
     from ...ops.elementwise import sigmoid
     return sigmoid(x)
@@ -44,6 +50,11 @@ def _tanh(x):
 def _relu(x):
     from ...ops.elementwise import relu
     return relu(x)
+
+
+def _is_packed(x):
+    from ..utils.rnn import PackedSequence
+    return isinstance(x, PackedSequence)
 
 
 def _proj(x, w, b):
@@ -200,8 +211,11 @@ class RNNBase(Module):
         w_hr = g("weight_hr") if self.proj_size > 0 else None
         return g("weight_ih"), g("weight_hh"), b_ih, b_hh, w_hr
 
-    def _run(self, x, h0, c0):
-        """x: (T, B, I); h0, c0: (L*D, B, H). Returns output (T, B, D*H), h_n, c_n."""
+    def _run(self, x, h0, c0, lengths=None):
+        """x: (T, B, I); h0, c0: (L*D, B, H). Returns output (T, B, D*H), h_n, c_n.
+
+        With ``lengths`` (packed input), sequence b only steps while ``t < lengths[b]``: its state is carried
+        unchanged through the padding (the reverse direction starts at its last real step)."""
         num_directions = 2 if self.bidirectional else 1
         T = x.shape[0]
         h_n, c_n = [], []
@@ -217,7 +231,13 @@ class RNNBase(Module):
                 steps = [None] * T
                 order = range(T - 1, -1, -1) if direction == 1 else range(T)
                 for t in order:
-                    h, c = _cell_step(self.mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                    h_new, c_new = _cell_step(self.mode, gi_all[t], h, c, w_hh, b_hh, w_hr)
+                    if lengths is None:
+                        h, c = h_new, c_new
+                    else:
+                        live = Tensor._make((t < lengths)[:, None])
+                        h = _where(live, h_new, h)
+                        c = _where(live, c_new, c) if c is not None else None
                     steps[t] = h
                 outs.append(_stack(steps, 0) if T else layer_input.new_zeros((0,) + tuple(h.shape)))
                 h_n.append(h)
@@ -228,6 +248,36 @@ class RNNBase(Module):
                 layer_output = F.dropout(layer_output, self.dropout, True)
             layer_input = layer_output
         return layer_input, _stack(h_n, 0), (_stack(c_n, 0) if c_n else None)
+
+    def _forward_packed(self, packed, hx, cx=None):
+        """Run on a PackedSequence: unpack (sorted order), run with lengths, pack the output again."""
+        from ..utils.rnn import PackedSequence, _pack_time_major, _unpack_time_major
+        x, lengths = _unpack_time_major(packed, 0.0)
+        self.check_input(packed.data, packed.batch_sizes)
+        si, ui = packed.sorted_indices, packed.unsorted_indices
+        B = x.shape[1]
+        num_directions = 2 if self.bidirectional else 1
+        real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
+        shape_h = (self.num_layers * num_directions, B, real_hidden)
+        if hx is None:
+            hx = creation.zeros(shape_h, dtype=x.dtype)
+        elif si is not None:
+            hx = hx.index_select(1, si)
+        self.check_hidden_size(hx, shape_h, "Expected hidden size {}, got {}" if self.mode != "LSTM"
+                               else "Expected hidden[0] size {}, got {}")
+        if self.mode == "LSTM":
+            shape_c = (self.num_layers * num_directions, B, self.hidden_size)
+            if cx is None:
+                cx = creation.zeros(shape_c, dtype=x.dtype)
+            elif si is not None:
+                cx = cx.index_select(1, si)
+            self.check_hidden_size(cx, shape_c, "Expected hidden[1] size {}, got {}")
+        out, h_n, c_n = self._run(x, hx, cx, lengths)
+        data, _ = _pack_time_major(out, lengths)
+        if ui is not None:
+            h_n = h_n.index_select(1, ui)
+            c_n = c_n.index_select(1, ui) if c_n is not None else None
+        return PackedSequence(data, packed.batch_sizes, si, ui), h_n, c_n
 
     def _prepare(self, input, hx, name):
         if input.dim() not in (2, 3):
@@ -266,6 +316,9 @@ class RNN(RNNBase):
         self.nonlinearity = nonlinearity
 
     def forward(self, input, hx=None):
+        if _is_packed(input):
+            out, h_n, _ = self._forward_packed(input, hx)
+            return out, h_n
         input, is_batched, _ = self._prepare(input, hx, "RNN")
         if hx is not None:
             if not is_batched:
@@ -307,6 +360,9 @@ class LSTM(RNNBase):
         return (self.num_layers * num_directions, mini_batch, self.hidden_size)
 
     def forward(self, input, hx=None):
+        if _is_packed(input):
+            out, h_n, c_n = self._forward_packed(input, *(hx if hx is not None else (None, None)))
+            return out, (h_n, c_n)
         input, is_batched, _ = self._prepare(input, hx, "LSTM")
         real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
         if hx is None:
