@@ -284,3 +284,15 @@ def test_scatter_src_larger_than_index_matches_torch_error(torch):
             y.sum().backward()
         msgs.append(str(e.value))
     assert msgs[1].split(" - ")[1].startswith(msgs[0].split(" - ")[1])
+
+
+@pytest.mark.parametrize("key", [(0, 7), (None, 1, 9), (slice(None), None, 9), (Ellipsis, 9), (slice(None), [7]),
+                                 (0, [7]), (None, 0, [7]), ([0], [1], [9]), (Ellipsis, [9]), (slice(None), [-9]),
+                                 (slice(None), 1, 2, 3), ([0], slice(None), [-6])])
+def test_out_of_bounds_wording_matches_torch(torch, key):
+    got = []
+    for m in (torch, tapegrad):
+        with pytest.raises(IndexError) as e:
+            m.zeros(3, 4, 5)[key]
+        got.append(str(e.value))
+    assert got[0] == got[1]

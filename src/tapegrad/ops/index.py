@@ -230,13 +230,13 @@ def _apply_slicing(self, items, single):
     if spec > ndim:
         raise IndexError(f"too many indices for tensor of dimension {ndim}")
     result, dim, tensors = self, 0, {}
-    for it in items:
+    for pos, it in enumerate(items):
         kind = it[0]
         if kind == "int":
             size = result._array.shape[dim]
             i = it[1]
-            if not -size <= i < size:
-                raise IndexError(f"index {i} is out of bounds for dimension {dim} with size {size}")
+            if not -size <= i < size:   # torch names the position in the key as the dimension
+                raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
             result = _select(result, dim, i % size)
         elif kind == "slice":
             s = it[1]
@@ -287,8 +287,9 @@ def _np_key(shape, tensors):
             if a.size:
                 lo, hi = int(a.min()), int(a.max())
                 bad = hi if hi >= size else lo if lo < -size else None
-                if bad is not None:
-                    raise IndexError(f"index {bad} is out of bounds for dimension {d} with size {size}")
+                if bad is not None:   # torch counts the dim among the indexed dims
+                    k = sum(1 for e in key if isinstance(e, np.ndarray))
+                    raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
             key.append(a.astype(np.int64, copy=False))
             d += 1
     try:
@@ -330,8 +331,48 @@ class IndexPutAccumulate(Primitive):
         return Index.apply(gg, ctx.key), None, None
 
 
+_BASIC = (int, slice, type(None), type(Ellipsis))
+
+
+def _basic_key(shape, key):
+    """The NumPy key of a key made only of ints, slices, None and one ``...`` (None for anything else), with
+    torch's checks; NumPy's basic indexing then agrees with torch's chain of views."""
+    items = key if key.__class__ is tuple else (key,)
+    spec, n_ell = 0, 0
+    for k in items:
+        if k.__class__ not in _BASIC:
+            return None
+        if k.__class__ is int or k.__class__ is slice:
+            spec += 1
+        elif k is Ellipsis:
+            n_ell += 1
+    if n_ell > 1:
+        return None
+    ndim = len(shape)
+    if spec > ndim:
+        raise IndexError(f"too many indices for tensor of dimension {ndim}")
+    dim = 0
+    for pos, k in enumerate(items):
+        if k.__class__ is int:
+            size = shape[dim]
+            if not -size <= k < size:
+                raise IndexError(f"index {k} is out of bounds for dimension {pos} with size {size}")
+            dim += 1
+        elif k.__class__ is slice:
+            if k.step is not None and k.step <= 0:
+                raise ValueError("step must be greater than zero" if k.step else "slice step cannot be zero")
+            dim += 1
+        elif k is Ellipsis:
+            dim += ndim - spec
+    return items if n_ell else items + (Ellipsis,)
+
+
 def getitem(self, key):
     """``x[key]`` with torch's semantics (ints, slices with positive steps, None, ..., bool masks, int tensors)."""
+    if not (self._rg and _state.enabled):    # no graph to record: one NumPy view, one mark_view
+        k = _basic_key(self._array.shape, key)
+        if k is not None:
+            return mark_view(Tensor._make(self._array[k]), self, lambda t, key=key: getitem(t, key))
     items = _parse(key)
     single = len(items) == 1 and not isinstance(key, tuple)
     if single and items[0][0] == "ellipsis":
@@ -438,6 +479,20 @@ def _put_fn(x, values, key, accumulate):
 
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
+    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))):
+        k = _basic_key(self._array.shape, key)
+        if k is not None and not isinstance(value, (list, tuple)):
+            dst = self._array[k]
+            v = np.asarray(value._array if value.__class__ is Tensor else value)
+            while v.ndim > dst.ndim and v.shape[0] == 1:
+                v = v[0]
+            try:
+                np.copyto(dst, np.broadcast_to(v, dst.shape), casting="unsafe")
+            except ValueError:
+                pass    # the general path below raises torch's error
+            else:
+                self._vc[0] += 1
+                return
     items = _parse(key)
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:
