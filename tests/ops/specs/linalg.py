@@ -102,7 +102,9 @@ SPECS = [
         S("ij,jk,kl->il", randn(r, 2, 3), randn(r, 3, 2), randn(r, 2, 2), name="chain"),
         S("ijk->", randn(r, 2, 1, 3), name="sum_all"), S("i,jk->ijk", randn(r, 2), randn(r, 2, 3), name="no_contract"),
         S("iij->j", randn(r, 2, 2, 3), name="diag_sum"), S("ij,j->ij", randn(r, 2, 3), randn(r, 3), name="scale"),
-        S("ij->", randn(r, 0, 3), name="empty")]),
+        S("ij->", randn(r, 0, 3), name="empty"), S("ii,i->i", randn(r, 3, 3), randn(r, 3), name="diag_mul"),
+        S("...ii->...", randn(r, 2, 3, 3), name="ellipsis_trace"), S("bi,bj->bij", randn(r, 2, 3), randn(r, 1, 2),
+                                                                     name="batch_outer_bcast")]),
     OpSpec("einsum_list", lambda m, eq, x, y: m.einsum(eq, [x, y]), lambda r: [
         S("bn,anm->bam", randn(r, 2, 3), randn(r, 2, 3, 2))]),
     OpSpec("einsum_sublist", lambda m, x, y: m.einsum(x, [0, 1], y, [1, 2], [0, 2]), lambda r: [
@@ -198,6 +200,12 @@ SPECS = [
         grad=False,
         notes="torch's own backward of cond(A, p) for these p raises (an in-place modification of linalg_inv_ex's "
               "output), so there is no gradient oracle; values are compared"),
+    OpSpec("linalg.solve_ex", lambda m, a, b: m.linalg.solve_ex(a, b), lambda r: [S(wc(r, 3, 3), randn(r, 3, 2))]),
+    OpSpec("linalg.diagonal", lambda m, x, **kw: m.linalg.diagonal(x, **kw), lambda r: [
+        S(randn(r, 2, 3, 3)), S(randn(r, 3, 4), offset=1, name="offset"), S(randn(r, 3, 2, 3), dim1=0, dim2=2,
+                                                                            name="dims")]),
+    OpSpec("svd_no_uv", lambda m, x: m.svd(x, compute_uv=False), lambda r: [S(randn(r, 3, 2))],
+           output_process=lambda res: (res[1], res[0].abs().sum() + res[2].abs().sum())),
     OpSpec("linalg.vecdot", lambda m, x, y, **kw: m.linalg.vecdot(x, y, **kw), lambda r: [
         S(randn(r, 2, 3), randn(r, 3)), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0")]),
     # --- factorisations -----------------------------------------------------------------------------------------

@@ -1,0 +1,165 @@
+"""Linear algebra beyond the spec table: error wording vs torch, named tuples, grad_fn names hidden by the
+specs' sign normalisation, and a few API forms (sublists, Tensor methods, the tapegrad.linalg namespace)."""
+
+import math
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+SING = [[1.0, 2.0], [2.0, 4.0]]
+NOT_PD = [[1.0, 2.0], [2.0, 1.0]]
+
+ERRORS = [
+    ("inv_singular", lambda m: m.linalg.inv(m.tensor(SING))),
+    ("inv_singular_batch", lambda m: m.linalg.inv(m.stack([m.eye(2), m.tensor(SING)]))),
+    ("inv_zero", lambda m: m.linalg.inv(m.zeros(3, 3))),
+    ("inv_nonsquare", lambda m: m.linalg.inv(m.zeros(2, 3))),
+    ("inv_1d", lambda m: m.linalg.inv(m.zeros(3))),
+    ("inv_int", lambda m: m.linalg.inv(m.zeros(3, 3, dtype=m.long))),
+    ("det_nonsquare", lambda m: m.linalg.det(m.zeros(2, 3))),
+    ("solve_singular", lambda m: m.linalg.solve(m.tensor(SING), m.ones(2))),
+    ("solve_shapes", lambda m: m.linalg.solve(m.eye(3), m.ones(4, 2))),
+    ("solve_shapes_vec", lambda m: m.linalg.solve(m.eye(3), m.ones(4))),
+    ("cholesky_not_pd", lambda m: m.linalg.cholesky(m.tensor(NOT_PD))),
+    ("cholesky_not_pd_batch", lambda m: m.linalg.cholesky(m.stack([m.eye(2), m.tensor(NOT_PD)]))),
+    ("mm_shapes", lambda m: m.mm(m.zeros(2, 3), m.zeros(4, 5))),
+    ("mm_1d", lambda m: m.mm(m.zeros(3), m.zeros(3, 5))),
+    ("mm_dtype", lambda m: m.mm(m.zeros(3, 3), m.zeros(3, 3, dtype=m.float64))),
+    ("matmul_dtype", lambda m: m.matmul(m.zeros(3, 3), m.zeros(3, 3, dtype=m.float64))),
+    ("matmul_shapes", lambda m: m.matmul(m.zeros(3, 4), m.zeros(5, 6))),
+    ("matmul_shapes_batched", lambda m: m.matmul(m.zeros(2, 3, 4), m.zeros(5, 6))),
+    ("bmm_2d", lambda m: m.bmm(m.zeros(3, 4), m.zeros(4, 6))),
+    ("bmm_shapes", lambda m: m.bmm(m.zeros(2, 3, 4), m.zeros(2, 5, 6))),
+    ("mv_size", lambda m: m.mv(m.zeros(2, 3), m.zeros(4))),
+    ("mv_dims", lambda m: m.mv(m.zeros(2, 3), m.zeros(3, 1))),
+    ("dot_dims", lambda m: m.dot(m.zeros(2, 3), m.zeros(4))),
+    ("dot_size", lambda m: m.dot(m.zeros(3), m.zeros(4))),
+    ("dot_dtype", lambda m: m.dot(m.zeros(3), m.zeros(3, dtype=m.float64))),
+    ("outer_dims", lambda m: m.outer(m.zeros(2, 3), m.zeros(4))),
+    ("cross_len", lambda m: m.linalg.cross(m.zeros(2, 4), m.zeros(2, 4))),
+    ("trace_3d", lambda m: m.trace(m.zeros(2, 3, 4))),
+    ("einsum_size", lambda m: m.einsum("ij,jk", m.zeros(2, 3), m.zeros(4, 5))),
+    ("einsum_fewer", lambda m: m.einsum("ij,jk", m.zeros(2, 3))),
+    ("einsum_more", lambda m: m.einsum("ij", m.zeros(2, 3), m.zeros(2, 3))),
+    ("einsum_ndim", lambda m: m.einsum("ijk", m.zeros(2, 3))),
+    ("einsum_out", lambda m: m.einsum("ij->k", m.zeros(2, 3))),
+    ("cdist_1d", lambda m: m.cdist(m.zeros(3), m.zeros(3))),
+    ("cdist_cols", lambda m: m.cdist(m.zeros(3, 2), m.zeros(3, 4))),
+    ("eigh_uplo", lambda m: m.linalg.eigh(m.eye(2), UPLO="X")),
+    ("qr_mode", lambda m: m.linalg.qr(m.eye(2), mode="x")),
+    ("matrix_power_nonsquare", lambda m: m.linalg.matrix_power(m.zeros(2, 3), 2)),
+    ("norm_str_vector", lambda m: m.linalg.norm(m.zeros(3), "fro")),
+    ("norm_3d_ord", lambda m: m.linalg.norm(m.zeros(2, 2, 2), 2)),
+    ("vector_norm_int", lambda m: m.linalg.vector_norm(m.zeros(3, dtype=m.long))),
+    ("norm_int", lambda m: m.norm(m.zeros(3, dtype=m.long))),
+    ("matrix_norm_ord", lambda m: m.linalg.matrix_norm(m.zeros(3, 3), 3)),
+]
+
+
+@pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_wording_matches_torch(torch, name, fn):
+    with pytest.raises(Exception) as th:
+        fn(torch)
+    with pytest.raises(Exception) as tg:
+        fn(tapegrad)
+    want = str(th.value).split("\n")[0]
+    assert want in str(tg.value), f"{name}: {tg.value!s} does not contain torch's {want!r}"
+    assert isinstance(tg.value, RuntimeError) == isinstance(th.value, RuntimeError)
+    if isinstance(th.value, torch.linalg.LinAlgError):
+        assert isinstance(tg.value, tapegrad.linalg.LinAlgError)
+
+
+def _spd(n, batch=()):
+    a = np.random.default_rng(3).standard_normal(batch + (n, n))
+    return a @ np.swapaxes(a, -1, -2) + n * np.eye(n)
+
+
+def _both(torch, arr):
+    return (tapegrad.tensor(arr, requires_grad=True), torch.tensor(arr, requires_grad=True))
+
+
+NAMED = [
+    ("linalg.slogdet", lambda m, x: m.linalg.slogdet(x)), ("slogdet", lambda m, x: m.slogdet(x)),
+    ("linalg.inv_ex", lambda m, x: m.linalg.inv_ex(x)), ("linalg.cholesky_ex", lambda m, x: m.linalg.cholesky_ex(x)),
+    ("linalg.qr", lambda m, x: m.linalg.qr(x)), ("qr", lambda m, x: m.qr(x)),
+    ("linalg.eigh", lambda m, x: m.linalg.eigh(x)), ("linalg.svd", lambda m, x: m.linalg.svd(x)),
+    ("svd", lambda m, x: m.svd(x)), ("linalg.lstsq", lambda m, x: m.linalg.lstsq(x, x)),
+    ("linalg.eigvalsh", lambda m, x: (m.linalg.eigvalsh(x),)), ("linalg.svdvals", lambda m, x: (m.linalg.svdvals(x),)),
+    ("linalg.matrix_power0", lambda m, x: (m.linalg.matrix_power(x, 0),)),
+    ("linalg.matrix_power1", lambda m, x: (m.linalg.matrix_power(x, 1),)),
+    ("linalg.matrix_power-1_batched", lambda m, x: (m.linalg.matrix_power(x.expand(2, 3, 3), -1),)),
+    ("logdet", lambda m, x: (m.logdet(x),)), ("cholesky", lambda m, x: (m.cholesky(x),)),
+]
+
+
+@pytest.mark.parametrize("name,fn", NAMED, ids=[n[0] for n in NAMED])
+def test_named_tuples_and_grad_fn_names(torch, name, fn):
+    x_tg, x_th = _both(torch, _spd(3))
+    r_tg, r_th = fn(tapegrad, x_tg), fn(torch, x_th)
+    assert len(r_tg) == len(r_th)
+    if hasattr(r_th, "_fields"):
+        assert r_tg._fields == r_th._fields
+        assert type(r_tg).__name__ == type(r_th).__name__
+    for a, b in zip(r_tg, r_th):
+        assert tuple(a.shape) == tuple(b.shape)
+        assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
+        assert a.requires_grad == b.requires_grad
+        if b.grad_fn is not None:
+            assert a.grad_fn.name() == type(b.grad_fn).__name__
+
+
+def test_qr_backward_errors(torch):
+    x = tapegrad.randn(4, 3, dtype=tapegrad.float64, requires_grad=True)
+    with pytest.raises(RuntimeError, match="not differentiable when mode='complete' and nrows > ncols"):
+        tapegrad.linalg.qr(x, mode="complete").Q.sum().backward()
+    with pytest.raises(RuntimeError, match="which is not computed when mode='r'"):
+        tapegrad.linalg.qr(x, mode="r").R.sum().backward()
+
+
+def test_inv_ex_reports_singular_without_raising(torch):
+    a = np.array([np.eye(2), SING])
+    res = tapegrad.linalg.inv_ex(tapegrad.tensor(a))
+    want = torch.linalg.inv_ex(torch.tensor(a))
+    np.testing.assert_array_equal(res.info.numpy(), want.info.numpy())
+    np.testing.assert_allclose(res.inverse.numpy()[0], np.eye(2))
+    ch = tapegrad.linalg.cholesky_ex(tapegrad.tensor(np.array([np.eye(2), NOT_PD])))
+    np.testing.assert_array_equal(ch.info.numpy(), torch.linalg.cholesky_ex(torch.tensor(np.array(
+        [np.eye(2), NOT_PD]))).info.numpy())
+    with pytest.raises(tapegrad.linalg.LinAlgError):
+        tapegrad.linalg.inv_ex(tapegrad.tensor(a), check_errors=True)
+
+
+def test_methods_and_aliases(torch):
+    a = np.random.default_rng(0).standard_normal((3, 3)) + 3 * np.eye(3)
+    t, th = tapegrad.tensor(a), torch.tensor(a)
+    for name, call in [("mm", lambda x: x.mm(x)), ("matmul", lambda x: x.matmul(x)), ("matmul_op", lambda x: x @ x),
+                       ("inverse", lambda x: x.inverse()), ("det", lambda x: x.det()), ("trace", lambda x: x.trace()),
+                       ("norm", lambda x: x.norm(p=1)), ("kron", lambda x: x.kron(x)),
+                       ("matrix_power", lambda x: x.matrix_power(-2)), ("pinverse", lambda x: x.pinverse()),
+                       ("logdet", lambda x: x.logdet()), ("outer", lambda x: x[0].outer(x[1])),
+                       ("addmm_", lambda x: x.clone().addmm_(x, x, beta=2)),
+                       ("diagonal", lambda x: (tapegrad if isinstance(x, tapegrad.Tensor) else torch).linalg.diagonal(x)),
+                       ("multi_dot", lambda x: (tapegrad if isinstance(x, tapegrad.Tensor) else torch).linalg.multi_dot(
+                           [x, x, x]))]:
+        np.testing.assert_allclose(np.asarray(call(t)), call(th).numpy(), rtol=1e-10, atol=1e-12, err_msg=name)
+
+
+def test_second_derivative_of_inv_uses_tapegrad_ops(torch):
+    a = np.random.default_rng(1).standard_normal((3, 3)) + 3 * np.eye(3)
+    res = []
+    for m in (tapegrad, torch):
+        x = m.tensor(a, requires_grad=True)
+        g, = m.autograd.grad(m.linalg.inv(x).sum() + m.linalg.det(x), x, create_graph=True)
+        gg, = m.autograd.grad((g * g).sum(), x)
+        res.append(np.asarray(gg.detach().numpy()))
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-9)
+
+
+def test_norm_variants_values(torch):
+    a = np.random.default_rng(2).standard_normal((2, 3, 4))
+    for kw in [dict(), dict(p=1), dict(p=math.inf, dim=1), dict(p="fro", dim=(1, 2), keepdim=True),
+               dict(p="nuc", dim=(1, 2)), dict(p=0.5, dim=-1)]:
+        got = tapegrad.norm(tapegrad.tensor(a), **kw).numpy()
+        np.testing.assert_allclose(got, torch.norm(torch.tensor(a), **kw).numpy(), rtol=1e-10, err_msg=str(kw))
