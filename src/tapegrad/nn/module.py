@@ -380,6 +380,8 @@ class Module:
             else:
                 buffers = self.__dict__.get("_buffers")
                 if isinstance(value, Buffer) or (buffers is not None and name in buffers):
+                    if buffers is None:
+                        raise AttributeError("cannot assign buffer before Module.__init__() call")
                     if isinstance(value, Buffer):
                         persistent, value = value.persistent, value.data
                     else:
