@@ -307,3 +307,38 @@ def test_errors_match_torch(torch, expr, exc, msg):
         eval(expr, {"m": tapegrad})
     with pytest.raises(exc, match=msg):
         eval(expr, {"m": torch})
+
+
+# --- in-place view ops (the tensor itself changes shape) -------------------------------------------------------------
+@pytest.mark.parametrize("expr", ["y.t_()", "y.transpose_(0, 1)", "y.swapaxes_(1, 0)", "y.swapdims_(0, -1)",
+                                  "y.unsqueeze_(1)", "y.unsqueeze(0).squeeze_()", "y.unsqueeze(1).squeeze_(1)",
+                                  "y.unsqueeze(1).squeeze_((1,))", "y.narrow(1, 1, 2).t_()"])
+def test_inplace_view_ops_vs_torch(torch, expr):
+    a = np.random.default_rng(3).standard_normal((2, 3))
+    res = []
+    for m in (tapegrad, torch):
+        x = m.tensor(a, requires_grad=True)
+        y = x * 2.0  # noqa: F841 - used by eval
+        z = eval(expr)
+        w = m.tensor(np.arange(1.0, 1.0 + z.numel()).reshape(tuple(z.shape)))
+        (z * w).sum().backward()
+        name = z.grad_fn.name() if m is tapegrad else type(z.grad_fn).__name__
+        res.append((tuple(z.shape), z._version, name, x.grad.numpy().copy()))
+    assert res[0][:3] == res[1][:3]
+    np.testing.assert_allclose(res[0][3], res[1][3])
+
+
+def test_inplace_view_op_on_leaf_is_an_error(torch):
+    for m in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="a leaf Variable that requires grad is being used in an in-place"):
+            m.randn(2, 3, requires_grad=True).t_()
+        x = m.randn(2, 3)
+        assert x.t_() is x and tuple(x.shape) == (3, 2) and x._version == 1
+
+
+def test_T_warns_like_torch(torch):
+    for m in (tapegrad, torch):
+        with pytest.warns(UserWarning, match="The use of `x.T` on tensors of dimension other than 2"):
+            m.randn(2, 3, 4).T
+        with pytest.warns(UserWarning, match="Tensor.T is deprecated on 0-D tensors"):
+            m.tensor(1.0).T

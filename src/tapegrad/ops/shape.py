@@ -10,10 +10,12 @@ the view rebases the base's history (``CopySlices``). The other ops (flip, roll,
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
 from .. import _dtype
+from ..autograd.grad_mode import _state
 from ..tensor import Size
 from ._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, op_error, shape_str
 
@@ -278,6 +280,14 @@ def t(input):
 
 def _T(self):
     n = _nd(self)
+    if n == 0:
+        warnings.warn("Tensor.T is deprecated on 0-D tensors. This function is the identity in these cases.",
+                      UserWarning, stacklevel=2)
+    elif n != 2:
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their shape is deprecated "
+                      "and it will throw an error in a future release. Consider `x.mT` to transpose batches of "
+                      "matrices or `x.permute(*torch.arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a "
+                      "tensor.", UserWarning, stacklevel=2)
     return permute(self, tuple(range(n - 1, -1, -1)))
 
 
@@ -1260,6 +1270,67 @@ def diagflat(input, offset=0):
     return DiagEmbed.apply(flat, int(offset), 0, 1)
 
 
+# --- in-place view ops: the tensor itself takes the new shape -----------------------------------------------------
+class TInplace(T):
+    node_name = "TBackward1"
+
+
+class TransposeInplace(Transpose):
+    node_name = "TransposeBackward1"
+
+
+class UnsqueezeInplace(Unsqueeze):
+    node_name = "UnsqueezeBackward1"
+
+
+Squeeze3, Squeeze4, Squeeze5 = (_squeeze_node(f"SqueezeBackward{i}") for i in (3, 4, 5))
+
+
+def _inplace_view(self, cls, args, redo):
+    """``x.t_()`` and friends: ``x`` becomes the view (same memory), its version is bumped, its history rebased."""
+    if _state.enabled and self._rg and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    out = cls.apply(self, *args)
+    self._array = out._array
+    if out.grad_fn is not None:
+        self.grad_fn, self._output_nr = out.grad_fn, 0
+    if self._base is not None:
+        root, f = self._base
+        self._base = (root, lambda t, f=f: redo(f(t)))
+    self._vc[0] += 1
+    return self
+
+
+def t_(self):
+    """In-place ``t()``."""
+    return _inplace_view(self, TInplace, (), lambda x: x.t())
+
+
+def transpose_(self, dim0, dim1):
+    """In-place ``transpose(dim0, dim1)``."""
+    n = _nd(self)
+    d0, d1 = normalize_dim(dim0, n), normalize_dim(dim1, n)
+    return _inplace_view(self, TransposeInplace, (d0, d1), lambda x: x.transpose(d0, d1))
+
+
+def unsqueeze_(self, dim):
+    """In-place ``unsqueeze(dim)``."""
+    d = normalize_dim(dim, _nd(self) + 1)
+    return _inplace_view(self, UnsqueezeInplace, (d,), lambda x: x.unsqueeze(d))
+
+
+def squeeze_(self, dim=None):
+    """In-place ``squeeze(dim)``."""
+    n = _nd(self)
+    if dim is None:
+        dims, cls = tuple(range(n)), Squeeze3
+    elif isinstance(dim, (tuple, list)):
+        dims, cls = tuple(normalize_dim(d, n) for d in dim) if n else (), Squeeze5
+    else:
+        dims, cls = (normalize_dim(dim, n),) if n else (), Squeeze4
+    return _inplace_view(self, cls, (dims,), lambda x: x.squeeze(dim))
+
+
 # --- contiguous ----------------------------------------------------------------------------------------------------
 def _contiguous(self, memory_format=None):
     """``self`` if C-contiguous, else a contiguous copy (CloneBackward0)."""
@@ -1281,5 +1352,6 @@ bind(reshape=reshape, view=view, transpose=transpose, swapaxes=transpose, swapdi
      repeat_interleave=repeat_interleave, flip=flip, fliplr=fliplr, flipud=flipud, roll=roll, rot90=rot90,
      split=split, chunk=chunk, tensor_split=tensor_split, unbind=unbind, narrow=narrow, select=select,
      tril=tril, triu=triu, diag=diag, diagonal=diagonal, diag_embed=diag_embed,
-     tril_=lambda self, diagonal=0: apply_inplace(self, tril, diagonal),
+     t_=t_, transpose_=transpose_, swapaxes_=transpose_, swapdims_=transpose_, unsqueeze_=unsqueeze_,
+     squeeze_=squeeze_, tril_=lambda self, diagonal=0: apply_inplace(self, tril, diagonal),
      triu_=lambda self, diagonal=0: apply_inplace(self, triu, diagonal))

@@ -40,7 +40,17 @@ SPECS = [
     OpSpec("moveaxis", lambda m, x, s, d: x.moveaxis(s, d), lambda r: [S(randn(r, 2, 3, 4), -1, 0)]),
     OpSpec("t_fn", lambda m, x: m.t(x), lambda r: [S(randn(r, 2, 3)), S(randn(r, 3), name="1d"),
                                                   S(randn(r), name="0d")]),
-    OpSpec("T_mT", lambda m, x: (x.T, x.mT), lambda r: [S(randn(r, 2, 3, 4))]),
+    OpSpec("T", lambda m, x: x.T, lambda r: [S(randn(r, 2, 3))]),
+    OpSpec("mT", lambda m, x: x.mT, lambda r: [S(randn(r, 2, 3, 4))]),
+    OpSpec("t_inplace", lambda m, x: x.t(), lambda r: [S(randn(r, 2, 3))], inplace=lambda x: x.t_()),
+    OpSpec("transpose_inplace", lambda m, x, a, b: x.transpose(a, b), lambda r: [S(randn(r, 2, 3, 4), 0, -1)],
+           inplace=lambda x, a, b: x.transpose_(a, b)),
+    OpSpec("swapaxes_inplace", lambda m, x, a, b: x.swapaxes(a, b), lambda r: [S(randn(r, 2, 3, 4), 2, 1)],
+           inplace=lambda x, a, b: x.swapaxes_(a, b)),
+    OpSpec("squeeze_inplace", lambda m, x, *d: x.squeeze(*d), lambda r: [S(randn(r, 2, 1, 3), 1)],
+           inplace=lambda x, *d: x.squeeze_(*d)),
+    OpSpec("unsqueeze_inplace", lambda m, x, d: x.unsqueeze(d), lambda r: [S(randn(r, 2, 3), -1)],
+           inplace=lambda x, d: x.unsqueeze_(d)),
     # --- squeeze / unsqueeze / expand -------------------------------------------------------------------------------
     OpSpec("squeeze_dims", lambda m, x, *d: m.squeeze(x, *d), lambda r: [
         S(randn(r, 2, 1, 3, 1), name="all"), S(randn(r, 2, 1, 3, 1), -1, name="neg"),
