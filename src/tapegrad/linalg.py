@@ -10,9 +10,9 @@ from .ops.linalg import linalg_norm as norm
 from .ops.linalg import linalg_qr as qr
 from .ops.linalg import linalg_slogdet as slogdet
 from .ops.linalg import linalg_svd as svd
-from .ops.linalg import (matrix_norm, matrix_power, matrix_rank, multi_dot, pinv, solve, solve_ex, svdvals, vecdot,
-                         vector_norm)
+from .ops.linalg import (matrix_exp, matrix_norm, matrix_power, matrix_rank, multi_dot, pinv, solve, solve_ex,
+                         solve_triangular, svdvals, vecdot, vector_norm)
 
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
-           "inv_ex", "lstsq", "matmul", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm", "pinv", "qr",
-           "slogdet", "solve", "solve_ex", "svd", "svdvals", "vecdot", "vector_norm"]
+           "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]

@@ -163,3 +163,15 @@ def test_norm_variants_values(torch):
                dict(p="nuc", dim=(1, 2)), dict(p=0.5, dim=-1)]:
         got = tapegrad.norm(tapegrad.tensor(a), **kw).numpy()
         np.testing.assert_allclose(got, torch.norm(torch.tensor(a), **kw).numpy(), rtol=1e-10, err_msg=str(kw))
+
+
+def test_solve_triangular_singular_gives_inf_nan_as_torch(torch):
+    a, b = np.zeros((3, 3)), np.ones((3, 1))
+    got = tapegrad.linalg.solve_triangular(tapegrad.tensor(a), tapegrad.tensor(b), upper=True).numpy()
+    want = torch.linalg.solve_triangular(torch.tensor(a), torch.tensor(b), upper=True).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_linalg_namespace_lists_torch_names(torch):
+    for name in tapegrad.linalg.__all__:
+        assert hasattr(torch.linalg, name), name

@@ -20,7 +20,8 @@ from ._util import Primitive, Tensor, bind, op_error, sum_to_shape
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross", "trace", "chain_matmul", "cdist", "norm", "det",
-           "inverse", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power"]
+           "inverse", "logdet", "slogdet", "cholesky", "qr", "svd", "pinverse", "matrix_power", "cholesky_solve",
+           "cholesky_inverse", "matrix_exp"]
 
 
 class LinAlgError(RuntimeError):
@@ -847,7 +848,7 @@ def _cross(input, other, dim, op):
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3, as torch.cross).
 
-    >>> tapegrad.cross(tapegrad.tensor([1., 0., 0.]), tapegrad.tensor([0., 1., 0.]))
+    >>> tapegrad.cross(tapegrad.tensor([1., 0., 0.]), tapegrad.tensor([0., 1., 0.]), dim=0)
     tensor([0., 0., 1.])
     """
     if dim is None:
@@ -2021,10 +2022,217 @@ def diagonal(A, *, offset=0, dim1=-2, dim2=-1):
     return A.diagonal(offset=offset, dim1=dim1, dim2=dim2)
 
 
+# --------------------------------------------------------------------------------------------------------------
+# triangular / Cholesky solves, matrix exponential
+
+def _tri(a: np.ndarray, upper, unit):
+    t = np.triu(a) if upper else np.tril(a)
+    if unit:
+        n = a.shape[-1]
+        t = t * (1 - np.eye(n, dtype=a.dtype)) + np.eye(n, dtype=a.dtype)
+    return t
+
+
+class LinalgSolveTriangular(Primitive):
+    """X with A X = B (``left``) or X A = B, reading only the ``upper``/lower triangle of A."""
+
+    @staticmethod
+    def forward(ctx, a, b, upper, left, unit):
+        _same_dtype(a, b)
+        ctx.upper, ctx.left, ctx.unit = upper, left, unit
+        ctx.save_result(0)
+        t = _tri(a, upper, unit)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            if left:
+                x = np.linalg.solve(t, b) if _nonsingular(t) else _tri_subst(t, b, upper)
+            else:
+                tt = np.swapaxes(t, -1, -2)
+                bt = np.swapaxes(b, -1, -2)
+                x = np.swapaxes(np.linalg.solve(tt, bt) if _nonsingular(t) else _tri_subst(tt, bt, not upper), -1, -2)
+        return np.ascontiguousarray(np.asarray(x, a.dtype))
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, a = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        up, left, unit = ctx.upper, ctx.left, ctx.unit
+        gb = LinalgSolveTriangular.apply(_mT(a), grad, not up, left, unit)
+        ga = None
+        if need[0]:
+            ga = -(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb))
+            n = a._array.shape[-1]
+            k = (1 if up else -1) if unit else 0
+            mask = np.triu(np.ones((n, n), ga._array.dtype), k) if up else np.tril(np.ones((n, n), ga._array.dtype), k)
+            ga = ga * _const(mask)
+        return ga, (gb if need[1] else None), None, None, None
+
+
+def _nonsingular(t):
+    d = np.diagonal(t, axis1=-2, axis2=-1)
+    return bool(np.all(d != 0))
+
+
+def _tri_subst(t, b, upper):
+    """Back/forward substitution (used only for singular triangles, to give LAPACK's inf/nan results)."""
+    n = t.shape[-1]
+    shape = np.broadcast_shapes(t.shape[:-2], b.shape[:-2])
+    t = np.broadcast_to(t, shape + t.shape[-2:])
+    x = np.array(np.broadcast_to(b, shape + b.shape[-2:]), dtype=np.result_type(t, b))
+    order = range(n - 1, -1, -1) if upper else range(n)
+    done = []
+    for i in order:
+        acc = x[..., i, :]
+        for j in done:
+            acc = acc - t[..., i, j, None] * x[..., j, :]
+        x[..., i, :] = acc / t[..., i, i, None]
+        done.append(i)
+    return x
+
+
+def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+    """Solve a triangular system ``A X = B`` (``left=False``: ``X A = B``), reading one triangle of A.
+
+    >>> tapegrad.linalg.solve_triangular(2 * tapegrad.eye(2), tapegrad.ones(2, 1), upper=True)
+    tensor([[0.5000],
+            [0.5000]])
+    """
+    a, b = A._array, B._array
+    _check_matrix("linalg.solve_triangular", a)
+    if b.ndim < 2:
+        raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
+    if a.shape[-1] != a.shape[-2]:
+        raise RuntimeError(f"linalg.solve_triangular: A must be batches of square matrices, but they are "
+                           f"{a.shape[-2]} by {a.shape[-1]} matrices")
+    n = a.shape[-1]
+    if (b.shape[-2] if left else b.shape[-1]) != n:
+        eq, sb = ("AX = B", f"{b.shape[-2]}x{b.shape[-1]}") if left else ("XA = B", f"{b.shape[-2]}x{b.shape[-1]}")
+        raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
+                           f"({n}x{n} and {sb})")
+    return LinalgSolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
+
+
+class CholeskySolve(Primitive):
+    """X = (L L^H)^{-1} B (``upper``: (U^H U)^{-1} B)."""
+
+    @staticmethod
+    def forward(ctx, b, l, upper):
+        _same_dtype(b, l)
+        ctx.upper = upper
+        ctx.save_result(1)
+        a = np.matmul(np.swapaxes(l, -1, -2), l) if upper else np.matmul(l, np.swapaxes(l, -1, -2))
+        return np.asarray(np.linalg.solve(a, b), b.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, l = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gb = CholeskySolve.apply(grad, l, ctx.upper)
+        gl = None
+        if need[1]:
+            common = matmul(gb, _mT(x))
+            common = common + _mT(common)
+            gl = -(matmul(l, common) if ctx.upper else matmul(common, l))
+        return (gb if need[0] else None), gl, None
+
+
+def cholesky_solve(input, input2, upper=False, *, out=None):
+    """Solve A X = B given A's Cholesky factor (``input`` is B, ``input2`` is L, or U with ``upper=True``).
+
+    >>> tapegrad.cholesky_solve(tapegrad.ones(2, 1), 2 * tapegrad.eye(2))
+    tensor([[0.2500],
+            [0.2500]])
+    """
+    b, l = input._array, input2._array
+    if b.ndim < 2 or l.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead" if b.ndim < 2
+                           else f"u should have at least 2 dimensions, but has {l.ndim} dimensions instead")
+    return CholeskySolve.apply(input, input2, bool(upper))
+
+
+class CholeskyInverse(Primitive):
+    """(L L^H)^{-1} from the Cholesky factor L (or U with ``upper``)."""
+
+    @staticmethod
+    def forward(ctx, l, upper):
+        ctx.upper = upper
+        ctx.save_result(0)
+        a = np.matmul(np.swapaxes(l, -1, -2), l) if upper else np.matmul(l, np.swapaxes(l, -1, -2))
+        return np.asarray(np.linalg.inv(a), l.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        inv_, l = ctx.saved_tensors
+        common = matmul(inv_, matmul(grad + _mT(grad), inv_))
+        return -(matmul(l, common) if ctx.upper else matmul(common, l)), None
+
+
+def cholesky_inverse(input, upper=False, *, out=None):
+    """Inverse of A = L L^T from its Cholesky factor L (U with ``upper=True``).
+
+    >>> tapegrad.cholesky_inverse(2 * tapegrad.eye(2))
+    tensor([[0.2500, 0.0000],
+            [0.0000, 0.2500]])
+    """
+    _check_square("cholesky_inverse", input._array, "input")
+    return CholeskyInverse.apply(input, bool(upper))
+
+
+def _expm_np(a: np.ndarray) -> np.ndarray:
+    """exp(A) by scaling and squaring with a degree-18 Taylor series (batched)."""
+    if a.size == 0:
+        return a.copy()
+    norm = np.abs(a).sum(-2).max() if a.ndim else 0.0
+    s = max(0, int(math.ceil(math.log2(norm / 0.5))) if norm > 0.5 else 0)
+    x = a / (2.0 ** s)
+    eye = np.broadcast_to(np.eye(a.shape[-1], dtype=a.dtype), a.shape)
+    res, term = eye.copy(), eye.copy()
+    for k in range(1, 19):
+        term = np.matmul(term, x) / k
+        res = res + term
+    for _ in range(s):
+        res = np.matmul(res, res)
+    return res
+
+
+class LinalgMatrixExp(Primitive):
+    """Matrix exponential; its gradient is a block of exp([[A^T, G], [0, A^T]]) (so it is differentiable again)."""
+
+    @staticmethod
+    def forward(ctx, a):
+        ctx.save_inputs(0)
+        return np.asarray(_expm_np(a), a.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, = ctx.saved_tensors
+        n = a._array.shape[-1]
+        at = _mT(a)
+        zero = _const(np.zeros(a._array.shape, a._array.dtype))
+        top = _cat_last(at, grad)
+        bottom = _cat_last(zero, at)
+        dt = a._array.dtype
+        meta = matmul(_const(np.eye(2 * n, n, dtype=dt)), top) + matmul(_const(np.eye(2 * n, n, k=-n, dtype=dt)),
+                                                                           bottom)
+        big = LinalgMatrixExp.apply(meta)
+        return big[..., :n, n:]
+
+
+def matrix_exp(A):
+    """Matrix exponential exp(A) = sum A^k / k! (batched).
+
+    >>> tapegrad.linalg.matrix_exp(tapegrad.zeros(2, 2))
+    tensor([[1., 0.],
+            [0., 1.]])
+    """
+    _check_square("linalg.matrix_exp", A._array)
+    return LinalgMatrixExp.apply(A)
+
+
 bind(mm=mm, bmm=bmm, mv=mv, dot=dot, vdot=vdot, inner=inner, outer=outer, ger=ger, addmm=addmm, addmv=addmv,
      addr=addr, baddbmm=baddbmm, addbmm=addbmm, addmm_=_inplace(addmm), addmv_=_inplace(addmv),
      addr_=_inplace(addr), baddbmm_=_inplace(baddbmm), addbmm_=_inplace(addbmm), kron=kron, cross=cross,
      trace=trace, norm=norm, det=det, inverse=inverse, logdet=logdet, slogdet=slogdet, cholesky=cholesky, qr=qr,
      svd=svd, pinverse=pinverse, matrix_power=matrix_power, matmul=matmul, __matmul__=matmul,
+     cholesky_solve=cholesky_solve, cholesky_inverse=cholesky_inverse, matrix_exp=matrix_exp,
      __rmatmul__=lambda self, other: matmul(other if isinstance(other, Tensor) else Tensor._make(np.asarray(other)),
                                             self))

@@ -206,6 +206,18 @@ SPECS = [
                                                                             name="dims")]),
     OpSpec("svd_no_uv", lambda m, x: m.svd(x, compute_uv=False), lambda r: [S(randn(r, 3, 2))],
            output_process=lambda res: (res[1], res[0].abs().sum() + res[2].abs().sum())),
+    OpSpec("linalg.solve_triangular", lambda m, a, b, **kw: m.linalg.solve_triangular(a, b, **kw), lambda r: [
+        S(wc(r, 3, 3), randn(r, 3, 2), upper=True), S(wc(r, 3, 3), randn(r, 3, 2), upper=False, name="lower"),
+        S(wc(r, 2, 3, 3), randn(r, 2, 3), upper=False, left=False, name="right"),
+        S(wc(r, 3, 3), randn(r, 2, 3, 1), upper=True, unitriangular=True, name="unit_bcast")]),
+    OpSpec("cholesky_solve", lambda m, b, l, *a: m.cholesky_solve(b, l, *a), lambda r: [
+        S(randn(r, 3, 2), np.linalg.cholesky(spd(r, 3, 3))), S(randn(r, 2, 3, 1), np.linalg.cholesky(spd(r, 3, 3)).T,
+                                                                True, name="upper_bcast")]),
+    OpSpec("cholesky_inverse", lambda m, l, *a: m.cholesky_inverse(l, *a), lambda r: [
+        S(np.linalg.cholesky(spd(r, 3, 3))), S(np.linalg.cholesky(spd(r, 3, 3)).T, True, name="upper")]),
+    OpSpec("linalg.matrix_exp", lambda m, x: m.linalg.matrix_exp(x), lambda r: [
+        S(randn(r, 3, 3)), S(randn(r, 2, 2, 2), name="batched"), S(3 * randn(r, 3, 3), name="large")]),
+    OpSpec("matrix_exp", lambda m, x: m.matrix_exp(x), lambda r: [S(randn(r, 2, 2))]),
     OpSpec("linalg.vecdot", lambda m, x, y, **kw: m.linalg.vecdot(x, y, **kw), lambda r: [
         S(randn(r, 2, 3), randn(r, 3)), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0")]),
     # --- factorisations -----------------------------------------------------------------------------------------
