@@ -92,7 +92,7 @@ def _from_values(roots, model, show_grad):
             raise GraphTooLarge(f"this graph has more than {_SCAN_LIMIT} values; draw a smaller part of it "
                                 "(one neuron or one layer's output) or use tapegrad.viz.print_graph(root, "
                                 "max_depth=...)")
-        stack.extend(v._kids)
+        stack.extend(reversed(v._kids))     # popped in input order: a left of b in the picture
     root_ids = {id(r) for r in roots}
     for v in order:
         vid = f"v{id(v)}"
@@ -185,8 +185,7 @@ def _from_tensors(roots, model, show_grad, show_saved, names):
         for nxt, _ in node.next_functions:
             if nxt is not None:
                 model.edge(nid, f"n{id(nxt)}")
-                if id(nxt) not in seen:
-                    stack.append(nxt)
+        stack.extend(n for n, _ in reversed(node.next_functions) if n is not None and id(n) not in seen)
 
 
 # --- layering and collapsing ------------------------------------------------------------------------------------
