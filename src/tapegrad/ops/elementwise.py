@@ -95,6 +95,12 @@ def _not_implemented(kernel, d):
     return NotImplementedError(f'"{kernel}" not implemented for \'{_legacy(d)}\'')
 
 
+def _no_bool(kernel, d):
+    """torch has no bool kernel for many integer ops: the same NotImplementedError."""
+    if d == np.bool_:
+        raise _not_implemented(kernel, d)
+
+
 def _float_only(kernel, x):
     """Activations and a few math ops have no integer kernel in torch: the same NotImplementedError."""
     if x.dtype.kind not in "fc":
@@ -158,6 +164,16 @@ def _inplace(fn):
     return op_
 
 
+def _quiet(forward):
+    """Run a forward with NumPy's floating-point warnings off (torch returns inf/nan silently)."""
+
+    @functools.wraps(forward)
+    def wrapper(*args):
+        with np.errstate(all="ignore"):
+            return forward(*args)
+    return wrapper
+
+
 def _t(x):
     """A Python number as a 0-d tensor for the rare op that needs one."""
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
@@ -207,6 +223,7 @@ class Add(Primitive):
     _scalar_edges = True
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b, alpha=1):
         a, b, _ = promote(a, b)
         ctx.alpha = alpha
@@ -223,11 +240,10 @@ class Sub(Primitive):
     _scalar_edges = True
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b, alpha=1):
+        _sub_check(a, b)
         a, b, d = promote(a, b)
-        if d == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
-                               "Use the `^` or `logical_xor()` operator instead.")
         ctx.alpha = alpha
         return a - b if alpha == 1 else a - alpha * b
 
@@ -236,16 +252,28 @@ class Sub(Primitive):
         return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None
 
 
+def _is_bool(v):
+    return isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
+
+
+def _sub_check(a, b):
+    if _is_bool(a) and _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. "
+                           "Use the `^` or `logical_xor()` operator instead.")
+    if _is_bool(a) or _is_bool(b):
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
+                           "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+
+
 class Rsub(Primitive):
     """number - a (Python's ``2 - x``)."""
 
     node_name = "RsubBackward1"
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b):
-        if a.dtype == np.bool_:
-            raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. If you are "
-                               "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
+        _sub_check(b, a)
         a, b, _ = promote(a, b)
         return np.asarray(b - a)
 
@@ -260,6 +288,7 @@ class Mul(Primitive):
     _scalar_edges = True
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
         ctx.save_inputs(0, 1)
@@ -292,17 +321,19 @@ class Div(Primitive):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         ga = grad / b if need[0] else None
-        gb = -grad * a / (b * b) if need[1] else None
+        gb = -grad * ((a / b) / b) if need[1] else None   # torch's order of operations (same rounding)
         return ga, gb
 
 
 def _floor_div_np(a, b, d):
+    _no_bool("div_floor_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(np.floor_divide(a, b))
 
 
 def _trunc_div_np(a, b, d):
+    _no_bool("div_trunc_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if d.kind in "fc":
@@ -388,8 +419,7 @@ def _int_pow(a, e):
 def _pow_np(a, e, d):
     if d.kind in "iu":
         return _int_pow(a, e)
-    if d.kind == "b":
-        return np.asarray(np.logical_or(a, np.logical_not(e)))
+    _no_bool("pow", d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(np.power(a, e))
 
@@ -404,6 +434,8 @@ class Pow(Primitive):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         ctx.save_inputs(0)
         ctx.exponent = exponent
+        if d == np.bool_ and exponent in (0, 1):   # torch's shortcuts for x ** 0 and x ** 1 need no kernel
+            return np.ones_like(a) if exponent == 0 else a.copy()
         return _pow_np(a, e, d)
 
     @staticmethod
@@ -480,8 +512,6 @@ def sub(input, other, *, alpha=1):  # noqa: A002
     >>> tapegrad.sub(tapegrad.tensor([1., 2.]), 1)
     tensor([0., 1.])
     """
-    if not isinstance(input, Tensor):
-        return Rsub.apply(other, input) if alpha == 1 else Rsub.apply(other * alpha, input)
     return Sub.apply(input, other, alpha) if alpha != 1 else Sub.apply(input, other)
 
 
@@ -581,6 +611,7 @@ class Atan2(Primitive):
     """atan2(a, b): the angle of the point (b, a)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b):
         a, b = _cast_all((a, b), _result(a, b, floating=True))
         ctx.save_inputs(0, 1)
@@ -598,6 +629,7 @@ class Hypot(Primitive):
     """sqrt(a**2 + b**2) without overflow."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b):
         d = _result(a, b)
         if d.kind not in "fc":
@@ -646,12 +678,14 @@ Fmin = _extremum("Fmin", np.fmin, False, True)
 
 
 def _fmod_np(a, b, d):
+    _no_bool("fmod_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(np.fmod(a, b))
 
 
 def _remainder_np(a, b, d):
+    _no_bool("remainder_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(np.remainder(a, b))
@@ -834,6 +868,7 @@ class Lerp(Primitive):
     node_name = "LerpBackward0"
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b, w):
         ctx.w = w
         return _lerp_np(a, b, w)
@@ -851,6 +886,7 @@ class LerpTensor(Primitive):
     node_name = "LerpBackward1"
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b, w):
         ctx.save_inputs(0, 1, 2)
         return _lerp_np(a, b, w)
@@ -861,6 +897,16 @@ class LerpTensor(Primitive):
         need = ctx.needs_input_grad
         return (grad * (1 - w) if need[0] else None), (grad * w if need[1] else None), \
             (grad * (b - a) if need[2] else None)
+
+
+_TYPEMETA = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+             "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+             "bool": "bool", "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
+
+
+def _meta(t):
+    """A dtype as torch's TypeMeta prints it (``float``, ``double``, ``long int``) in some messages."""
+    return _TYPEMETA[t.dtype.name]
 
 
 def _lerp_np(a, b, w):
@@ -880,11 +926,13 @@ def lerp(input, end, weight):  # noqa: A002
     >>> tapegrad.lerp(tapegrad.tensor([0.]), tapegrad.tensor([10.]), 0.25)
     tensor([2.5000])
     """
+    _need_tensor("lerp", "input", 1, input)
+    _need_tensor("lerp", "end", 2, end)
     if end.dtype is not input.dtype:
-        raise RuntimeError(f"expected dtype {input.dtype.name} for `end` but got dtype {end.dtype.name}")
+        raise RuntimeError(f"expected dtype {_meta(input)} for `end` but got dtype {_meta(end)}")
     if isinstance(weight, Tensor):
         if weight.dtype is not input.dtype:
-            raise RuntimeError(f"expected dtype {input.dtype.name} for `weight` but got dtype {weight.dtype.name}")
+            raise RuntimeError(f"expected dtype {_meta(input)} for `weight` but got dtype {_meta(weight)}")
         return LerpTensor.apply(input, end, weight)
     return Lerp.apply(input, end, weight)
 
@@ -893,9 +941,11 @@ class Addcmul(Primitive):
     """``input + value * tensor1 * tensor2``."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x, t1, t2, value):
         d = _result(x, t1, t2)
         x, t1, t2 = _cast_all((x, t1, t2), d)
+        _no_bool("addcmul_cpu_out", d)
         if d.kind in "iub" and not isinstance(value, (bool, int, np.integer)):
             raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
         ctx.save_inputs(1, 2)
@@ -947,6 +997,8 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     >>> tapegrad.addcmul(tapegrad.tensor([1.]), tapegrad.tensor([2.]), tapegrad.tensor([3.]), value=0.5)
     tensor([4.])
     """
+    for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _need_tensor("addcmul", n, i + 1, v)
     return Addcmul.apply(input, tensor1, tensor2, value)
 
 
@@ -957,6 +1009,8 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     >>> tapegrad.addcdiv(tapegrad.tensor([1.]), tapegrad.tensor([3.]), tapegrad.tensor([2.]), value=2)
     tensor([4.])
     """
+    for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
+        _need_tensor("addcdiv", n, i + 1, v)
     return Addcdiv.apply(input, tensor1, tensor2, value)
 
 
@@ -964,6 +1018,7 @@ class Copysign(Primitive):
     """|a| with the sign of b (tensor b)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, a, b):
         a, b = _cast_all((a, b), _result(a, b, floating=True))
         r = np.asarray(np.copysign(a, b))
@@ -1190,8 +1245,10 @@ Frac = unary("Frac", lambda x: np.asarray(x - np.trunc(x)), lambda grad, x, r: g
 
 def _rounding(name, np_fn):
     """floor/ceil/trunc/round: integer tensors pass through unchanged; the gradient is zero."""
-    return unary(name, lambda x: x.copy() if x.dtype.kind in "iub" else np.asarray(np_fn(x)),
-                 lambda grad, x, r: _zeros_like(grad), save="none", floating=False)
+    def fwd(x):
+        _no_bool(f"{name.lower()}_vml_cpu", x.dtype)
+        return x.copy() if x.dtype.kind in "iu" else np.asarray(np_fn(x))
+    return unary(name, fwd, lambda grad, x, r: _zeros_like(grad), save="none", floating=False)
 
 
 Floor = _rounding("Floor", np.floor)
@@ -1411,6 +1468,8 @@ class Clamp(Primitive):
     @staticmethod
     def forward(ctx, x, lo, hi):
         d = _result(x, lo, hi)
+        _no_bool("clamp_scalar_cpu" if lo is not None and hi is not None else
+                 "clamp_min_scalar_cpu" if lo is not None else "clamp_max_scalar_cpu", d)
         x, lo_, hi_ = _cast_all((x, lo, hi), d)
         ctx.mask = np.ones(x.shape, bool)
         r = x
@@ -1443,6 +1502,8 @@ class ClampTensor(Primitive):
     @staticmethod
     def forward(ctx, x, lo, hi):
         d = _result(x, lo, hi)
+        if lo is not None and hi is not None:
+            _no_bool("clamp_cpu", d)
         x, lo, hi = _cast_all((x, lo, hi), d)
         r = x
         if lo is not None and hi is not None:
@@ -1475,6 +1536,7 @@ class ClampMaxTensor(ClampTensor):
 
 
 def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
+    _need_tensor("clamp", "input", 1, input)
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     tmin, tmax = isinstance(min, Tensor), isinstance(max, Tensor)
@@ -1525,8 +1587,10 @@ class Relu(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype == np.bool_:
+            raise RuntimeError("Boolean inputs not supported for relu")
         ctx.save_result()
-        return np.maximum(x, 0) if x.dtype.kind != "b" else x.copy()
+        return np.maximum(x, x.dtype.type(0))
 
     @staticmethod
     def backward(ctx, grad):
@@ -1540,7 +1604,9 @@ class Hardtanh(Primitive):
     @staticmethod
     def forward(ctx, x, lo, hi):
         if x.dtype == np.bool_:
-            raise _not_implemented("hardtanh_cpu", x.dtype)
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        if x.dtype == np.uint8 and (lo < 0 or hi < 0):
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         ctx.mask = (x > lo) & (x < hi)
         t = x.dtype.type
         return np.asarray(np.minimum(np.maximum(x, t(lo)), t(hi)))
@@ -1554,6 +1620,7 @@ class LeakyRelu(Primitive):
     """x if x > 0 else slope * x."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x, slope):
         _float_only("leaky_relu_cpu", x)
         ctx.mask, ctx.slope = x > 0, slope
@@ -1572,6 +1639,7 @@ class Elu(Primitive):
     """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1)): elu, selu (and celu, with its own name)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x, alpha, scale, input_scale):
         _float_only("elu_cpu", x)
         ctx.save_inputs(0)
@@ -1620,6 +1688,7 @@ class Threshold(Primitive):
 
     @staticmethod
     def forward(ctx, x, th, value):
+        _no_bool("threshold_cpu", x.dtype)
         ctx.mask = x > th
         return np.asarray(np.where(ctx.mask, x, np.asarray(value).astype(x.dtype)))
 
@@ -1630,6 +1699,9 @@ class Threshold(Primitive):
 
 class ThresholdInplace(Threshold):
     node_name = "ThresholdBackward1"
+
+
+_ONE_SIXTH_F = float(np.float32(1.0) / np.float32(6.0))   # torch's backward uses the float literal 1.0f / 6
 
 
 class Hardsigmoid(Primitive):
@@ -1644,7 +1716,7 @@ class Hardsigmoid(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad / 6, 0.0)
+        return _w(ctx.mask, grad * _ONE_SIXTH_F, 0.0)
 
 
 class Hardswish(Primitive):
@@ -1668,6 +1740,7 @@ class Softplus(Primitive):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold`` (stable for any x)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x, beta, threshold):
         _float_only("softplus_cpu", x)
         ctx.save_inputs(0)
@@ -1691,6 +1764,7 @@ class LogSigmoid(Primitive):
     node_name = "LogSigmoidBackward0"
 
     @staticmethod
+    @_quiet
     def forward(ctx, x):
         _float_only("log_sigmoid_forward_cpu", x)
         ctx.save_inputs(0)
@@ -1706,6 +1780,7 @@ class Silu(Primitive):
     """x * sigmoid(x)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x):
         _float_only("silu_cpu", x)
         ctx.save_inputs(0)
@@ -1722,6 +1797,7 @@ class Mish(Primitive):
     """x * tanh(softplus(x))."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x):
         _float_only("mish_cpu", x)
         ctx.save_inputs(0)
@@ -1744,6 +1820,7 @@ class Gelu(Primitive):
     """x * Phi(x) (``approximate="none"``) or its tanh approximation (``approximate="tanh"``)."""
 
     @staticmethod
+    @_quiet
     def forward(ctx, x, approximate):
         if approximate not in ("none", "tanh"):
             raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate!r})")
@@ -2120,6 +2197,7 @@ def _operand(x):
 
 def _compare(np_fn, name):
     def cmp(input, other):  # noqa: A002
+        _need_tensor(name, "input", 1, input)
         a, b, _ = promote(_operand(input), _operand(other))
         return Tensor._make(np.asarray(np_fn(a, b)))
     cmp.__name__ = cmp.__qualname__ = name
@@ -2137,6 +2215,7 @@ greater, greater_equal, less, less_equal, not_equal = gt, ge, lt, le, ne
 
 def _logical(np_fn, name):
     def fn(input, other):  # noqa: A002
+        _need_tensor(name, "input", 1, input)
         _need_tensor(name, "other", 2, other)
         return Tensor._make(np.asarray(np_fn(input._array, other._array)))
     fn.__name__ = fn.__qualname__ = name
@@ -2226,7 +2305,7 @@ signbit = _test("signbit", lambda a: np.signbit(a) if a.dtype != np.bool_ else n
 
 def _same_dtype(a, b):
     if a.dtype is not b.dtype:
-        raise RuntimeError(f"{b.dtype._legacy} did not match {a.dtype._legacy}")
+        raise RuntimeError(f"{a.dtype._legacy} did not match {b.dtype._legacy}")
 
 
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
@@ -2398,6 +2477,12 @@ def _rmod(self, other):
     return RRemainder.apply(self, other)
 
 
+def _pos(self):
+    if self.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return self
+
+
 def _tensor_where(self, condition, y):
     return where(condition, self, y)
 
@@ -2432,7 +2517,7 @@ bind(
     __mul__=mul, __rmul__=lambda self, other: Mul.apply(self, other),
     __truediv__=div, __rtruediv__=_rtruediv, __div__=div,
     __floordiv__=floor_divide, __rfloordiv__=_rfloordiv, __mod__=remainder, __rmod__=_rmod,
-    __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=lambda self: self, __abs__=abs,
+    __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=_pos, __abs__=abs,
     __iadd__=_iop(add), __isub__=_iop(sub), __imul__=_iop(mul), __itruediv__=_iop(div), __ipow__=_iop(pow),
     __ifloordiv__=_iop(floor_divide), __imod__=_iop(remainder),
     __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
