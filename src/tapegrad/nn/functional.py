@@ -10,8 +10,8 @@ from ..ops import nn_ops as _nn
 from ..ops.nn_ops import *  # noqa: F401,F403
 from ..ops.conv import *  # noqa: F401,F403
 
-for _name in _nn.FUNCTIONAL:
-    globals()[_name] = getattr(_nn, _name)
+for _name in _nn.FUNCTIONAL:      # nn.functional's signature where torch.xxx differs (batch_norm, embedding, ...)
+    globals()[_name] = _nn.FUNCTIONAL_OVERRIDES.get(_name) or getattr(_nn, _name)
 
 
 def _export(module_name, names):

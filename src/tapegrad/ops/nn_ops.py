@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, normalize_dim, op_error, shape_str
+from ._util import Primitive, Tensor, bind, normalize_dim, op_error, shape_str
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -694,8 +694,10 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 1}).")
     if nd <= 2:
-        if t.ndim > 1 or (nd == 1 and t.ndim != 0):
+        if t.ndim > 1 or (nd == 1 and t.size != 1):
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if nd == 1:
+            t = t.reshape(())
         return NllLoss.apply(input, t, w, reduction, ignore_index)
     if nd == 4:
         if t.ndim != 3:
@@ -849,7 +851,7 @@ class HuberLoss(_PairLoss):
         return g * (d * inner + (delta * np.sign(d._array)) * ~inner)
 
 
-def _weighted(loss, weight, input, reduction):
+def _weighted(loss, weight, input, reduction, mean_by_weight=True):
     if tuple(weight.shape) != tuple(input.shape):
         raise ValueError("Weights and input must have the same size.")
     loss = loss * weight
@@ -857,7 +859,7 @@ def _weighted(loss, weight, input, reduction):
         return loss
     if reduction == "sum":
         return loss.sum()
-    return loss.sum() / weight.sum()
+    return loss.sum() / weight.sum() if mean_by_weight else loss.mean()
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
@@ -914,7 +916,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
     if weight is not None:
-        return _weighted(HuberLoss.apply(input, target, "none", float(delta)), weight, input, reduction)
+        return _weighted(HuberLoss.apply(input, target, "none", float(delta)), weight, input, reduction, False)
     return HuberLoss.apply(input, target, reduction, float(delta))
 
 
@@ -947,12 +949,7 @@ class BinaryCrossEntropy(Primitive):
             g = g * ctx.w
         need = ctx.needs_input_grad
         gx = g * (x - t) / _ClampMin.apply((1 - x) * x, 1e-12) if need[0] else None
-        if need[1]:
-            with np.errstate(divide="ignore"):
-                lx = np.maximum(np.log(x._array), -100) - np.maximum(np.log1p(-x._array), -100)
-            gt = g * -lx
-        else:
-            gt = None
+        gt = g * (_ClampMin.apply((1 - x).log(), -100) - _ClampMin.apply(x.log(), -100)) if need[1] else None
         return gx, gt, None, None
 
 
@@ -1151,12 +1148,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 
 
 class SoftMarginLoss(Primitive):
-    """log(1 + exp(-target * input)), reduced (stable for any input)."""
+    """log(1 + exp(-target * input)), reduced."""
 
     @staticmethod
     def forward(ctx, x, t, reduction):
-        z = -t * x
-        loss = np.asarray(np.maximum(z, 0) + np.log1p(np.exp(-np.abs(z))), x.dtype)
+        with np.errstate(over="ignore"):
+            loss = np.asarray(np.log1p(np.exp(-t * x)), x.dtype)     # torch's formula (it overflows as torch)
         ctx.save_inputs(0)
         ctx.t, ctx.reduction, ctx.shape = t, reduction, loss.shape
         return _red_np(loss, reduction)
@@ -1877,9 +1874,6 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     >>> F.embedding(tapegrad.tensor([1]), tapegrad.tensor([[0., 0.], [1., 2.]]))
     tensor([[1., 2.]])
     """
-    if isinstance(input, Tensor) and isinstance(weight, Tensor) and input._array.dtype.kind == "f" \
-            and weight._array.dtype.kind in "iu":
-        input, weight = weight, input              # torch.embedding(weight, indices) order
     idx = input._array if isinstance(input, Tensor) else np.asarray(input)
     _check_indices(idx, "embedding")
     n = weight._array.shape[0]
@@ -2143,7 +2137,9 @@ class ScaledDotProductFlashAttentionForCpu(Primitive):
             s = s + ctx.bias
         p = Softmax.apply(s, s.ndim - 1)
         if ctx.bias is not None:
-            p = p * np.isfinite(ctx.bias).any(-1, keepdims=True)     # fully masked rows are 0, not nan
+            dead = ~np.isfinite(ctx.bias).any(-1, keepdims=True)
+            if dead.any():                                           # fully masked rows are 0, not nan
+                p = _MaskedFill.apply(p, np.broadcast_to(dead, p.shape), 0.0)
         gv = _T(p).matmul(grad) if need[2] else None
         gq = gk = None
         if need[0] or need[1]:
@@ -2176,17 +2172,61 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         key, value = expand_heads(key), expand_heads(value)
     sc = 1.0 / math.sqrt(E) if scale is None else scale
     dtype = np.result_type(query._array, key._array, value._array)
-    bias = _attn_bias(attn_mask, L, S, is_causal, dtype)
-    if len(qs) == 4 and dropout_p == 0.0:
+    float_mask = attn_mask is not None and isinstance(attn_mask, Tensor) and attn_mask._array.dtype != np.bool_
+    grad_mask = float_mask and attn_mask._rg and _state.enabled
+    if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask:
+        # torch's fused CPU kernel (its conditions: 4-d, no dropout, equal head dims, constant mask)
+        bias = _attn_bias(attn_mask, L, S, is_causal, dtype)
         return ScaledDotProductFlashAttentionForCpu.apply(query, key, value, bias, sc)
-    # torch's math path: explicit ops, dropout on the attention weights
+    # torch's math path: explicit ops (a float mask stays differentiable), dropout on the attention weights
+    bias = _attn_bias(None if float_mask else attn_mask, L, S, is_causal, dtype)
     half = math.sqrt(sc)
     attn = (query * half).matmul(_T(key * half))
+    if float_mask:
+        attn = attn + attn_mask
     if bias is not None:
         attn = attn + bias
     attn = Softmax.apply(attn, attn.ndim - 1)
-    if bias is not None:
-        attn = attn * np.isfinite(bias).any(-1, keepdims=True)
+    finite = np.isfinite(attn._array).all(-1, keepdims=True)
+    if not finite.all():
+        attn = _MaskedFill.apply(attn, np.broadcast_to(~finite, attn.shape), 0.0)    # _safe_softmax
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
+
+
+# --- torch.xxx names whose signature differs from nn.functional's ----------------------------------------------
+FUNCTIONAL_OVERRIDES = {"batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding}
+
+
+def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
+    """``torch.batch_norm`` (ATen's argument order; ``nn.functional.batch_norm`` takes the running stats first)."""
+    return FUNCTIONAL_OVERRIDES["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
+
+
+def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
+                         cudnn_enabled):
+    """``torch.instance_norm`` (ATen's argument order)."""
+    return FUNCTIONAL_OVERRIDES["instance_norm"](input, running_mean, running_var, weight, bias, use_input_stats,
+                                                 momentum, eps)
+
+
+def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    """``torch.embedding(weight, indices)`` (padding_idx -1 means none, as in ATen)."""
+    return FUNCTIONAL_OVERRIDES["embedding"](indices, weight, None if padding_idx == -1 else padding_idx,
+                                             scale_grad_by_freq=scale_grad_by_freq)
+
+
+batch_norm, instance_norm, embedding = _torch_batch_norm, _torch_instance_norm, _torch_embedding
+batch_norm.__name__, instance_norm.__name__, embedding.__name__ = "batch_norm", "instance_norm", "embedding"
+
+
+def _softmax_method(self, dim, dtype=None):
+    return softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax_method(self, dim, dtype=None):
+    return log_softmax(self, dim, dtype=dtype)
+
+
+bind(softmax=_softmax_method, log_softmax=_log_softmax_method)
