@@ -296,3 +296,62 @@ def test_out_of_bounds_wording_matches_torch(torch, key):
             m.zeros(3, 4, 5)[key]
         got.append(str(e.value))
     assert got[0] == got[1]
+
+
+_POOL = [0, 1, -1, 2, -2, slice(None), slice(1, None), slice(None, None, 2), slice(-2, None), slice(5, 1),
+         slice(0, 2), None, Ellipsis, [0, 1], [1, 1, 0], [-1], [], True, False, "int_tensor", "mask", "int_tensor_0d",
+         "int_tensor_2d", "mask_2d"]
+
+
+def _key_item(m, k, shape, dim):
+    if k == "int_tensor":
+        return m.tensor([1, 0])
+    if k == "int_tensor_0d":
+        return m.tensor(1)
+    if k == "int_tensor_2d":
+        return m.tensor([[0, 1], [1, 0]])
+    if k in ("mask", "mask_2d"):
+        n1 = shape[dim] if dim < len(shape) else 1
+        if k == "mask":
+            return m.tensor(np.arange(n1) % 2 == 0)
+        n2 = shape[dim + 1] if dim + 1 < len(shape) else 1
+        return m.tensor((np.arange(n1 * n2) % 3 != 1).reshape(n1, n2))
+    return k
+
+
+def _random_key_outcome(m, a, ks):
+    key = tuple(_key_item(m, k, a.shape, i) for i, k in enumerate(ks))
+    x = m.tensor(a, requires_grad=True)
+    try:
+        r = (x * 1)[key]
+        w = m.tensor(np.linspace(-1, 1, r.numel()).reshape(tuple(r.shape)))
+        (g,) = m.autograd.grad((r * w).sum(), x) if r.numel() else (None,)
+        z = x * 1
+        v = m.tensor(np.arange(r.numel(), dtype=np.float64).reshape(tuple(r.shape)) + 0.5, requires_grad=True)
+        z[key] = v
+        gz = m.autograd.grad((z * z).sum(), [x, v], allow_unused=True)
+    except (IndexError, RuntimeError, ValueError) as e:
+        return ("error", type(e).__name__, str(e))
+    name = (lambda t: type(t.grad_fn).__name__) if m.__name__ == "torch" else (lambda t: t.grad_fn.name())
+    arrays = [r.detach().numpy(), g, z.detach().numpy(), *gz]
+    return ("ok", name(r), name(z), [None if t is None else np.asarray(t.detach().numpy() if hasattr(t, "detach")
+                                                                        else t) for t in arrays])
+
+
+def test_random_keys_match_torch(torch):
+    """Random mixes of ints, slices, None, ..., lists, bool/int tensors: x[key] and x[key] = v against torch
+    (values, gradients, grad_fn names, error type and wording)."""
+    r = np.random.default_rng(2024)
+    for _ in range(150):
+        a = r.standard_normal(tuple(r.integers(1, 4, size=r.integers(0, 4))))
+        ks = [_POOL[i] for i in r.integers(0, len(_POOL), size=r.integers(1, 4))]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want, got = _random_key_outcome(torch, a, ks), _random_key_outcome(tapegrad, a, ks)
+        assert want[:3] == got[:3], (a.shape, ks)
+        if want[0] == "ok":
+            for p, q in zip(want[3], got[3]):
+                if p is None or q is None:
+                    assert (p is None or not p.any()) and (q is None or not q.any()), (a.shape, ks)
+                else:
+                    assert p.shape == q.shape and np.allclose(p, q), (a.shape, ks)

@@ -106,7 +106,7 @@ def promote(a, b):
 
 def mark_view(out: Tensor, base: Tensor, view_fn) -> Tensor:
     """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter)."""
-    if np.may_share_memory(out._array, base._array):
+    if out._array.size == 0 or np.may_share_memory(out._array, base._array):   # an empty view is still a view
         out._vc = base._vc
         root = base._base[0] if base._base is not None else base
         if base._base is not None:

@@ -233,7 +233,8 @@ def _apply_slicing(self, items, single):
     for pos, it in enumerate(items):
         kind = it[0]
         if kind == "int":
-            size = result._array.shape[dim]
+            rs = result._array.shape
+            size = rs[dim] if dim < len(rs) else 0   # (only reachable with two ellipses, as in torch)
             i = it[1]
             if not -size <= i < size:   # torch names the position in the key as the dimension
                 raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
@@ -244,10 +245,17 @@ def _apply_slicing(self, items, single):
                 if int(s.step) == 0:
                     raise ValueError("slice step cannot be zero")
                 raise ValueError("step must be greater than zero")
-            size = result._array.shape[dim]
+            rs = result._array.shape
+            if dim >= len(rs):   # (only reachable with two ellipses, as in torch)
+                raise IndexError(f"Dimension out of range (expected to be in range of [{-len(rs)}, {len(rs) - 1}], "
+                                 f"but got {dim})")
+            size = rs[dim]
             start, stop, step = s.indices(size)
             stop = max(stop, start)
-            if single or not (start == 0 and stop == size and step == 1):
+            # torch skips a slice whose raw start is 0 and raw stop reaches the end (x[:, :4] on size 4, not
+            # x[:, -4:]), except for a lone slice (x[:] records SliceBackward0)
+            full = (s.start is None or int(s.start) == 0) and (s.stop is None or int(s.stop) >= size) and step == 1
+            if single or not full:
                 result = _slice(result, dim, start, stop, step)
             dim += 1
         elif kind == "none":
@@ -269,7 +277,7 @@ def _apply_slicing(self, items, single):
 def _np_key(shape, tensors):
     """The NumPy key of the advanced part: full slices and int arrays (bool masks become their nonzero()),
     with torch's bounds, mask-shape and broadcast checks."""
-    key, d, last = [], 0, max(tensors)
+    key, d, last, checks = [], 0, max(tensors), []
     while d <= last:
         a = tensors.get(d)
         if a is None:
@@ -283,21 +291,31 @@ def _np_key(shape, tensors):
             key.extend(np.nonzero(a))
             d += a.ndim
         else:
-            size = shape[d]
-            if a.size:
-                lo, hi = int(a.min()), int(a.max())
-                bad = hi if hi >= size else lo if lo < -size else None
-                if bad is not None:   # torch counts the dim among the indexed dims
-                    k = sum(1 for e in key if isinstance(e, np.ndarray))
-                    raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
+            checks.append((a, shape[d], sum(1 for e in key if isinstance(e, np.ndarray))))
             key.append(a.astype(np.int64, copy=False))
             d += 1
+    arrays = [k for k in key if isinstance(k, np.ndarray)]
     try:
-        np.broadcast_shapes(*[np.shape(k) for k in key if isinstance(k, np.ndarray)])
+        np.broadcast_shapes(*[k.shape for k in arrays])
     except ValueError:
-        shapes = ", ".join(shape_str(np.shape(k)) for k in key if isinstance(k, np.ndarray))
+        shapes = ", ".join(shape_str(k.shape) for k in arrays)
         raise IndexError(f"shape mismatch: indexing tensors could not be broadcast together with shapes "
                          f"{shapes}") from None
+    if 0 in shape:   # nothing is read: torch checks no bounds (the values are irrelevant, keep NumPy happy)
+        return tuple(np.clip(k, 0, max(shape[i] - 1, 0)) if isinstance(k, np.ndarray) and i < len(shape) else k
+                     for i, k in enumerate(key))
+    if checks:
+        # torch reports the first element (in broadcast order) that reads out of bounds, and for it the first
+        # index tensor at fault; the dimension it names is that tensor's rank among the index tensors
+        bshape = np.broadcast_shapes(*[k.shape for k in arrays])
+        oob = [np.broadcast_to((a >= size) | (a < -size), bshape) for a, size, _ in checks]
+        anywhere = np.logical_or.reduce(oob) if len(oob) > 1 else oob[0]
+        if anywhere.any():
+            pos = int(np.argmax(anywhere.reshape(-1)))
+            for (a, size, k), o in zip(checks, oob):
+                if o.reshape(-1)[pos]:
+                    bad = int(np.broadcast_to(a, bshape).reshape(-1)[pos])
+                    raise IndexError(f"index {bad} is out of bounds for dimension {k} with size {size}")
     return tuple(key)
 
 
