@@ -342,3 +342,16 @@ def test_T_warns_like_torch(torch):
             m.randn(2, 3, 4).T
         with pytest.warns(UserWarning, match="Tensor.T is deprecated on 0-D tensors"):
             m.tensor(1.0).T
+
+
+def test_cumprod_grad_with_zeros_first_order_vs_torch(torch):
+    rng = np.random.default_rng(5)
+    for shape, d in [((4, 6), 1), ((6, 3), 0), ((3, 4, 5), -1), ((40, 50), 1)]:
+        a, g = rng.standard_normal(shape), rng.standard_normal(shape)
+        a[rng.random(shape) < 0.3] = 0.0
+        grads = []
+        for m in (tapegrad, torch):
+            x = m.tensor(a, requires_grad=True)
+            x.cumprod(d).backward(m.tensor(g))
+            grads.append(x.grad.numpy())
+        np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from ..autograd.grad_mode import _state
 from ._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, normalize_dims
 
 __all__ = ["sum", "mean", "prod", "var", "std", "var_mean", "std_mean", "max", "min", "amax", "amin", "argmax",
@@ -151,7 +152,9 @@ class _PutAlong(Primitive):
     def forward(ctx, g, idx, dim, shape):
         ctx.idx, ctx.dim = idx, dim
         out = np.zeros(shape, g.dtype)
-        if idx.size:
+        if idx.shape[dim] == 1:           # one index per line (max, median, mode): no duplicates to add up
+            np.put_along_axis(out, idx, g, dim)
+        elif idx.size:
             np.add.at(out, _open_index(idx, dim), g)
         return out
 
@@ -828,12 +831,37 @@ class Cumsum(Primitive):
         return _rev_cumsum(grad, ctx.d), None, None
 
 
+def _cumprod_grad_zeros(g, x, out, d):
+    """First-order gradient of cumprod with zeros, O(n) per line (NumPy: no graph is being recorded).
+
+    With ``z`` the first zero of a line: before it, ``revcumsum(grad * out) / x`` (the outputs from ``z`` on are 0);
+    at it, ``prod(x[:z]) * sum_{k >= z} grad_k * prod(x[z+1:k+1])``; after it, 0.
+    """
+    g, x, out = (np.moveaxis(a, d, -1) for a in (g, x, out))
+    n = x.shape[-1]
+    ar = np.arange(n)
+    zero = x == 0
+    z = np.where(zero.any(-1), zero.argmax(-1), n)[..., None]
+    before = ar < z
+    with np.errstate(invalid="ignore", divide="ignore"):
+        rev = np.flip(np.cumsum(np.flip(g * out, -1), -1), -1)
+        res = np.where(before, rev / np.where(before, x, 1), 0)
+    q = np.cumprod(np.where(ar <= z, 1, x), -1)
+    at_zero = np.sum(np.where(ar >= z, g * q, 0), -1, keepdims=True) * np.prod(np.where(before, x, 1), -1,
+                                                                                 keepdims=True)
+    res = res + np.where(ar == z, at_zero, 0)
+    return np.moveaxis(res.astype(x.dtype, copy=False), -1, d)
+
+
 def _cumprod_backward(grad, x, result, d):
     if d is None or x._array.size == 0:
         return grad
     if not (x._array == 0).any():
         return _rev_cumsum(grad * result, d) / x
-    # zeros: sum_{k >= i} grad_k * prod_{j <= k, j != i} x_j, with an (n, n) table per line
+    if not _state.enabled:    # first order only: the O(n) formula
+        return Tensor._make(_cumprod_grad_zeros(grad._array, x._array, result._array, d))
+    # create_graph: sum_{k >= i} grad_k * prod_{j <= k, j != i} x_j, with an (n, n) table per line (exact to any
+    # order, O(n^2) like torch's double-differentiable path)
     n = x._array.shape[d]
     xm = x.movedim(d, -1)
     eye = np.eye(n, dtype=x._array.dtype)
