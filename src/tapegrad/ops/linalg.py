@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype
-from ._util import Primitive, Tensor, bind, op_error, sum_to_shape
+from ._util import Primitive, Tensor, bind, op_error, promote, sum_to_shape
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross", "trace", "chain_matmul", "cdist", "norm", "det",
@@ -379,10 +379,17 @@ class Addmm(Primitive):
     def grads(g, a, b):
         return matmul(g, _mT(b)), matmul(_mT(a), g)
 
+    @staticmethod
+    def check_dtypes(inp, a, b):
+        if inp.dtype != b.dtype:
+            raise RuntimeError(f"self and mat2 must have the same dtype, but got {_dtname(inp)} and {_dtname(b)}")
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtname(a)} and {_dtname(b)}")
+        return inp, a, b
+
     @classmethod
     def forward(cls, ctx, inp, a, b, beta, alpha):
-        _same_dtype(a, b)
-        _same_dtype(inp, a)
+        inp, a, b = cls.check_dtypes(inp, a, b)
         ctx.beta, ctx.alpha = beta, alpha
         ctx.save_inputs(1, 2)
         p = cls.product(a, b)
@@ -408,11 +415,24 @@ class Addmm(Primitive):
 
 class Addmv(Addmm):
     @staticmethod
+    def check_dtypes(inp, a, b):
+        if not inp.dtype == a.dtype == b.dtype:
+            raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_dtname(inp)}, {_dtname(a)}, "
+                               f"and {_dtname(b)}")
+        return inp, a, b
+
+    @staticmethod
     def grads(g, a, b):
         return g.unsqueeze(-1) * b, mv(_mT(a), g)
 
 
 class Addr(Addmm):
+    @staticmethod
+    def check_dtypes(inp, a, b):
+        inp, a, _ = promote(inp, a)      # addr promotes, as torch's
+        a, b, d = promote(a, b)
+        return inp.astype(d, copy=False), a, b
+
     @staticmethod
     def product(a, b):
         return np.multiply.outer(a, b)
@@ -423,7 +443,14 @@ class Addr(Addmm):
 
 
 class Baddbmm(Addmm):
-    pass
+    @staticmethod
+    def check_dtypes(inp, a, b):
+        if a.dtype == inp.dtype and b.dtype != inp.dtype:
+            raise RuntimeError(f"expected scalar type {_dtname(inp)} but found {_dtname(b)}")
+        if not inp.dtype == a.dtype == b.dtype:
+            raise RuntimeError(f"Input dtypes must be the same, got: input {_CNAME.get(inp.dtype.name)}, batch1: "
+                               f"{_CNAME.get(a.dtype.name)}, batch2: {_CNAME.get(b.dtype.name)}")
+        return inp, a, b
 
 
 class Addbmm(Addmm):
@@ -558,8 +585,7 @@ class Einsum(Primitive):
         dt = ops[0].dtype
         for o in ops[1:]:
             if o.dtype != dt:
-                raise RuntimeError(f"einsum(): expected all operands to have the same dtype, but got "
-                                   f"{_dtname(ops[0])} and {_dtname(o)}")
+                raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
         out = np.einsum(eq, *ops, optimize=len(ops) > 2)
         return np.asarray(out, dt)
 
@@ -741,6 +767,8 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} and {len(db)}")
         da = [d % na for d in da]
         db = [d % nb for d in db]
+    if a._array.dtype != b._array.dtype:
+        raise RuntimeError("both inputs should have same dtype")
     letters = iter(string.ascii_letters)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]
@@ -775,7 +803,7 @@ class Kron(Primitive):
 
     @staticmethod
     def forward(ctx, a, b):
-        _same_dtype(a, b)
+        a, b, _ = promote(a, b)
         n = max(a.ndim, b.ndim)
         a2 = a.reshape((1,) * (n - a.ndim) + a.shape)
         b2 = b.reshape((1,) * (n - b.ndim) + b.shape)
@@ -813,7 +841,8 @@ class LinalgCross(Primitive):
 
     @staticmethod
     def forward(ctx, a, b, dim):
-        _same_dtype(a, b)
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"expected scalar type {_dtname(a)} but found {_dtname(b)}")
         ctx.dim = dim
         ctx.save_inputs(0, 1)
         shape = np.broadcast_shapes(a.shape, b.shape)
