@@ -92,6 +92,9 @@ def _dtname(a) -> str:
 def _check_float(op, a):
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_dtname(a)}")
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f"{op}: complex inputs are not supported by tapegrad's linear algebra (its "
+                                  "gradients are written for real matrices); use a real floating dtype")
 
 
 def _check_square(op, a, name="A"):
@@ -1903,9 +1906,11 @@ def matrix_power(A, n, *, out=None):
         return _EyeCopy.apply(A)
     if n < 0:
         A = inv(A)
+        if n == -1:
+            return A
         n = -n
     if n == 1:
-        return A.clone() if A is not None and A.grad_fn is None or A.grad_fn.name() != "LinalgInvExBackward0" else A
+        return A.clone()
     if n == 2:
         return matmul(A, A)
     if n == 3:
