@@ -742,6 +742,9 @@ def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_inclu
             raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
                                f"kernel_size={k} and dilation=1")
     S = input.shape[nd - d:]
+    if d == 3 and any(s < k for s, k in zip(S, kernel)):
+        raise op_error(op, f"input image (T: {S[0]} H: {S[1]} W: {S[2]}) smaller than kernel size (kT: {kernel[0]} "
+                           f"kH: {kernel[1]} kW: {kernel[2]})")
     O = [_pool_out_size(S[i], kernel[i], stride[i], padding[i], 1, ceil_mode) for i in range(d)]
     if any(o < 1 for o in O):
         lead = input.shape[1] if nd == d + 2 else input.shape[0]
@@ -1213,6 +1216,10 @@ class ConstantPadNd(Primitive):
 
 
 def _pad_index(mode, size, before, after):
+    if mode == "circular":   # torch crops negative widths first, then wraps around the cropped signal
+        lo, hi = max(-before, 0), size - max(-after, 0)
+        j = np.arange(-max(before, 0), hi - lo + max(after, 0), dtype=np.int64)
+        return lo + j % max(hi - lo, 1)
     j = np.arange(-before, size + after, dtype=np.int64)
     if mode == "reflect":
         j = np.abs(j)
@@ -1278,10 +1285,12 @@ def pad(input, pad, mode="constant", value=None):
             raise op_error("pad", f"Argument #4: Padding size should be less than the corresponding input dimension, "
                                   f"but got: padding ({b}, {a}) at dimension {nd - d + i} of input "
                                   f"{shape_str(input.shape)}")
-        if mode == "circular" and (b > S[i] or a > S[i]):
+        kept = S[i] - max(-b, 0) - max(-a, 0)   # circular wraps around what is left after negative widths crop
+        if mode == "circular" and (b > kept or a > kept):
             raise op_error("pad", "Padding value causes wrapping around more than once.")
-        if S[i] + b + a < 0:
-            raise op_error("pad", f"input size {S[i]} with padding ({b}, {a}) gives a negative output size")
+        if S[i] + b + a < 1 and ((d == 1 and mode != "circular") or S[i] + b + a < 0):
+            raise op_error("pad", f"input (W: {S[i]}) is too small. Calculated output W: {S[i] + b + a}"
+                           if d == 1 else f"input size {S[i]} with padding ({b}, {a}) gives a negative output size")
         taps.append(None if b == 0 and a == 0 else _AxisTaps(_pad_index(mode, S[i], b, a)[:, None], None, S[i]))
     return _taps(_PAD_NAMES[mode].format(d), input, taps)
 
@@ -1336,10 +1345,10 @@ def _cubic_taps(size, out, scale, align_corners, dt):
     return _AxisTaps(idx, w.astype(np.float64), size)
 
 
-def _nearest_taps(size, out, scale, exact):
-    if out == size and not exact:
+def _nearest_taps(size, out, scale, exact, shortcuts):
+    if out == size and shortcuts:
         src = np.arange(out)
-    elif out == 2 * size and not exact:
+    elif out == 2 * size and shortcuts:
         src = np.arange(out) >> 1
     else:
         s = np.float32(1.0 / scale) if scale is not None and scale > 0 else np.float32(size) / np.float32(out)
@@ -1364,7 +1373,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     nearest-exact, linear (3-D input), bilinear / bicubic (4-D), trilinear (5-D), area (adaptive average pooling).
 
     >>> F.interpolate(tapegrad.tensor([[[1., 2.]]]), scale_factor=2, mode="linear", align_corners=True).tolist()
-    [[[1.0, 1.3333333730697632, 1.6666666269302063, 2.0]]]
+    [[[1.0, 1.3333332538604736, 1.6666667461395264, 2.0]]]
     """
     nd = input.ndim
     d = nd - 2
@@ -1427,11 +1436,12 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     for i in range(d):
         sc = None if scales is None else scales[i]
         if mode in ("nearest", "nearest-exact"):
-            taps.append(_nearest_taps(S[i], out[i], sc, mode == "nearest-exact"))
+            # torch's 2-d kernel keeps the legacy shortcuts (same size: copy, double size: index >> 1)
+            taps.append(_nearest_taps(S[i], out[i], sc, mode == "nearest-exact", d == 2 and mode == "nearest"))
         elif mode == "bicubic":
             taps.append(_cubic_taps(S[i], out[i], sc, align_corners, dt))
-        else:
-            taps.append(_linear_taps(S[i], out[i], sc, align_corners, dt))
+        else:   # an axis whose size does not change is copied (whatever the scale factor), as in torch
+            taps.append(_linear_taps(S[i], out[i], None if out[i] == S[i] else sc, align_corners, dt))
     return _taps(_INTERP_NAMES[mode].format(d), input, taps)
 
 

@@ -146,12 +146,14 @@ SPECS = [
         S(randn(r, 1, 2, 5, 4), scale_factor=(0.6, 1.7), name="nearest_scale"),
         S(randn(r, 1, 2, 5), size=3, name="nearest_1d_down"),
         S(randn(r, 1, 1, 2, 3, 2), scale_factor=1.5, name="nearest_3d"),
+        S(randn(r, 1, 2, 4, 3), scale_factor=(1.2, 2.3), name="nearest_2d_legacy_shortcuts"),
         S(randn(r, 1, 2, 3, 4), scale_factor=1.7, mode="nearest-exact", name="nearest_exact"),
         S(randn(r, 2, 2, 4), size=7, mode="linear", name="linear"),
         S(randn(r, 2, 2, 4), scale_factor=2.5, mode="linear", align_corners=True, name="linear_ac"),
         S(randn(r, 1, 2, 3, 4), size=(5, 7), mode="bilinear", name="bilinear"),
         S(randn(r, 1, 2, 3, 4), size=(5, 3), mode="bilinear", align_corners=True, name="bilinear_ac"),
         S(randn(r, 1, 2, 3, 4), scale_factor=2.5, mode="bilinear", name="bilinear_scale"),
+        S(randn(r, 1, 2, 3, 4), scale_factor=(2.0, 1.2), mode="bilinear", name="bilinear_axis_unchanged"),
         S(randn(r, 1, 2, 6, 5), scale_factor=0.5, mode="bilinear", recompute_scale_factor=True,
           name="bilinear_down_recompute"),
         S(randn(r, 1, 1, 3, 4), size=(5, 6), mode="bicubic", name="bicubic"),
@@ -159,6 +161,15 @@ SPECS = [
         S(randn(r, 1, 1, 2, 3, 2), size=(3, 4, 3), mode="trilinear", name="trilinear"),
         S(randn(r, 1, 2, 5, 4), size=(2, 3), mode="area", name="area"),
         S(noncontig(randn(r, 1, 2, 3, 3)), scale_factor=2, mode="bilinear", name="noncontig")]),
+    OpSpec("nn.functional.interpolate_nearest_scaled_1d_3d", lambda m, *a, **kw: F(m).interpolate(*a, **kw),
+           lambda r: [S(randn(r, 1, 2, 4), scale_factor=1.2, name="1d_same_size"),
+                      S(randn(r, 1, 2, 3), scale_factor=2.3, name="1d_double_size"),
+                      S(randn(r, 1, 1, 2, 3, 2), scale_factor=(1.2, 2.3, 2.0), name="3d")],
+           grad=False,
+           notes="values only: torch 2.13's upsample_nearest1d/3d backward still uses the legacy same-size / "
+                 "double-size index shortcuts that its forward no longer uses, so torch's gradient is not the "
+                 "derivative of its own output here; tapegrad's gradient is checked with gradcheck in "
+                 "tests/test_conv_speed_sanity.py"),
     OpSpec("nn.functional.upsample", lambda m, *a, **kw: F(m).upsample(*a, **kw), lambda r: [
         S(randn(r, 1, 2, 3, 3), scale_factor=2, mode="bilinear", align_corners=False, name="bilinear")]),
     OpSpec("nn.functional.upsample_nearest", lambda m, *a, **kw: F(m).upsample_nearest(*a, **kw), lambda r: [
@@ -181,7 +192,9 @@ SPECS = [
         S(randn(r, 2, 5), (-1, 3), mode="replicate", name="replicate_negative"),
         S(randn(r, 1, 1, 2, 3, 2), (1, 0, 0, 2, 1, 1), mode="replicate", name="replicate3d"),
         S(randn(r, 1, 2, 4, 5), (1, 2, 3, 0), mode="circular", name="circular2d"),
-        S(randn(r, 2, 2, 3), (3, 2), mode="circular", name="circular1d_full_wrap")]),
+        S(randn(r, 2, 2, 3), (3, 2), mode="circular", name="circular1d_full_wrap"),
+        S(randn(r, 1, 2, 4, 5), (-1, 3, 2, -1), mode="circular", name="circular_crop_then_wrap"),
+        S(randn(r, 1, 2, 4, 5), (-1, 2, 2, -1), mode="reflect", name="reflect_negative")]),
     # --- pixel shuffle -------------------------------------------------------------------------------------------
     OpSpec("nn.functional.pixel_shuffle", lambda m, *a, **kw: F(m).pixel_shuffle(*a, **kw), lambda r: [
         S(randn(r, 2, 8, 2, 3), 2, name="r2"), S(randn(r, 9, 2, 1), 3, name="unbatched"),
