@@ -178,7 +178,8 @@ ERROR_CASES = [
     "x.index_add(0, m.tensor([0]), m.ones(2, 4, dtype=x.dtype))", "x[[0, 1]] = m.ones(3)",
     "x[x > 0] = m.ones(3)", "x[0] = m.ones(2)", "m.searchsorted(m.tensor([[1.0, 3.0], [2.0, 4.0]]), m.tensor([3.0]))",
     "m.bucketize(m.tensor([1]), m.tensor([[1, 2]]))", "m.tensor(1.5).index_select(0, m.tensor([0, 0]))",
-    "x.scatter_reduce(0, m.tensor([[0]]), x, 'foo')", "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
+    "x.scatter_reduce(0, m.tensor([[0]]), x, 'foo')", "x[0] = [1.0, 2.0]", "x[0] = (1.0,)", "x[[0]] = None",
+    "x[0] = np.ones(4)", "x[x > 0] = 'a'", "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
 ]
 
 
@@ -189,7 +190,7 @@ def test_errors_match_torch(torch, code):
         x = m.tensor(A)
         with pytest.raises(Exception) as e, warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            exec(code, {"m": m, "x": x})
+            exec(code, {"m": m, "x": x, "np": np})
         got.append((type(e.value).__name__, str(e.value).replace("torch", "tapegrad")))
     assert got[1] == got[0]
 

@@ -405,11 +405,18 @@ def getitem(self, key):
 # ============================================================================================================
 # x[key] = value
 # ============================================================================================================
+def _check_value(value, dtype):
+    """torch assigns only tensors and numbers: anything else is its TypeError."""
+    if not isinstance(value, (Tensor, int, float, complex, np.number, np.bool_)):
+        t = type(value)
+        name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
+        raise TypeError(f"can't assign a {name} to a tapegrad.{dtype._legacy}Tensor")
+
+
 def _value_tensor(value, dtype):
     if isinstance(value, Tensor):
         return value
-    if isinstance(value, (list, tuple)):
-        raise TypeError(f"can't assign a {type(value).__name__} to a tapegrad.{dtype._legacy}Tensor")
+    _check_value(value, dtype)
     return Tensor._make(np.asarray(value, dtype.np))
 
 
@@ -498,8 +505,9 @@ def _put_fn(x, values, key, accumulate):
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
     if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))):
+        _check_value(value, self.dtype)
         k = _basic_key(self._array.shape, key)
-        if k is not None and not isinstance(value, (list, tuple)):
+        if k is not None:
             dst = self._array[k]
             v = np.asarray(value._array if value.__class__ is Tensor else value)
             while v.ndim > dst.ndim and v.shape[0] == 1:
@@ -1375,12 +1383,17 @@ def _return_type(name):
 
 
 return_types = type("return_types", (), {n: _return_type(n) for n in ("sort", "topk", "kthvalue")})
-try:  # one registry of torch.return_types with the reductions (max, min, ...)
-    from .reduce import return_types as _reduce_types
-    for _n in ("sort", "topk", "kthvalue"):
-        _reduce_types.setdefault(_n, getattr(return_types, _n))
+try:  # one tapegrad.return_types namespace, shared with the reductions (max, min, ...)
+    from .reduce import return_types as _shared_types
 except ImportError:  # pragma: no cover
-    pass
+    _shared_types = None
+for _n in ("sort", "topk", "kthvalue"):
+    if isinstance(_shared_types, dict):
+        setattr(return_types, _n, _shared_types.setdefault(_n, getattr(return_types, _n)))
+    elif _shared_types is not None:
+        if not hasattr(_shared_types, _n):
+            setattr(_shared_types, _n, getattr(return_types, _n))
+        setattr(return_types, _n, getattr(_shared_types, _n))
 
 
 def _sort_idx(a, dim, descending):
