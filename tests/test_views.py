@@ -355,3 +355,9 @@ def test_cumprod_grad_with_zeros_first_order_vs_torch(torch):
             x.cumprod(d).backward(m.tensor(g))
             grads.append(x.grad.numpy())
         np.testing.assert_allclose(grads[0], grads[1], rtol=1e-10, atol=1e-12)
+
+
+def test_return_types_namespace():
+    r = tapegrad.randn(3, 4).max(0)
+    assert isinstance(r, tapegrad.return_types.max) and isinstance(r, tuple)
+    assert tapegrad.return_types.aminmax._fields == ("min", "max")

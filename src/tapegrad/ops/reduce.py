@@ -13,6 +13,7 @@ Gradients follow torch: ``max()``/``amax``/``median()`` split the gradient evenl
 from __future__ import annotations
 
 import builtins
+import types
 import warnings
 
 import numpy as np
@@ -23,7 +24,7 @@ from ._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, normal
 
 __all__ = ["sum", "mean", "prod", "var", "std", "var_mean", "std_mean", "max", "min", "amax", "amin", "argmax",
            "argmin", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "all", "any", "median", "nanmedian",
-           "mode", "count_nonzero", "nansum", "nanmean", "aminmax"]
+           "mode", "count_nonzero", "nansum", "nanmean", "aminmax", "return_types"]
 
 _bmax = builtins.max
 
@@ -44,9 +45,10 @@ def _return_type(name, fields):
     return type(name, (tuple,), attrs)
 
 
-return_types = {n: _return_type(n, ("values", "indices"))
-                for n in ("max", "min", "median", "nanmedian", "mode", "cummax", "cummin")}
-return_types["aminmax"] = _return_type("aminmax", ("min", "max"))
+return_types = types.ModuleType("tapegrad.return_types", "Named tuples returned by ops, as torch.return_types.")
+for _n in ("max", "min", "median", "nanmedian", "mode", "cummax", "cummin"):
+    setattr(return_types, _n, _return_type(_n, ("values", "indices")))
+return_types.aminmax = _return_type("aminmax", ("min", "max"))
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
@@ -638,7 +640,7 @@ Mode = _select_cls("Mode", "ModeBackward0", _mode_idx, "mode")
 
 def _with_dim(cls, input, dim, keepdim, rt):
     d = normalize_dim(dim, input._array.ndim)
-    return return_types[rt](*cls.apply(input, d, keepdim))
+    return getattr(return_types, rt)(*cls.apply(input, d, keepdim))
 
 
 def max(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 - torch's name
@@ -698,7 +700,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     max=tensor(5.))
     """
     d = None if dim is None else normalize_dim(dim, input._array.ndim)
-    return return_types["aminmax"](*Aminmax.apply(input, d, keepdim))
+    return return_types.aminmax(*Aminmax.apply(input, d, keepdim))
 
 
 def _arg(op, np_fn):
@@ -942,7 +944,7 @@ def cummax(input, dim, *, out=None):
     >>> tapegrad.tensor([1., 3., 2.]).cummax(0).values
     tensor([1., 3., 3.])
     """
-    return return_types["cummax"](*Cummax.apply(input, _scan_dim(input._array, dim)))
+    return return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim)))
 
 
 def cummin(input, dim, *, out=None):
@@ -951,7 +953,7 @@ def cummin(input, dim, *, out=None):
     >>> tapegrad.tensor([3., 1., 2.]).cummin(0).values
     tensor([3., 1., 1.])
     """
-    return return_types["cummin"](*Cummin.apply(input, _scan_dim(input._array, dim)))
+    return return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim)))
 
 
 # --- logical reductions and counts ---------------------------------------------------------------------------------
