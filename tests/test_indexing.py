@@ -356,3 +356,49 @@ def test_random_keys_match_torch(torch):
                     assert (p is None or not p.any()) and (q is None or not q.any()), (a.shape, ks)
                 else:
                     assert p.shape == q.shape and np.allclose(p, q), (a.shape, ks)
+
+
+_VIEWS = ["v[1:]", "v[:, 1]", "v.t()", "v[0]", "v.unsqueeze(0)", "v[..., ::2]", "v.transpose(0, -1)", "v[None, 1:]"]
+_INPLACE = ["t.mul_(2)", "t.add_(w.sum())", "t.zero_()", "t.mul_(t.detach() + 1)", "t[...] = w.mean()", "t.exp_()",
+            "t.add_(w.sum() * t.detach())", "t.masked_fill_(t.detach() > 0, 0.5)", "t.neg_()"]
+
+
+def _view_inplace_outcome(m, chain, op, keep_mid):
+    x = m.tensor(A, requires_grad=True)
+    w = m.tensor(V, requires_grad=True)
+    y = x * 1.5
+    views, v = [], y
+    for c in chain:
+        v = eval(c, {"v": v})
+        views.append(v)
+    t, other = views[-1], y[1]
+    exec(op, {"t": t, "w": w, "m": m})
+    loss = (y * y).sum() + (t * t).sum() * 0.5 + (other ** 3).sum()
+    if keep_mid:
+        loss = loss + sum((q * q).sum() for q in views[:-1])
+    gx, gw = m.autograd.grad(loss, [x, w], create_graph=True, allow_unused=True)
+    s = (gx * gx).sum() + ((gw * gw).sum() if gw is not None else 0)
+    (ggx,) = m.autograd.grad(s, [x])
+    name = (lambda q: type(q.grad_fn).__name__) if m.__name__ == "torch" else (lambda q: q.grad_fn.name())
+    return ([name(q) for q in [y, t, other] + views],
+            [np.asarray(loss.item()), gx.detach().numpy(), None if gw is None else gw.detach().numpy(), ggx.numpy()])
+
+
+def test_random_inplace_on_views_match_torch(torch):
+    """Chains of views of a non-leaf, an in-place op on the last one, then a loss over the base, the modified
+    view, another (stale) view and optionally the intermediate views: values, grads, second derivatives and the
+    grad_fn of every view (regenerated as AsStridedBackward0) against torch."""
+    r = np.random.default_rng(5)
+    for _ in range(40):
+        chain = [_VIEWS[i] for i in r.integers(0, len(_VIEWS), size=r.integers(1, 3))]
+        op, keep_mid = _INPLACE[r.integers(0, len(_INPLACE))], bool(r.random() < 0.5)
+        try:
+            want_names, want = _view_inplace_outcome(torch, chain, op, keep_mid)
+        except (IndexError, RuntimeError) as e:   # e.g. v[:, 1] of a 1-d view: tapegrad must refuse it too
+            with pytest.raises(type(e)):
+                _view_inplace_outcome(tapegrad, chain, op, keep_mid)
+            continue
+        got_names, got = _view_inplace_outcome(tapegrad, chain, op, keep_mid)
+        assert got_names == want_names, (chain, op)
+        for p, q in zip(want, got):
+            assert _same(q, p), (chain, op)
