@@ -120,7 +120,7 @@ def _lu_info(a: np.ndarray) -> np.ndarray:
     """LAPACK getrf's ``info`` per matrix: 1 + the index of the first exactly-zero pivot of LU with partial
     pivoting (0 when the factorisation succeeds). Vectorised over the batch; loops over the n columns."""
     n = a.shape[-1]
-    u = np.array(a, dtype=np.float64 if a.dtype.kind == "f" else np.complex128).reshape(-1, n, n)
+    u = np.array(a, dtype=a.dtype if a.dtype.kind in "fc" else np.float64).reshape(-1, n, n)
     info = np.zeros(u.shape[0], np.int32)
     rows = np.arange(u.shape[0])
     for k in range(n):
@@ -1262,11 +1262,16 @@ class LinalgInvEx(Primitive):
             inv = np.linalg.inv(a)
             info = np.zeros(a.shape[:-2], np.int32)
         except np.linalg.LinAlgError:
-            info = _lu_info(a).astype(np.int32)
-            ok = info == 0
-            inv = np.full(a.shape, np.nan, a.dtype)
-            if ok.any():
-                inv[ok] = np.linalg.inv(a[ok])
+            n = a.shape[-1]
+            info = _lu_info(a).astype(np.int32).reshape(-1)
+            inv = np.full(a.shape, np.nan, a.dtype).reshape(-1, n, n)
+            flat = a.reshape(-1, n, n)
+            for i in np.flatnonzero(info == 0):
+                try:
+                    inv[i] = np.linalg.inv(flat[i])
+                except np.linalg.LinAlgError:   # LAPACK met an exact zero pivot our LU rounding avoided
+                    info[i] = n
+            info, inv = info.reshape(a.shape[:-2]), inv.reshape(a.shape)
         out = Tensor._make(np.asarray(inv, a.dtype))
         ctx.save_for_backward(out)
         return out, info
