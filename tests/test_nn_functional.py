@@ -1,0 +1,367 @@
+"""nn.functional beyond the op table: stability at ±1e4, reductions, ignore_index, label smoothing, running
+statistics, dropout in training mode, the gradients gradcheck cannot judge (padding_idx), and torch's errors."""
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+import tapegrad.nn.functional as F
+
+
+def tg(a, grad=False, dtype=np.float64):
+    a = np.asarray(a)
+    return tapegrad.tensor(a.astype(dtype) if a.dtype.kind == "f" else a, requires_grad=grad)
+
+
+def th(torch, a, grad=False, dtype=np.float64):
+    a = np.asarray(a)
+    return torch.tensor(a.astype(dtype) if a.dtype.kind == "f" else a, requires_grad=grad)
+
+
+def close(a, b, rtol=1e-7, atol=1e-9):
+    np.testing.assert_allclose(np.asarray(a.detach().numpy()), b.detach().numpy(), rtol=rtol, atol=atol)
+
+
+def both(torch, fn_name, arrays, grad_mask, **kw):
+    """Run F.<fn_name> on tapegrad and torch; return (tg_out, th_out, tg_inputs, th_inputs)."""
+    a = [tg(x, g) for x, g in zip(arrays, grad_mask)]
+    b = [th(torch, x, g) for x, g in zip(arrays, grad_mask)]
+    return getattr(F, fn_name)(*a, **kw), getattr(torch.nn.functional, fn_name)(*b, **kw), a, b
+
+
+def grads_match(out_a, out_b, ins_a, ins_b, rtol=1e-7, atol=1e-9):
+    out_a.sum().backward()
+    out_b.sum().backward()
+    for x, y in zip(ins_a, ins_b):
+        if y.requires_grad:
+            assert np.all(np.isfinite(x.grad.numpy()))
+            close(x.grad, y.grad, rtol, atol)
+
+
+# --- stability at ±1e4 --------------------------------------------------------------------------------------------
+LOGITS = np.array([[1e4, -1e4, 0.0], [-1e4, -1e4, 1e4], [5.0, 1e4, -3.0]])
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("fn", ["log_softmax", "softmax"])
+def test_softmax_family_stable(torch, fn, dtype):
+    a, b = tg(LOGITS, True, dtype), th(torch, LOGITS, True, dtype)
+    out_a, out_b = getattr(F, fn)(a, dim=1), getattr(torch.nn.functional, fn)(b, dim=1)
+    assert np.all(np.isfinite(out_a.detach().numpy()))
+    close(out_a, out_b)
+    w = np.arange(9.0).reshape(3, 3)
+    (out_a * tg(w, dtype=dtype)).sum().backward()
+    (out_b * th(torch, w, dtype=dtype)).sum().backward()
+    close(a.grad, b.grad)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("kw", [{}, {"label_smoothing": 0.2}, {"reduction": "none"}])
+def test_cross_entropy_stable(torch, dtype, kw):
+    t = np.array([1, 2, 0])
+    a, b = tg(LOGITS, True, dtype), th(torch, LOGITS, True, dtype)
+    out_a = F.cross_entropy(a, tg(t), **kw)
+    out_b = torch.nn.functional.cross_entropy(b, th(torch, t), **kw)
+    assert np.all(np.isfinite(out_a.detach().numpy()))
+    close(out_a, out_b, rtol=1e-6)
+    grads_match(out_a, out_b, [a], [b], rtol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_cross_entropy_probs_stable(torch, dtype):
+    p = np.array([[0.2, 0.3, 0.5], [0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    out_a, out_b, a, b = both(torch, "cross_entropy", [LOGITS.astype(dtype), p.astype(dtype)], [True, False])
+    close(out_a, out_b, rtol=1e-6)
+    grads_match(out_a, out_b, a, b, rtol=1e-6)
+
+
+@pytest.mark.parametrize("kw", [{}, {"pos_weight": np.array([0.5, 2.0, 3.0])}, {"weight": np.array([1.0, 0.0, 2.0])}])
+def test_bce_with_logits_stable(torch, kw):
+    t = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 1.0], [0.3, 0.0, 1.0]])
+    a, b = tg(LOGITS, True), th(torch, LOGITS, True)
+    out_a = F.binary_cross_entropy_with_logits(a, tg(t), **{k: tg(v) for k, v in kw.items()})
+    out_b = torch.nn.functional.binary_cross_entropy_with_logits(b, th(torch, t), **{k: th(torch, v)
+                                                                                     for k, v in kw.items()})
+    assert np.isfinite(out_a.item())
+    close(out_a, out_b)
+    grads_match(out_a, out_b, [a], [b])
+
+
+def test_bce_clamps_log_at_minus_100(torch):
+    x, t = np.array([0.0, 1.0, 0.5]), np.array([1.0, 0.0, 1.0])
+    out_a, out_b, _, _ = both(torch, "binary_cross_entropy", [x, t], [False, False], reduction="none")
+    close(out_a, out_b)
+    assert out_a[0].item() == 100.0
+
+
+def test_log_softmax_inf_row(torch):
+    x = np.array([[-np.inf, 0.0, 1.0], [-np.inf, -np.inf, 2.0]])
+    close(F.log_softmax(tg(x), 1), torch.log_softmax(th(torch, x), 1))
+    close(F.softmax(tg(x), 1), torch.softmax(th(torch, x), 1))
+
+
+# --- reductions, ignore_index, label smoothing ----------------------------------------------------------------
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("kw", [{}, {"ignore_index": 2}, {"label_smoothing": 0.3}, {"ignore_index": 0,
+                                                                                  "label_smoothing": 0.1}])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_options(torch, reduction, kw, weighted):
+    r = np.random.default_rng(3)
+    x, t = r.standard_normal((6, 4, 2)), np.array([[0, 2], [2, 2], [1, 3], [3, 0], [2, 1], [0, 0]])
+    w = r.random(4) + 0.5
+    a, b = tg(x, True), th(torch, x, True)
+    extra_a = {"weight": tg(w)} if weighted else {}
+    extra_b = {"weight": th(torch, w)} if weighted else {}
+    out_a = F.cross_entropy(a, tg(t), reduction=reduction, **kw, **extra_a)
+    out_b = torch.nn.functional.cross_entropy(b, th(torch, t), reduction=reduction, **kw, **extra_b)
+    close(out_a, out_b)
+    assert out_a.grad_fn.name() == type(out_b.grad_fn).__name__
+    grads_match(out_a, out_b, [a], [b])
+
+
+def test_cross_entropy_graph_is_nll_over_log_softmax(torch):
+    out = F.cross_entropy(tg(np.ones((2, 3)), True), tg(np.array([0, 1])))
+    assert out.grad_fn.name() == "NllLossBackward0"
+    assert out.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
+
+
+def test_all_ignored_mean_is_nan(torch):
+    out_a, out_b, _, _ = both(torch, "nll_loss", [np.ones((2, 3)), np.array([1, 1])], [True, False], ignore_index=1)
+    assert np.isnan(out_a.item()) and np.isnan(out_b.item())
+
+
+def test_legacy_size_average_reduce(torch):
+    x, y = np.arange(6.0).reshape(2, 3), np.ones((2, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for kw in ({"size_average": False}, {"reduce": False}, {"size_average": True, "reduce": True}):
+            a, b, _, _ = both(torch, "mse_loss", [x, y], [False, False], **kw)
+            close(a, b)
+
+
+def test_kl_div_mean_warns_and_batchmean(torch):
+    x, t = np.log(np.full((2, 4), 0.25)), np.array([[0.1, 0.2, 0.3, 0.4]] * 2)
+    with pytest.warns(UserWarning, match="batchmean"):
+        F.kl_div(tg(x), tg(t))
+    a, b, _, _ = both(torch, "kl_div", [x, t], [False, False], reduction="batchmean")
+    close(a, b)
+
+
+def test_softmax_implicit_dim_warns(torch):
+    with pytest.warns(UserWarning, match="Implicit dimension choice for softmax"):
+        out = F.softmax(tg(np.zeros((2, 3))))
+    np.testing.assert_allclose(out.numpy(), np.full((2, 3), 1 / 3))
+    with pytest.warns(UserWarning, match="Implicit dimension choice for log_softmax"):
+        F.log_softmax(tg(np.zeros(3)))
+
+
+def test_mse_broadcast_warns():
+    with pytest.warns(UserWarning, match="Using a target size"):
+        F.mse_loss(tg(np.zeros((2, 3))), tg(np.zeros(3)))
+
+
+# --- normalisation state ----------------------------------------------------------------------------------------
+@pytest.mark.parametrize("momentum", [0.1, 0.5])
+def test_batch_norm_running_stats(torch, momentum):
+    x = np.random.default_rng(0).standard_normal((5, 3, 2))
+    rm_a, rv_a = tapegrad.zeros(3, dtype=tapegrad.float64), tapegrad.ones(3, dtype=tapegrad.float64)
+    rm_b, rv_b = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    v0 = rm_a._version
+    out_a = F.batch_norm(tg(x, True), rm_a, rv_a, training=True, momentum=momentum)
+    out_b = torch.nn.functional.batch_norm(th(torch, x, True), rm_b, rv_b, training=True, momentum=momentum)
+    close(out_a, out_b)
+    close(rm_a, rm_b)
+    close(rv_a, rv_b)
+    assert rm_a._version > v0 and not rm_a.requires_grad
+    assert out_a.grad_fn.name() == "NativeBatchNormBackward0"
+    ev_a = F.batch_norm(tg(x), rm_a, rv_a, training=False)
+    ev_b = torch.nn.functional.batch_norm(th(torch, x), rm_b, rv_b, training=False)
+    close(ev_a, ev_b)
+
+
+def test_instance_norm_running_stats(torch):
+    x = np.random.default_rng(1).standard_normal((2, 3, 4))
+    rm_a, rv_a = tapegrad.zeros(3, dtype=tapegrad.float64), tapegrad.ones(3, dtype=tapegrad.float64)
+    rm_b, rv_b = torch.zeros(3, dtype=torch.float64), torch.ones(3, dtype=torch.float64)
+    close(F.instance_norm(tg(x), rm_a, rv_a), torch.nn.functional.instance_norm(th(torch, x), rm_b, rv_b))
+    close(rm_a, rm_b)
+    close(rv_a, rv_b)
+
+
+def test_layer_norm_first_order_fast_path_matches_graph_path(torch):
+    """The NumPy backward (no create_graph) and the tapegrad-ops backward (create_graph) agree with torch."""
+    r = np.random.default_rng(2)
+    x, w, b = r.standard_normal((4, 5)), r.standard_normal(5), r.standard_normal(5)
+    for create in (False, True):
+        a = [tg(v, True) for v in (x, w, b)]
+        out = F.layer_norm(a[0], (5,), a[1], a[2])
+        g = tapegrad.autograd.grad(out.pow(2).sum(), a, create_graph=create)
+        c = [th(torch, v, True) for v in (x, w, b)]
+        gb = torch.autograd.grad(torch.nn.functional.layer_norm(c[0], (5,), c[1], c[2]).pow(2).sum(), c)
+        for u, v in zip(g, gb):
+            close(u, v)
+
+
+# --- dropout in training mode ---------------------------------------------------------------------------------
+@pytest.mark.parametrize("p", [0.2, 0.5, 0.8])
+def test_dropout_training_statistics(p):
+    tapegrad.manual_seed(0)
+    x = tapegrad.ones(200, 200, dtype=tapegrad.float64, requires_grad=True)
+    out = F.dropout(x, p)
+    kept = out.detach().numpy() != 0
+    assert abs(kept.mean() - (1 - p)) < 0.01
+    np.testing.assert_allclose(out.detach().numpy()[kept], 1 / (1 - p))
+    assert out.grad_fn.name() == "MulBackward0"
+    out.sum().backward()
+    np.testing.assert_array_equal(x.grad.numpy(), out.detach().numpy())    # gradient = the same mask
+
+
+def test_dropout_seeded_and_identity():
+    x = tapegrad.ones(50)
+    tapegrad.manual_seed(7)
+    a = F.dropout(x, 0.5).numpy()
+    tapegrad.manual_seed(7)
+    np.testing.assert_array_equal(a, F.dropout(x, 0.5).numpy())
+    assert F.dropout(x, 0.5, training=False) is x and F.dropout(x, 0.0) is x
+    assert F.alpha_dropout(x, 0.5) is x      # training=False by default, as torch
+
+
+def test_feature_dropout_zeroes_whole_channels():
+    tapegrad.manual_seed(1)
+    out = F.dropout2d(tapegrad.ones(8, 16, 3, 3), 0.5).numpy()
+    per_channel = out.reshape(8, 16, 9)
+    assert np.all((per_channel == 0).all(-1) | (per_channel == 2).all(-1))
+    assert 0.3 < (per_channel[..., 0] == 0).mean() < 0.7
+    out1 = F.dropout1d(tapegrad.ones(16, 5), 0.5).numpy()     # unbatched (C, L)
+    assert np.all((out1 == 0).all(-1) | (out1 == 2).all(-1))
+
+
+def test_alpha_dropout_keeps_mean_and_variance():
+    tapegrad.manual_seed(0)
+    x = tapegrad.randn(400, 400, dtype=tapegrad.float64)
+    out = F.alpha_dropout(x, 0.3, training=True).numpy()
+    assert abs(out.mean()) < 0.02 and abs(out.std() - 1) < 0.03
+
+
+def test_dropout_inplace_bumps_version():
+    x = tapegrad.ones(10, 10)
+    v = x._version
+    assert F.dropout(x, 0.5, inplace=True) is x and x._version > v
+    assert set(np.unique(x.numpy())) <= {0.0, 2.0}
+
+
+# --- embedding gradients gradcheck cannot judge ---------------------------------------------------------------
+@pytest.mark.parametrize("kw", [{"padding_idx": 2}, {"padding_idx": -1}, {"scale_grad_by_freq": True},
+                                {"padding_idx": 0, "scale_grad_by_freq": True}])
+def test_embedding_padding_and_freq_grads(torch, kw):
+    w = np.random.default_rng(0).standard_normal((5, 3))
+    i = np.array([[0, 2, 2], [4, 1, 2]])
+    a, b = tg(w, True), th(torch, w, True)
+    out_a, out_b = F.embedding(tg(i), a, **kw), torch.nn.functional.embedding(th(torch, i), b, **kw)
+    close(out_a, out_b)
+    g = np.random.default_rng(1).standard_normal(out_b.shape)
+    (out_a * tg(g)).sum().backward()
+    (out_b * th(torch, g)).sum().backward()
+    close(a.grad, b.grad)
+
+
+def test_embedding_max_norm(torch):
+    w = np.random.default_rng(0).standard_normal((5, 3)) * 3
+    i = np.array([0, 3, 3])
+    a, b = tg(w, True), th(torch, w, True)
+    close(F.embedding(tg(i), a, max_norm=1.0), torch.nn.functional.embedding(th(torch, i), b, max_norm=1.0))
+    close(a, b)                       # the used rows were renormalised in place
+
+
+def test_torch_level_signatures(torch):
+    x, w, b = np.random.default_rng(0).standard_normal((4, 3)), np.ones(3), np.zeros(3)
+    close(tapegrad.batch_norm(tg(x), tg(w), tg(b), None, None, True, 0.1, 1e-5, False),
+          torch.batch_norm(th(torch, x), th(torch, w), th(torch, b), None, None, True, 0.1, 1e-5, False))
+    i = np.array([1, 0])
+    close(tapegrad.embedding(tg(x), tg(i)), torch.embedding(th(torch, x), th(torch, i)))
+    close(tapegrad.dropout(tg(x), 0.5, False), torch.dropout(th(torch, x), 0.5, False))
+
+
+# --- errors, with torch's messages ------------------------------------------------------------------------------
+def _same_error(torch, fn, exc):
+    with pytest.raises(exc) as ea:
+        fn(tapegrad, F, lambda a: tg(a))
+    with pytest.raises(exc) as eb:
+        fn(torch, torch.nn.functional, lambda a: th(torch, a))
+    assert str(ea.value) == str(eb.value).replace("torch.", "tapegrad.")
+
+
+X = np.zeros((3, 4))
+ERRORS = [
+    ("target_oob", lambda m, f, t: f.cross_entropy(t(X), t(np.array([0, 1, 10]))), IndexError),
+    ("target_neg", lambda m, f, t: f.nll_loss(t(X), t(np.array([0, -3, 1]))), IndexError),
+    ("batch", lambda m, f, t: f.cross_entropy(t(X), t(np.array([0, 1]))), ValueError),
+    ("multi_target", lambda m, f, t: f.cross_entropy(t(X), t(np.zeros((3, 5)))), RuntimeError),
+    ("long_probs", lambda m, f, t: f.cross_entropy(t(X), t(np.ones((3, 4), np.int64))), RuntimeError),
+    ("float_target", lambda m, f, t: f.nll_loss(t(X), t(np.array([0.0, 1.0, 2.0]))), RuntimeError),
+    ("weight_size", lambda m, f, t: f.nll_loss(t(X), t(np.array([0, 1, 2])), weight=t(np.ones(3))), RuntimeError),
+    ("target_size_3d", lambda m, f, t: f.nll_loss(t(np.zeros((2, 3, 4))), t(np.zeros((2, 5), np.int64))),
+     RuntimeError),
+    ("target_size_4d", lambda m, f, t: f.nll_loss(t(np.zeros((2, 3, 4, 4))), t(np.zeros((2, 5, 4), np.int64))),
+     RuntimeError),
+    ("0d_input", lambda m, f, t: f.nll_loss(t(np.zeros(())), t(np.array(0))), ValueError),
+    ("smoothing", lambda m, f, t: f.cross_entropy(t(X), t(np.array([0, 1, 2])), label_smoothing=1.5), RuntimeError),
+    ("reduction", lambda m, f, t: f.mse_loss(t(X), t(X), reduction="foo"), ValueError),
+    ("softmax_int", lambda m, f, t: m.softmax(t(np.array([1, 2])), 0), NotImplementedError),
+    ("softmax_dim", lambda m, f, t: m.softmax(t(X), 2), IndexError),
+    ("linear", lambda m, f, t: f.linear(t(X), t(np.zeros((5, 5)))), RuntimeError),
+    ("linear_3d", lambda m, f, t: f.linear(t(np.zeros((1, 3, 4))), t(np.zeros((5, 5)))), RuntimeError),
+    ("bce_range", lambda m, f, t: f.binary_cross_entropy(t(X + 2), t(X)), RuntimeError),
+    ("layer_norm", lambda m, f, t: f.layer_norm(t(X), (5,)), RuntimeError),
+    ("bn_one_value", lambda m, f, t: f.batch_norm(t(np.zeros((1, 4))), None, None, training=True), ValueError),
+    ("bn_eval", lambda m, f, t: f.batch_norm(t(X), None, None), RuntimeError),
+    ("bn_shape", lambda m, f, t: f.batch_norm(t(X), t(np.zeros(3)), t(np.ones(3))), RuntimeError),
+    ("group_norm", lambda m, f, t: f.group_norm(t(np.zeros((2, 4, 3))), 3), RuntimeError),
+    ("emb_oob", lambda m, f, t: f.embedding(t(np.array([5])), t(np.zeros((3, 2)))), IndexError),
+    ("dropout_p", lambda m, f, t: f.dropout(t(X), 1.5), ValueError),
+    ("dropout1d", lambda m, f, t: f.dropout1d(t(np.zeros((2, 3, 4, 5))), 0.5), RuntimeError),
+    ("glu_odd", lambda m, f, t: f.glu(t(np.zeros((3, 3)))), RuntimeError),
+    ("glu_0d", lambda m, f, t: f.glu(t(np.zeros(()))), RuntimeError),
+    ("multi_margin_p", lambda m, f, t: f.multi_margin_loss(t(X), t(np.array([0, 1, 2])), p=3), ValueError),
+    ("mse_int", lambda m, f, t: f.mse_loss(t(np.array([1, 2])), t(np.array([1, 2]))), NotImplementedError),
+    ("gnll_size", lambda m, f, t: f.gaussian_nll_loss(t(X), t(X), t(np.ones(2))), ValueError),
+    ("gnll_neg", lambda m, f, t: f.gaussian_nll_loss(t(X), t(X), t(-np.ones((3, 4)))), ValueError),
+    ("cos_emb", lambda m, f, t: f.cosine_embedding_loss(t(X), t(X), t(np.ones((3, 1)))), RuntimeError),
+]
+
+
+@pytest.mark.parametrize("fn,exc", [pytest.param(fn, exc, id=name) for name, fn, exc in ERRORS])
+def test_errors_as_torch(torch, fn, exc):
+    _same_error(torch, fn, exc)
+
+
+def test_size_errors_name_the_sizes(torch):
+    with pytest.raises(ValueError, match=r"Target size \(tapegrad.Size\(\[3, 1\]\)\) must be the same as input size"):
+        F.binary_cross_entropy_with_logits(tg(X), tg(np.zeros((3, 1))))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        F.batch_norm(tg(np.zeros((1, 4))), None, None, training=True)
+
+
+def test_no_grad_for_weight(torch):
+    w = tg(np.ones(4), True)
+    with pytest.raises(RuntimeError, match="not differentiable with respect to argument 'weight'"):
+        F.nll_loss(tg(X, True), tg(np.array([0, 1, 2])), weight=w)
+    with tapegrad.no_grad():
+        F.nll_loss(tg(X), tg(np.array([0, 1, 2])), weight=w)
+
+
+def test_training_step_is_fast():
+    """linear + cross_entropy + backward on a (256, 512) batch stays well under torch-scale overheads."""
+    import time
+    r = np.random.default_rng(0)
+    x = tg(r.standard_normal((256, 512)), dtype=np.float32)
+    w, b = tg(r.standard_normal((10, 512)) * 0.01, True, np.float32), tg(np.zeros(10), True, np.float32)
+    t = tg(r.integers(0, 10, 256))
+    start = time.perf_counter()
+    for _ in range(20):
+        loss = F.cross_entropy(F.linear(x, w, b), t)
+        loss.backward()
+    assert (time.perf_counter() - start) / 20 < 0.02
+    assert w.grad.dtype == tapegrad.float32
