@@ -2477,6 +2477,16 @@ def _rmod(self, other):
     return RRemainder.apply(self, other)
 
 
+def _dunder_cmp(fn):
+    """``x == other``: anything that is not a tensor or a number (``None``, a string) compares by identity."""
+    def cmp(self, other):
+        if not isinstance(other, (Tensor, bool, int, float, complex, list, tuple, np.ndarray, np.generic)):
+            return NotImplemented
+        return fn(self, other)
+    cmp.__name__ = fn.__name__
+    return cmp
+
+
 def _pos(self):
     if self.dtype is _dtype.bool:
         raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
@@ -2520,7 +2530,7 @@ bind(
     __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=_pos, __abs__=abs,
     __iadd__=_iop(add), __isub__=_iop(sub), __imul__=_iop(mul), __itruediv__=_iop(div), __ipow__=_iop(pow),
     __ifloordiv__=_iop(floor_divide), __imod__=_iop(remainder),
-    __eq__=eq, __ne__=ne, __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
+    __eq__=_dunder_cmp(eq), __ne__=_dunder_cmp(ne), __lt__=lt, __le__=le, __gt__=gt, __ge__=ge,
     __and__=bitwise_and, __or__=bitwise_or, __xor__=bitwise_xor, __invert__=_invert,
     __rand__=lambda self, other: bitwise_and(other, self), __ror__=lambda self, other: bitwise_or(other, self),
     __rxor__=lambda self, other: bitwise_xor(other, self),
@@ -2552,7 +2562,8 @@ bind(
     arcsinh_=asinh_, arccosh_=acosh_, arctanh_=atanh_, sigmoid_=sigmoid_, logit_=logit_, erf_=erf_, erfc_=erfc_,
     erfinv_=erfinv_, floor_=floor_, ceil_=ceil_, round_=round_, trunc_=trunc_, fix_=trunc_, frac_=frac_,
     clamp_=clamp_, clip_=clamp_, clamp_min_=clamp_min_, clamp_max_=clamp_max_, nan_to_num_=nan_to_num_,
-    relu_=relu_, eq_=eq_, ne_=ne_, lt_=lt_, le_=le_, gt_=gt_, ge_=ge_, logical_and_=logical_and_,
+    relu_=relu_, eq_=eq_, ne_=ne_, lt_=lt_, le_=le_, gt_=gt_, ge_=ge_, greater_=gt_, greater_equal_=ge_,
+    less_=lt_, less_equal_=le_, not_equal_=ne_, logical_and_=logical_and_,
     logical_or_=logical_or_, logical_xor_=logical_xor_, logical_not_=logical_not_, bitwise_and_=bitwise_and_,
     bitwise_or_=bitwise_or_, bitwise_xor_=bitwise_xor_, bitwise_not_=bitwise_not_,
     clone=clone, to=to, float=_cast(_dtype.float32), double=_cast(_dtype.float64), half=_cast(_dtype.float16),
