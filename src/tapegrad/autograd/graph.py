@@ -110,7 +110,7 @@ def graph_stats(t):
             for k in v._kids:
                 if depth.get(id(k), -1) < d + 1:
                     depth[id(k)] = d + 1
-        return GraphStats(rows, 0, sum(1 for v in order if v._local is None))
+        return GraphStats(rows, 0, sum(1 for v in order if v._k0 is None))
     root = getattr(t, "grad_fn", t) if not hasattr(t, "next_functions") else t
     if root is None:
         return GraphStats([], 0, 0)

@@ -5,25 +5,26 @@ of its output back to them; ``backward()`` visits the graph from the output to t
 into every input's ``.grad``.
 
 One difference in *how* the "how to send it back" is stored. The seed (and micrograd) create a closure per
-operation. Here each operation stores its **local derivatives** instead — ``d out / d input`` for each input,
-numbers computed during forward (for ``out = a * b``: ``(b.data, a.data)``). The chain rule in ``backward()`` is
-then one line for every node::
+operation. Here each operation stores its **local derivatives** instead — ``d out / d input`` for each of its
+(at most two) inputs, numbers computed during forward: for ``out = a * b``, inputs ``_k0, _k1 = a, b`` and local
+derivatives ``_d0, _d1 = b.data, a.data``. The chain rule in ``backward()`` is then the same two lines for every
+node::
 
-    for child, local in zip(node._kids, node._local):
-        child.grad += local * node.grad          # the chain rule: d L/d child += d out/d child * d L/d out
+    node._k0.grad += node._d0 * node.grad       # d L/d input += d out/d input * d L/d out
+    node._k1.grad += node._d1 * node.grad       # (binary ops)
 
-That line is what the seed's ``_backward`` closures do, written once; ``v._backward()`` still exists and runs
-it for one node, so the seed's loop ``for v in reversed(topo): v._backward()`` works. A ``_backward`` closure you
-assign yourself (``out._backward = my_fn``, as in the seed's exercise "add ``__pow__``") is used as is.
+That is what the seed's ``_backward`` closures do, written once; ``v._backward()`` still exists and runs it for
+one node, so the seed's loop ``for v in reversed(topo): v._backward()`` works. A ``_backward`` closure you assign
+yourself (``out._backward = my_fn``, as in the seed's exercise "add ``__pow__``") is used as is, and
+``Value(data, (a, b), "op")`` builds a node exactly as in micrograd.
 
-Three more choices make it fast and safe: ``__slots__`` (small objects, quick attribute access); a Python
-number on one side of ``+ - * /`` is not wrapped into a ``Value`` node; and the topological order comes from a
-creation counter (every node is created after its inputs, so decreasing creation number is a topological order
-— no recursive sort, so a chain of a million operations works).
-
-Speed tip: in a big scalar graph most of the time goes to Python's cyclic garbage collector scanning the
-hundreds of thousands of live ``Value`` objects. This engine creates no reference cycles (micrograd's closures
-do), so ``gc.disable()`` around a training loop is safe here, and several times faster.
+Why it is fast: an operation allocates exactly one object (micrograd: the Value, a set, a closure, its cells
+and often a wrapper Value for a constant), with ``__slots__``; a Python number on one side of ``+ - * /`` is not
+wrapped into a node; and the topological order comes from a creation counter (every node is created after its
+inputs, so decreasing creation number is a topological order — no recursive sort, so a chain of a million
+operations works). Fewer objects also means less work for Python's cyclic garbage collector, which is most of
+the time spent on a big scalar graph; this engine creates no reference cycles (micrograd's closures do), so
+``gc.disable()`` around a training loop is safe here, and several times faster still.
 
 Gradients accumulate with ``+=`` into leaves (``backward()`` twice doubles ``a.grad``; ``x * x`` gives
 ``2 * x``), exactly as in PyTorch: ``backward()`` starts every *interior* node of the graph at 0, so the
@@ -43,10 +44,19 @@ _tick = itertools.count().__next__   # creation order: children are always creat
 _seq_of = attrgetter("_seq")
 _new = object.__new__
 _observers = []   # callables(node, grad_out, [(child, grad_passed), ...]) — autograd.trace plugs in here
-_ONE = (1.0,)
-_ONE_ONE = (1.0, 1.0)
-_ONE_MINUS = (1.0, -1.0)
-_MINUS = (-1.0,)
+
+
+class _UserNode:
+    """Marks ``_k0`` of a node whose inputs and backward come from the user (``Value(x, children)``, or an
+    assigned ``_backward``): its inputs are in ``_xk`` and its backward is ``_fn``."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "<user node>"
+
+
+_USER = _UserNode()
 _INF = float("inf")
 _NAN = float("nan")
 
@@ -84,20 +94,38 @@ class Value:
     (4.0, -3.0, 2.0, 1.0)
     """
 
-    __slots__ = ("data", "grad", "_kids", "_local", "_op", "label", "_seq")
+    # _k0/_k1: the inputs (None: leaf / unary), _d0/_d1: their local derivatives, _seq: creation number.
+    # A node built by the user has _k0 = _USER, its inputs in _xk and its backward in _fn.
+    __slots__ = ("data", "grad", "_k0", "_k1", "_d0", "_d1", "_op", "label", "_seq", "_fn", "_xk")
 
     def __init__(self, data, _children=(), _op="", label=""):
         if data.__class__ is not float and data.__class__ is not int and hasattr(data, "item"):
             data = data.item()      # a NumPy scalar becomes the same Python number (arithmetic 5x faster)
         self.data = data
         self.grad = 0.0
-        self._kids = tuple(_children)
-        self._local = None          # tuple of local derivatives, a user's _backward closure, or None (leaf)
+        self._k1 = None
+        self._d0 = self._d1 = 0.0
+        self._fn = None
+        if _children:
+            self._k0, self._xk = _USER, tuple(_children)
+        else:
+            self._k0 = self._xk = None
         self._op = _op
         self.label = label
         self._seq = _tick()
 
     # --- the graph, as micrograd names it ---------------------------------------------------------------
+    @property
+    def _kids(self):
+        """The inputs, in order, as a tuple (``x * x`` has ``(x, x)``)."""
+        k0 = self._k0
+        if k0 is None:
+            return ()
+        if k0 is _USER:
+            return self._xk
+        k1 = self._k1
+        return (k0,) if k1 is None else (k0, k1)
+
     @property
     def _prev(self):
         """The inputs this value was computed from (a set, as in micrograd: ``x * x`` has one)."""
@@ -105,40 +133,57 @@ class Value:
 
     @_prev.setter
     def _prev(self, children):
-        self._kids = tuple(children)
+        fn = self._fn if self._k0 is _USER else None
+        self._k0, self._xk, self._fn = _USER, tuple(children), fn
+
+    @property
+    def _local(self):
+        """The local derivatives ``d self / d input`` (a tuple; None for a leaf or a user-built node)."""
+        k0 = self._k0
+        if k0 is None or k0 is _USER:
+            return None
+        return (self._d0,) if self._k1 is None else (self._d0, self._d1)
 
     @property
     def _backward(self):
         """Send ``self.grad`` to the inputs (``+=``): the seed's closure, for this one node."""
-        local = self._local
-        if local is None or local.__class__ is tuple:
-            return self._chain
-        return local
+        if self._k0 is _USER and self._fn is not None:
+            return self._fn
+        return self._chain
 
     @_backward.setter
     def _backward(self, fn):
-        self._local = fn
+        if self._k0 is not _USER:
+            self._xk = self._kids
+            self._k0 = _USER
+        self._fn = fn
 
     def _chain(self):
-        local = self._local
-        if local.__class__ is tuple:
-            g = self.grad
-            for child, d in zip(self._kids, local):
-                child.grad += d * g
-        elif local is not None:
-            local()
+        a = self._k0
+        if a is None:
+            return
+        if a is _USER:
+            if self._fn is not None:
+                self._fn()
+            return
+        g = self.grad
+        a.grad += self._d0 * g
+        b = self._k1
+        if b is not None:
+            b.grad += self._d1 * g
 
-    # --- arithmetic -----------------------------------------------------------------------------------
+    # --- arithmetic (the two hot ones written out) ----------------------------------------------------
     def __add__(self, other):
         out = _new(Value)
         if isinstance(other, Value):
             out.data = self.data + other.data
-            out._kids = (self, other)
-            out._local = _ONE_ONE
+            out._k1 = other
+            out._d1 = 1.0
         else:
             out.data = self.data + other
-            out._kids = (self,)
-            out._local = _ONE
+            out._k1 = None
+        out._k0 = self
+        out._d0 = 1.0
         out.grad = 0.0
         out._op = "+"
         out.label = ""
@@ -151,12 +196,14 @@ class Value:
         out = _new(Value)
         if isinstance(other, Value):
             out.data = self.data * other.data
-            out._kids = (self, other)
-            out._local = (other.data, self.data)
+            out._k1 = other
+            out._d0 = other.data
+            out._d1 = self.data
         else:
             out.data = self.data * other
-            out._kids = (self,)
-            out._local = (other,)
+            out._k1 = None
+            out._d0 = other
+        out._k0 = self
         out.grad = 0.0
         out._op = "*"
         out.label = ""
@@ -167,24 +214,24 @@ class Value:
 
     def __sub__(self, other):
         if isinstance(other, Value):
-            return self._make(self.data - other.data, (self, other), _ONE_MINUS, "-")
-        return self._make(self.data - other, (self,), _ONE, "-")
+            return self._bin(self.data - other.data, other, 1.0, -1.0, "-")
+        return self._un(self.data - other, 1.0, "-")
 
     def __rsub__(self, other):
-        return self._make(other - self.data, (self,), _MINUS, "-")
+        return self._un(other - self.data, -1.0, "-")
 
     def __truediv__(self, other):
         if isinstance(other, Value):
             b = other.data
-            return self._make(self.data / b, (self, other), (1.0 / b, -self.data / (b * b)), "/")
-        return self._make(self.data / other, (self,), (1.0 / other,), "/")
+            return self._bin(self.data / b, other, 1.0 / b, -self.data / (b * b), "/")
+        return self._un(self.data / other, 1.0 / other, "/")
 
     def __rtruediv__(self, other):
         x = self.data
-        return self._make(other / x, (self,), (-other / (x * x),), "/")
+        return self._un(other / x, -other / (x * x), "/")
 
     def __neg__(self):
-        return self._make(-self.data, (self,), _MINUS, "neg")
+        return self._un(-self.data, -1.0, "neg")
 
     def __pos__(self):
         return self
@@ -194,33 +241,44 @@ class Value:
         if isinstance(other, Value):
             k = other.data
             y = _pow(x, k)
-            return self._make(y, (self, other), (k * _pow(x, k - 1), y * _log(x)), "**")
+            return self._bin(y, other, k * _pow(x, k - 1), y * _log(x), "**")
         if not isinstance(other, (int, float)):
             return NotImplemented
-        return self._make(_pow(x, other), (self,), (other * _pow(x, other - 1),), f"**{other}")
+        return self._un(_pow(x, other), other * _pow(x, other - 1), f"**{other}")
 
     def __rpow__(self, other):
         y = _pow(other, self.data)
-        return self._make(y, (self,), (y * _log(other),), "**")
+        return self._un(y, y * _log(other), "**")
 
     # --- functions ------------------------------------------------------------------------------------
     def exp(self):
         y = _exp(self.data)
-        return self._make(y, (self,), (y,), "exp")
+        return self._un(y, y, "exp")
 
     def log(self):
         x = self.data
-        return self._make(_log(x), (self,), (1.0 / x if x else _INF,), "log")
+        return self._un(_log(x), 1.0 / x if x else _INF, "log")
 
     def tanh(self):
         t = math.tanh(self.data)
-        return self._make(t, (self,), (1.0 - t * t,), "tanh")
+        return self._un(t, 1.0 - t * t, "tanh")
 
     def relu(self):
+        out = _new(Value)
         x = self.data
         if x > 0:
-            return self._make(x, (self,), _ONE, "ReLU")
-        return self._make(0.0 if x == x else x, (self,), (0.0,), "ReLU")
+            out.data = x
+            out._d0 = 1.0
+        else:
+            out.data = 0.0 if x == x else x
+            out._d0 = 0.0
+        out._k0 = self
+        out._k1 = None
+        out.grad = 0.0
+        out._op = "ReLU"
+        out.label = ""
+        out._seq = _tick()
+        return out
 
     def sigmoid(self):
         x = self.data
@@ -229,32 +287,47 @@ class Value:
         else:
             e = _exp(x)
             s = e / (1.0 + e)
-        return self._make(s, (self,), (s * (1.0 - s),), "sigmoid")
+        return self._un(s, s * (1.0 - s), "sigmoid")
 
     def sin(self):
-        return self._make(math.sin(self.data), (self,), (math.cos(self.data),), "sin")
+        return self._un(math.sin(self.data), math.cos(self.data), "sin")
 
     def cos(self):
-        return self._make(math.cos(self.data), (self,), (-math.sin(self.data),), "cos")
+        return self._un(math.cos(self.data), -math.sin(self.data), "cos")
 
     def sqrt(self):
         x = self.data
         r = math.sqrt(x) if x >= 0 else _NAN
-        return self._make(r, (self,), (0.5 / r if r else _INF,), "sqrt")
+        return self._un(r, 0.5 / r if r else _INF, "sqrt")
 
     def __abs__(self):
         x = self.data
-        return self._make(abs(x), (self,), (1.0 if x > 0 else (-1.0 if x < 0 else 0.0),), "abs")
+        return self._un(abs(x), 1.0 if x > 0 else (-1.0 if x < 0 else 0.0), "abs")
 
     abs = __abs__  # noqa: A003 - Value.abs(), as Tensor.abs()
 
-    @staticmethod
-    def _make(data, kids, local, op):
+    def _un(self, data, d, op):
+        """A new node with one input (self) and local derivative ``d``."""
         out = _new(Value)
         out.data = data
         out.grad = 0.0
-        out._kids = kids
-        out._local = local
+        out._k0 = self
+        out._k1 = None
+        out._d0 = d
+        out._op = op
+        out.label = ""
+        out._seq = _tick()
+        return out
+
+    def _bin(self, data, other, d0, d1, op):
+        """A new node with inputs (self, other) and local derivatives ``d0``, ``d1``."""
+        out = _new(Value)
+        out.data = data
+        out.grad = 0.0
+        out._k0 = self
+        out._k1 = other
+        out._d0 = d0
+        out._d1 = d1
         out._op = op
         out.label = ""
         out._seq = _tick()
@@ -267,10 +340,23 @@ class Value:
         stack = [self]
         pop, push, add = stack.pop, stack.append, seen.add
         while stack:
-            for k in pop()._kids:
-                if k not in seen:
-                    add(k)
-                    push(k)
+            v = pop()
+            k = v._k0
+            if k is None:
+                continue
+            if k is _USER:
+                for k in v._xk:
+                    if k not in seen:
+                        add(k)
+                        push(k)
+                continue
+            if k not in seen:
+                add(k)
+                push(k)
+            k = v._k1
+            if k is not None and k not in seen:
+                add(k)
+                push(k)
         return sorted(seen, key=_seq_of, reverse=True)
 
     def backward(self, trace=False):
@@ -280,44 +366,35 @@ class Value:
         :class:`tapegrad.autograd.trace.Trace` (the same as ``with tapegrad.autograd.trace() as t:``).
         """
         if trace:
-            from ..autograd.trace import trace as _trace
-            with _trace() as t:
+            from ..autograd.trace import Trace
+            with Trace() as t:
                 self.backward()
             t.print()
             return t
         order = self._topo()
         for v in order:
-            if v._local is not None:          # interior nodes start at 0; leaves keep accumulating
+            if v._k0 is not None:          # interior nodes start at 0; leaves keep accumulating
                 v.grad = 0.0
-        if self._local is None:
+        if self._k0 is None:
             self.grad += 1.0
         else:
             self.grad = 1.0
         if _observers:
             return _walk_observed(order)
-        _ONE_T, tuple_ = _ONE, tuple
+        user = _USER
         for v in order:
-            local = v._local
-            if local is None:
+            a = v._k0
+            if a is None:
                 continue
-            if local.__class__ is tuple_:
-                kids = v._kids
-                g = v.grad
-                if local is _ONE_ONE:
-                    a, b = kids
-                    a.grad += g
-                    b.grad += g
-                elif local is _ONE_T:
-                    kids[0].grad += g
-                elif len(kids) == 1:
-                    kids[0].grad += local[0] * g
-                else:
-                    a, b = kids
-                    da, db = local
-                    a.grad += da * g
-                    b.grad += db * g
-            else:
-                local()
+            if a is user:
+                if v._fn is not None:
+                    v._fn()
+                continue
+            g = v.grad
+            a.grad += v._d0 * g
+            b = v._k1
+            if b is not None:
+                b.grad += v._d1 * g
 
     def __repr__(self):
         return f"Value(data={self.data}, grad={self.grad})"
@@ -326,15 +403,15 @@ class Value:
 def _walk_observed(order):
     """The same walk, reporting every step to the observers (autograd.trace)."""
     for v in order:
-        local = v._local
-        if local is None:
+        if v._k0 is None:
             continue
         kids = v._kids
+        local = v._local
         before = [k.grad for k in kids]
         v._chain()
-        if local.__class__ is tuple:
+        if local is not None:
             passed = [d * v.grad for d in local]
-        else:   # a user's closure: what it added, read back from the children
+        else:   # a user's closure: what it added, read back from the inputs
             seen, passed = set(), []
             for k, b in zip(kids, before):
                 passed.append(None if k in seen else k.grad - b)
