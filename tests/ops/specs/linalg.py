@@ -192,9 +192,7 @@ SPECS = [
                                                                                       name="hermitian"),
         S(randn(r, 3, 3), atol=1.0, rtol=0.0, name="atol")], grad=False, notes="integer result: not differentiable"),
     OpSpec("linalg.cond", lambda m, x, *a: m.linalg.cond(x, *a), lambda r: [
-        S(wc(r, 3, 3)), S(randn(r, 3, 4), -2, name="-2"), S(wc(r, 3, 3), 2, name="2")],
-        check_grad_fn=False, notes="torch's cond is composite; its last internal op is a squeeze/mul, ours too but "
-                                   "with different dims"),
+        S(wc(r, 3, 3)), S(randn(r, 3, 4), -2, name="-2"), S(wc(r, 3, 3), 2, name="2")]),
     OpSpec("linalg.cond_p", lambda m, x, *a: m.linalg.cond(x, *a), lambda r: [
         S(wc(r, 3, 3), 1), S(wc(r, 3, 3), "fro", name="fro"), S(wc(r, 2, 3, 3), -math.inf, name="-inf")],
         grad=False,
