@@ -179,7 +179,13 @@ ERROR_CASES = [
     "x[x > 0] = m.ones(3)", "x[0] = m.ones(2)", "m.searchsorted(m.tensor([[1.0, 3.0], [2.0, 4.0]]), m.tensor([3.0]))",
     "m.bucketize(m.tensor([1]), m.tensor([[1, 2]]))", "m.tensor(1.5).index_select(0, m.tensor([0, 0]))",
     "x.scatter_reduce(0, m.tensor([[0]]), x, 'foo')", "x[0] = [1.0, 2.0]", "x[0] = (1.0,)", "x[[0]] = None",
-    "x[0] = np.ones(4)", "x[x > 0] = 'a'", "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
+    "x[0] = np.ones(4)", "x[x > 0] = 'a'", "x.index_copy(0, m.tensor([-1]), m.ones(1, 4, dtype=x.dtype))",
+    "x.index_add(0, m.tensor([3]), m.ones(1, 4, dtype=x.dtype))", "x.index_copy(0, m.tensor([0]), m.ones(1, 4))",
+    "x.index_add(0, m.tensor([0]), m.ones(1, 4))", "x.put(m.tensor([0]), m.tensor([1.0, 2.0], dtype=x.dtype))",
+    "x.put(m.tensor([0]), m.tensor([1.0]))", "x.index_put((m.tensor([5]),), m.tensor(1.0))",
+    "x.index_fill(0, m.tensor([[0]]), 2.0)", "x.index_add(0, m.tensor([0.0]), m.ones(1, 4, dtype=x.dtype))",
+    "x.masked_select(m.tensor([1, 0, 1, 0]))", "x.index_copy(0, m.tensor([0, 1]), m.ones(2, 3, dtype=x.dtype))",
+    "x.index_add(0, m.tensor([0]), m.ones(1, 3, dtype=x.dtype))", "x.index_fill(0, m.tensor([-4]), 1.0)", "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
 ]
 
 

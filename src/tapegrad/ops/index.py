@@ -852,26 +852,47 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 # ============================================================================================================
 # index_select / index_add / index_copy / index_fill / index_put
 # ============================================================================================================
+_INDEX_DTYPE_MSG = {"index_select": "index_select(): Expected dtype int32 or int64 for index",
+                    "index_add_": "index_add_(): Expected dtype int32/int64 for index but got: {}",
+                    "index_copy_": "index_copy_(): Expected a long tensor for index, but got {}",
+                    "index_fill_": "index_fill_(): Expected dtype int64 for index."}
+
+
 def _vector_index(op, index, size, dim, select_msg=False):
-    a = _int_index(op, index, f"{op}(): Expected dtype int32 or int64 for index")
+    got = getattr(index, "dtype", None)
+    a = _int_index(op, index, _INDEX_DTYPE_MSG[op].format(got._legacy if got is not None else got))
     if a.ndim > 1:
+        if op == "index_fill_":
+            raise RuntimeError("Index has to be a vector/scalar")
         raise IndexError(f"{op}(): Index is supposed to be a vector")
-    a = a.reshape(-1)
-    if a.size:
-        lo, hi = int(a.min()), int(a.max())
-        if lo < -size or hi >= size or (select_msg and lo < 0):
-            if select_msg:
-                raise IndexError("index out of range in self")
-            raise IndexError(f"index {hi if hi >= size else lo} is out of bounds for dimension {dim} with size "
-                             f"{size}")
-    return a % size if size else a
+    return a.reshape(-1)
 
 
-def _dim_index(op, input, dim, index, select_msg=False):
+def _check_bounds(op, a, size, dim):
+    """Each op's own bounds rule and wording (only index_fill accepts negative indices)."""
+    if not a.size:
+        return a
+    lo, hi = int(a.min()), int(a.max())
+    neg_ok = op == "index_fill_"
+    if hi >= size or lo < (-size if neg_ok else 0):
+        if op == "index_select":
+            raise IndexError("index out of range in self")
+        bad = lo if lo < (-size if neg_ok else 0) else hi
+        msg = f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        if op == "index_add_":
+            raise RuntimeError(msg)
+        raise IndexError(f"index_copy_(): {msg}" if op == "index_copy_" else msg)
+    return a % size if neg_ok and size else a
+
+
+def _dim_index(op, input, dim, index, select_msg=False, source=None):
     n = input._array.ndim
     d = normalize_dim(dim, n)
     size = input._array.shape[d] if n else 1
-    return d, _vector_index(op, index, size, d, select_msg)
+    a = _vector_index(op, index, size, d, select_msg)
+    if source is not None:
+        _check_source(op, input, d, a, source)
+    return d, _check_bounds(op, a, size, d)
 
 
 def _as1d(a):
@@ -980,10 +1001,16 @@ def index_select(input, dim, index, *, out=None):
     return IndexSelect.apply(input, d, idx)
 
 
-def _check_source(op, input, d, idx, source):
+def _check_source_dtype(op, input, source):
     if source.dtype is not input.dtype:
-        raise RuntimeError(f"{op}(): self ({input.dtype._legacy}) and source ({source.dtype._legacy}) must have the "
-                           "same scalar type")
+        a, b = input.dtype._legacy, source.dtype._legacy
+        if op == "index_copy_":
+            raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) {a} "
+                               f"and (source) {b}")
+        raise RuntimeError(f"{op}(): self ({a}) and source ({b}) must have the same scalar type")
+
+
+def _check_source(op, input, d, idx, source):
     ss = source._array.shape
     n_src = ss[d] if ss else 1
     if n_src != idx.size:
@@ -992,9 +1019,14 @@ def _check_source(op, input, d, idx, source):
     expect = list(input._array.shape if input._array.ndim else (1,))
     expect[d] = idx.size
     if tuple(_as1d(source._array).shape) != tuple(expect) and not (source._array.ndim == 0 and idx.size == 1):
+        xs = input._array.shape
+        if op == "index_add_":
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
+                               f"dimension. Got self.shape = {shape_str(xs)} source.shape = {shape_str(ss)}")
+        dst = " ".join(map(str, xs[:d] + xs[d + 1:]))
+        src = " ".join(map(str, ss[:d] + ss[d + 1:]))
         raise RuntimeError(f"{op}(): Source/destination tensor must have same slice shapes. Destination slice shape: "
-                           f"{shape_str(input._array.shape[:d] + input._array.shape[d + 1:])} at dimension {d} and "
-                           f"source slice shape: {shape_str(ss[:d] + ss[d + 1:])} at dimension 0.")
+                           f"{dst} at dimension {d} and source slice shape: {src} at dimension 0.")
 
 
 def index_add(input, dim, index, source, *, alpha=1):
@@ -1003,8 +1035,8 @@ def index_add(input, dim, index, source, *, alpha=1):
     >>> tapegrad.zeros(3).index_add(0, tapegrad.tensor([0, 0]), tapegrad.tensor([1., 2.]))
     tensor([3., 0., 0.])
     """
-    d, idx = _dim_index("index_add_", input, dim, index)
-    _check_source("index_add_", input, d, idx, source)
+    _check_source_dtype("index_add_", input, source)
+    d, idx = _dim_index("index_add_", input, dim, index, source=source)
     return IndexAdd.apply(input, d, idx, source, alpha)
 
 
@@ -1014,8 +1046,8 @@ def index_copy(input, dim, index, source):
     >>> tapegrad.zeros(3).index_copy(0, tapegrad.tensor([2]), tapegrad.tensor([5.]))
     tensor([0., 0., 5.])
     """
-    d, idx = _dim_index("index_copy_", input, dim, index)
-    _check_source("index_copy_", input, d, idx, source)
+    _check_source_dtype("index_copy_", input, source)
+    d, idx = _dim_index("index_copy_", input, dim, index, source=source)
     return IndexCopy.apply(input, d, idx, source)
 
 
@@ -1061,10 +1093,10 @@ def index_put(input, indices, values, accumulate=False):
     >>> tapegrad.zeros(3).index_put((tapegrad.tensor([0, 0]),), tapegrad.tensor(1.), accumulate=True)
     tensor([2., 0., 0.])
     """
-    key = _put_key("index_put", input, indices)
     if values.dtype is not input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype._legacy} for the destination and {values.dtype._legacy} for the source.")
+    key = _put_key("index_put", input, indices)
     v = _index_put_values(input, values, key)
     return IndexPut.apply(input, v, key, bool(accumulate))
 
@@ -1221,7 +1253,9 @@ def masked_select(input, mask, *, out=None):
     >>> tapegrad.tensor([1., 2., 3.]).masked_select(tapegrad.tensor([True, False, True]))
     tensor([1., 3.])
     """
-    m = _mask("masked_select:", mask)
+    if _arr(mask).dtype != np.bool_:
+        raise RuntimeError("masked_select: expected BoolTensor for mask")
+    m = _arr(mask)
     _bshape("masked_select", input._array.shape, m.shape)
     return MaskedSelect.apply(input, m)
 
@@ -1295,13 +1329,13 @@ def put(input, index, source, accumulate=False):
     tensor([[0., 0.],
             [0., 9.]])
     """
-    idx = _flat_index("put", index, input._array.size)
-    if idx.size != source._array.size:
-        raise RuntimeError(f"put_(): Expected source and index to have the same number of elements, but got "
-                           f"source.numel() = {source._array.size}, index.numel() = {idx.size}")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
-                           f"{input.dtype} and source.dtype = {source.dtype}")
+                           f"{input.dtype._legacy} and source.dtype = {source.dtype._legacy}")
+    idx = _flat_index("put", index, input._array.size)
+    if idx.size != source._array.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source._array.size}, index.numel() = {idx.size}")
     return Put.apply(input, idx, source, bool(accumulate))
 
 
