@@ -361,3 +361,38 @@ def test_return_types_namespace():
     r = tapegrad.randn(3, 4).max(0)
     assert isinstance(r, tapegrad.return_types.max) and isinstance(r, tuple)
     assert tapegrad.return_types.aminmax._fields == ("min", "max")
+
+
+@pytest.mark.parametrize("expr,make_out", [
+    ("m.sum(x, 1, out=o)", "m.empty(0)"), ("m.cumsum(x, 0, out=o)", "m.empty(2, 4)"),
+    ("m.max(x, 1, out=o)", "(m.empty(0), m.empty(0, dtype=m.int64))"), ("m.argmax(x, 1, out=o)",
+                                                                         "m.empty(0, dtype=m.int64)"),
+    ("m.cat([x, x], out=o)", "m.empty(0)"), ("m.stack([x, x], out=o)", "m.empty(0)"), ("m.tril(x, out=o)",
+                                                                                       "m.empty(0)"),
+    ("m.cumsum(x, 0, out=o)", "m.empty(0, dtype=m.int64)"), ("m.logsumexp(x, 1, out=o)", "m.empty(0)"),
+    ("m.aminmax(x, dim=0, out=o)", "(m.empty(0), m.empty(0))"), ("m.all(x, out=o)", "m.empty(0, dtype=m.bool)"),
+])
+def test_out_argument(torch, expr, make_out):
+    import warnings
+    a = np.random.default_rng(4).standard_normal((3, 4)).astype(np.float32)
+    res = []
+    for m in (tapegrad, torch):
+        x, o = m.tensor(a), eval(make_out, {"m": m})
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = eval(expr, {"m": m, "x": x, "o": o})
+        rs, os_ = (r, o) if isinstance(o, tuple) else ((r,), (o,))
+        assert all(ri is oi for ri, oi in zip(rs, os_))
+        res.append([(str(t.dtype).split(".")[-1], t.numpy().copy()) for t in os_])
+    for (d0, v0), (d1, v1) in zip(*res):
+        assert d0 == d1
+        np.testing.assert_allclose(v0, v1, rtol=1e-6)
+
+
+def test_out_argument_errors_like_torch(torch):
+    for m in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="sum\\(\\): functions with out=... arguments don't support automatic "
+                                               "differentiation"):
+            m.sum(m.randn(3, requires_grad=True), 0, out=m.empty(()))
+        with pytest.warns(UserWarning, match="An output with one or more elements was resized"):
+            m.cumsum(m.randn(3), 0, out=m.empty(2))

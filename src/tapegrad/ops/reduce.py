@@ -123,6 +123,34 @@ def _evenly(x, res_keep, axis, nan_match):
         return (mask / cnt).astype(x.dtype)
 
 
+def _write_out(op, result, out):
+    """torch's ``out=``: the result is copied (cast, resized with torch's warning) into ``out``, which is returned.
+
+    ``out=`` does not record a graph, so an input that requires grad is torch's error.
+    """
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        outs = tuple(_write_out(op, r, o) for r, o in zip(result, out))
+        return type(result)(*outs) if hasattr(result, "_fields") else outs
+    if _state.enabled and (result._rg or out._rg):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    arr = result._array
+    if out._array.shape != arr.shape:
+        if out._array.size:
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"[{', '.join(map(str, out._array.shape))}], which does not match the required output "
+                          f"shape [{', '.join(map(str, arr.shape))}]. This behavior is deprecated, and in a future "
+                          "PyTorch release outputs will not be resized unless they have zero elements. You can "
+                          "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                          "t.resize_(0).", UserWarning, stacklevel=3)
+        out._array = np.empty(arr.shape, out._array.dtype)
+    np.copyto(out._array, arr, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
 # --- gather / scatter along a dim (the backward pair of index-selecting reductions) --------------------------
 def _open_index(idx, dim):
     ix = list(np.indices(idx.shape, sparse=True))
@@ -243,7 +271,7 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     tensor([4., 6.])
     """
     dim = _dim_args(dim)
-    return (Sum if dim is None else SumDim).apply(input, dim, keepdim, _dtype_arg(dtype))
+    return _write_out("sum", (Sum if dim is None else SumDim).apply(input, dim, keepdim, _dtype_arg(dtype)), out)
 
 
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -253,19 +281,19 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(2.)
     """
     dim = _dim_args(dim)
-    return (Mean if dim is None else MeanDim).apply(input, dim, keepdim, _dtype_arg(dtype))
+    return _write_out("mean", (Mean if dim is None else MeanDim).apply(input, dim, keepdim, _dtype_arg(dtype)), out)
 
 
-def nansum(input, dim=None, keepdim=False, *, dtype=None):
+def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Sum treating NaN as zero.
 
     >>> tapegrad.tensor([1., float('nan'), 2.]).nansum()
     tensor(3.)
     """
-    return Nansum.apply(input, _dim_args(dim), keepdim, _dtype_arg(dtype))
+    return _write_out("nansum", Nansum.apply(input, _dim_args(dim), keepdim, _dtype_arg(dtype)), out)
 
 
-def nanmean(input, dim=None, keepdim=False, *, dtype=None):
+def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of the non-NaN elements (``nansum / count``).
 
     >>> tapegrad.tensor([1., float('nan'), 2.]).nanmean()
@@ -277,7 +305,7 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None):
     dim = _dim_args(dim)
     total = nansum(input, dim, keepdim, dtype=dtype)
     cnt = np.sum(~np.isnan(a), axis=_axis(dim, a.ndim), keepdims=keepdim)
-    return total / Tensor._make(np.asarray(cnt, total._array.dtype))
+    return _write_out("nanmean", total / Tensor._make(np.asarray(cnt, total._array.dtype)), out)
 
 
 # --- prod --------------------------------------------------------------------------------------------------------
@@ -328,16 +356,16 @@ class ProdDim(Prod):
     node_name = "ProdBackward1"
 
 
-def prod(input, dim=None, keepdim=False, *, dtype=None):
+def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of elements, over all or along ``dim`` (an int); zeros are handled exactly in the gradient.
 
     >>> tapegrad.tensor([1., 2., 3.]).prod()
     tensor(6.)
     """
     if dim is None:
-        return Prod.apply(input, None, False, _dtype_arg(dtype))
+        return _write_out("prod", Prod.apply(input, None, False, _dtype_arg(dtype)), out)
     d = normalize_dim(dim, input._array.ndim)
-    return ProdDim.apply(input, d if input._array.ndim else None, keepdim, _dtype_arg(dtype))
+    return _write_out("prod", ProdDim.apply(input, d if input._array.ndim else None, keepdim, _dtype_arg(dtype)), out)
 
 
 # --- var / std -----------------------------------------------------------------------------------------------------
@@ -455,7 +483,7 @@ def var(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     >>> tapegrad.tensor([1., 2., 3., 4.]).var()
     tensor(1.6667)
     """
-    return Var.apply(input, *_var_args("var", input, dim, unbiased, keepdim, correction))
+    return _write_out("var", Var.apply(input, *_var_args("var", input, dim, unbiased, keepdim, correction)), out)
 
 
 def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
@@ -464,7 +492,7 @@ def std(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=N
     >>> tapegrad.tensor([1., 2., 3., 4.]).std()
     tensor(1.2910)
     """
-    return Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction))
+    return _write_out("std", Std.apply(input, *_var_args("std", input, dim, unbiased, keepdim, correction)), out)
 
 
 def var_mean(input, dim=None, unbiased=None, keepdim=False, *, correction=None):
@@ -655,8 +683,8 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
         from .elementwise import maximum
         return maximum(input, dim if other is None else other)
     if dim is None:
-        return MaxAll.apply(input, None, False)
-    return _with_dim(MaxDim, input, dim, keepdim, "max")
+        return _write_out("max", MaxAll.apply(input, None, False), out)
+    return _write_out("max", _with_dim(MaxDim, input, dim, keepdim, "max"), out)
 
 
 def min(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 - torch's name
@@ -669,8 +697,8 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
         from .elementwise import minimum
         return minimum(input, dim if other is None else other)
     if dim is None:
-        return MinAll.apply(input, None, False)
-    return _with_dim(MinDim, input, dim, keepdim, "min")
+        return _write_out("min", MinAll.apply(input, None, False), out)
+    return _write_out("min", _with_dim(MinDim, input, dim, keepdim, "min"), out)
 
 
 def amax(input, dim=(), keepdim=False, *, out=None):
@@ -679,7 +707,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amax(1)
     tensor([5., 3.])
     """
-    return Amax.apply(input, _dim_args(dim), keepdim)
+    return _write_out("amax", Amax.apply(input, _dim_args(dim), keepdim), out)
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
@@ -688,7 +716,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amin(1)
     tensor([1., 2.])
     """
-    return Amin.apply(input, _dim_args(dim), keepdim)
+    return _write_out("amin", Amin.apply(input, _dim_args(dim), keepdim), out)
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -700,7 +728,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     max=tensor(5.))
     """
     d = None if dim is None else normalize_dim(dim, input._array.ndim)
-    return return_types.aminmax(*Aminmax.apply(input, d, keepdim))
+    return _write_out("aminmax", return_types.aminmax(*Aminmax.apply(input, d, keepdim)), out)
 
 
 def _arg(op, np_fn):
@@ -712,14 +740,14 @@ def _arg(op, np_fn):
             if a.size == 0:
                 raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
             r = np.asarray(np_fn(a.reshape(-1)), np.int64)
-            return Tensor._make(r.reshape((1,) * a.ndim) if keepdim else r)
+            return _write_out(op, Tensor._make(r.reshape((1,) * a.ndim) if keepdim else r), out)
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
         d = normalize_dim(dim, a.ndim)
         if a.ndim == 0:
-            return Tensor._make(np.asarray(0, np.int64))
+            return _write_out(op, Tensor._make(np.asarray(0, np.int64)), out)
         _nonempty_dim(op, a, d)
-        return Tensor._make(np.asarray(np_fn(a, axis=d, keepdims=keepdim), np.int64))
+        return _write_out(op, Tensor._make(np.asarray(np_fn(a, axis=d, keepdims=keepdim), np.int64)), out)
     fn.__name__ = op
     fn.__doc__ = (f"Index of the {'largest' if op == 'argmax' else 'smallest'} element (flat, or along ``dim``), "
                   f"int64.\n\n    >>> tapegrad.tensor([3., 7., 5.]).{op}()\n    tensor({1 if op == 'argmax' else 0})\n")
@@ -736,8 +764,8 @@ def median(input, dim=None, keepdim=False, *, out=None):
     tensor(2.)
     """
     if dim is None:
-        return MedianAll.apply(input, None, False)
-    return _with_dim(MedianDim, input, dim, keepdim, "median")
+        return _write_out("median", MedianAll.apply(input, None, False), out)
+    return _write_out("median", _with_dim(MedianDim, input, dim, keepdim, "median"), out)
 
 
 def nanmedian(input, dim=None, keepdim=False, *, out=None):
@@ -747,8 +775,8 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     tensor(1.)
     """
     if dim is None:
-        return NanmedianAll.apply(input, None, False)
-    return _with_dim(NanmedianDim, input, dim, keepdim, "nanmedian")
+        return _write_out("nanmedian", NanmedianAll.apply(input, None, False), out)
+    return _write_out("nanmedian", _with_dim(NanmedianDim, input, dim, keepdim, "nanmedian"), out)
 
 
 def mode(input, dim=-1, keepdim=False, *, out=None):
@@ -759,7 +787,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     values=tensor(2.),
     indices=tensor(2))
     """
-    return _with_dim(Mode, input, dim, keepdim, "mode")
+    return _write_out("mode", _with_dim(Mode, input, dim, keepdim, "mode"), out)
 
 
 # --- logsumexp -----------------------------------------------------------------------------------------------------
@@ -799,7 +827,7 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     """
     dim = _dim_args(dim)
     dims = normalize_dims(dim, input._array.ndim)
-    return Logsumexp.apply(input, dims, keepdim)
+    return _write_out("logsumexp", Logsumexp.apply(input, dims, keepdim), out)
 
 
 # --- scans ---------------------------------------------------------------------------------------------------------
@@ -926,7 +954,9 @@ def cumsum(input, dim, *, dtype=None, out=None):
     >>> tapegrad.tensor([1., 2., 3.]).cumsum(0)
     tensor([1., 3., 6.])
     """
-    return Cumsum.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype))
+    if out is not None and dtype is None:   # torch scans in the out tensor's dtype
+        dtype = out.dtype
+    return _write_out("cumsum", Cumsum.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype)), out)
 
 
 def cumprod(input, dim, *, dtype=None, out=None):
@@ -935,7 +965,9 @@ def cumprod(input, dim, *, dtype=None, out=None):
     >>> tapegrad.tensor([1., 2., 3.]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    return Cumprod.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype))
+    if out is not None and dtype is None:   # torch scans in the out tensor's dtype
+        dtype = out.dtype
+    return _write_out("cumprod", Cumprod.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype)), out)
 
 
 def cummax(input, dim, *, out=None):
@@ -944,7 +976,7 @@ def cummax(input, dim, *, out=None):
     >>> tapegrad.tensor([1., 3., 2.]).cummax(0).values
     tensor([1., 3., 3.])
     """
-    return return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim)))
+    return _write_out("cummax", return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim))), out)
 
 
 def cummin(input, dim, *, out=None):
@@ -953,7 +985,7 @@ def cummin(input, dim, *, out=None):
     >>> tapegrad.tensor([3., 1., 2.]).cummin(0).values
     tensor([3., 1., 1.])
     """
-    return return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim)))
+    return _write_out("cummin", return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim))), out)
 
 
 # --- logical reductions and counts ---------------------------------------------------------------------------------
@@ -963,7 +995,7 @@ def _logical(op, np_fn):
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
         r = np.asarray(np_fn(a, axis=axis, keepdims=keepdim and dim is not None))
-        return Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_))
+        return _write_out(op, Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_)), out)
     fn.__name__ = op
     fn.__doc__ = (f"Whether {'all' if op == 'all' else 'any'} elements are nonzero (over all or ``dim``); "
                   f"bool (uint8 for uint8 input).\n\n    >>> tapegrad.tensor([1, 0]).{op}()\n"

@@ -18,6 +18,7 @@ from .. import _dtype
 from ..autograd.grad_mode import _state
 from ..tensor import Size
 from ._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, op_error, shape_str
+from .reduce import _write_out
 
 __all__ = ["reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "unsqueeze",
            "squeeze", "flatten", "unflatten", "ravel", "broadcast_to", "broadcast_tensors", "broadcast_shapes",
@@ -963,7 +964,7 @@ def cat(tensors, dim=0, *, out=None):
             raise RuntimeError(op_error("cat", f"zero-dimensional tensor (at position {i}) cannot be concatenated"))
     real = [(i, t._array.shape) for i, t in enumerate(tensors) if not _legacy_empty(t._array)]
     if not real:
-        return Cat.apply(0, *tensors)
+        return _write_out("cat", Cat.apply(0, *tensors), out)
     ref_i, ref = real[0]
     d = normalize_dim(dim, len(ref))
     for i, shp in real[1:]:
@@ -973,7 +974,7 @@ def cat(tensors, dim=0, *, out=None):
             if k != d and shp[k] != ref[k]:
                 raise op_error("cat", f"Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} "
                                f"but got size {shp[k]} for tensor number {i} in the list.")
-    return Cat.apply(d, *tensors)
+    return _write_out("cat", Cat.apply(d, *tensors), out)
 
 
 concat = concatenate = cat
@@ -1011,7 +1012,7 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     n = _nd(tensors[0]) + 1
-    return Stack.apply(normalize_dim(dim, n), *tensors)
+    return _write_out("stack", Stack.apply(normalize_dim(dim, n), *tensors), out)
 
 
 def _atleast(n, tensors):
@@ -1067,7 +1068,7 @@ def hstack(tensors, *, out=None):
     tapegrad.Size([5])
     """
     ts = atleast_1d(list(tensors))
-    return cat(ts, 0 if _nd(ts[0]) == 1 else 1)
+    return cat(ts, 0 if _nd(ts[0]) == 1 else 1, out=out)
 
 
 def vstack(tensors, *, out=None):
@@ -1076,7 +1077,7 @@ def vstack(tensors, *, out=None):
     >>> tapegrad.vstack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([2, 2])
     """
-    return cat(atleast_2d(list(tensors)), 0)
+    return cat(atleast_2d(list(tensors)), 0, out=out)
 
 
 def dstack(tensors, *, out=None):
@@ -1085,7 +1086,7 @@ def dstack(tensors, *, out=None):
     >>> tapegrad.dstack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([1, 2, 2])
     """
-    return cat(atleast_3d(list(tensors)), 2)
+    return cat(atleast_3d(list(tensors)), 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
@@ -1095,7 +1096,7 @@ def column_stack(tensors, *, out=None):
     tapegrad.Size([2, 2])
     """
     ts = [reshape(t, (t._array.size, 1)) if _nd(t) <= 1 else t for t in tensors]
-    return cat(ts, 1)
+    return cat(ts, 1, out=out)
 
 
 # --- triangles and diagonals ---------------------------------------------------------------------------------------
@@ -1125,7 +1126,7 @@ def tril(input, diagonal=0, *, out=None):
     tensor([[1., 0.],
             [1., 1.]])
     """
-    return Tril.apply(input, int(diagonal))
+    return _write_out("tril", Tril.apply(input, int(diagonal)), out)
 
 
 def triu(input, diagonal=0, *, out=None):
@@ -1135,7 +1136,7 @@ def triu(input, diagonal=0, *, out=None):
     tensor([[1., 1.],
             [0., 1.]])
     """
-    return Triu.apply(input, int(diagonal))
+    return _write_out("triu", Triu.apply(input, int(diagonal)), out)
 
 
 def _diag_view(a, offset, d1, d2):
@@ -1253,9 +1254,9 @@ def diag(input, diagonal=0, *, out=None):
     """
     n = _nd(input)
     if n == 1:
-        return DiagEmbed.apply(input, int(diagonal), 0, 1)
+        return _write_out("diag", DiagEmbed.apply(input, int(diagonal), 0, 1), out)
     if n == 2:
-        return DiagonalCopy.apply(input, int(diagonal), 0, 1)
+        return _write_out("diag", DiagonalCopy.apply(input, int(diagonal), 0, 1), out)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {n}D")
 
 
