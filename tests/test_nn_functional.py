@@ -353,15 +353,40 @@ def test_no_grad_for_weight(torch):
 
 
 def test_training_step_is_fast():
-    """linear + cross_entropy + backward on a (256, 512) batch stays well under torch-scale overheads."""
+    """linear + cross_entropy + backward costs little more than the NumPy work it needs (best of several runs:
+    the machine may be shared)."""
     import time
     r = np.random.default_rng(0)
     x = tg(r.standard_normal((256, 512)), dtype=np.float32)
     w, b = tg(r.standard_normal((10, 512)) * 0.01, True, np.float32), tg(np.zeros(10), True, np.float32)
     t = tg(r.integers(0, 10, 256))
-    start = time.perf_counter()
-    for _ in range(20):
-        loss = F.cross_entropy(F.linear(x, w, b), t)
-        loss.backward()
-    assert (time.perf_counter() - start) / 20 < 0.02
+    xa, wa = x.numpy(), w.detach().numpy()
+
+    def raw():
+        z = xa @ wa.T
+        e = np.exp(z - z.max(1, keepdims=True))
+        g = e / e.sum(1, keepdims=True)
+        return g.T @ xa, g.sum(0)
+
+    def step():
+        F.cross_entropy(F.linear(x, w, b), t).backward()
+
+    def best(fn):
+        times = []
+        for _ in range(7):
+            start = time.perf_counter()
+            for _ in range(3):
+                fn()
+            times.append((time.perf_counter() - start) / 3)
+        return min(times)
+
+    assert best(step) < 4 * best(raw) + 2e-3
     assert w.grad.dtype == tapegrad.float32
+
+
+def test_docstring_examples():
+    import doctest
+
+    from tapegrad.ops import nn_ops
+    res = doctest.testmod(nn_ops, extraglobs={"F": F, "tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted > 30 and res.failed == 0

@@ -656,12 +656,13 @@ class NllLoss(Primitive):
             with np.errstate(invalid="ignore", divide="ignore"):
                 out = np.asarray(loss.sum() / total, x.dtype)
                 coef = coef / total
-        m = np.zeros(x.shape, x.dtype)
-        if x.ndim == 1:
-            m[tt] = coef
-        else:
-            np.put_along_axis(m, tt[:, None], np.asarray(coef)[:, None], axis=1)
-        ctx.m, ctx.unsq = m, reduction == "none" and x.ndim > 1
+        if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
+            m = np.zeros(x.shape, x.dtype)
+            if x.ndim == 1:
+                m[tt] = coef
+            else:
+                np.put_along_axis(m, tt[:, None], np.asarray(coef)[:, None], axis=1)
+            ctx.m, ctx.unsq = m, reduction == "none" and x.ndim > 1
         return out
 
     @staticmethod
