@@ -1,6 +1,5 @@
 """Anomaly mode (torch's messages), errors that say where, graph_stats."""
 
-import re
 import warnings
 
 import numpy as np
@@ -82,14 +81,15 @@ def test_detect_anomaly_decorator_and_check_nan_false():
     assert np.isnan(x.grad.numpy()).all()
 
 
-def test_errors_name_the_node_even_when_off():
-    x = tapegrad.tensor([1.0, 2.0], requires_grad=True)
-    y = x.exp().sum()
-    y.backward()
-    with pytest.raises(RuntimeError, match="Trying to backward through the graph a second time") as e:
+def test_errors_keep_torchs_wording_when_off(torch):
+    def second_backward(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = x.exp().sum()
         y.backward()
-    assert re.search(r"\(raised by the backward of (Sum|Exp)Backward0", str(e.value))
-    assert "set_detect_anomaly(True)" in str(e.value)
+        with pytest.raises(RuntimeError) as e:
+            y.backward()
+        return str(e.value)
+    assert second_backward(tapegrad) == second_backward(torch)
 
 
 def test_errors_say_where_under_anomaly_mode():

@@ -13,10 +13,10 @@ RuntimeError: Function 'DivBackward0' returned nan values in its 1th output.
 ...
 
 Errors that say where: an error raised while a node runs its backward (a saved tensor modified in place, a second
-backward through a freed graph, a NaN, a gradient of the wrong shape) is re-raised with the node's name and,
-when the node recorded it, the line of *your* code that created it. Recording that line is a cheap peek at the
-calling frame when the node is created; it is on under anomaly mode and under ``tapegrad.debug`` (see the module
-``tapegrad.debug`` for the measured cost that decided it is not on by default).
+backward through a freed graph, a NaN, a gradient of the wrong shape) is re-raised with the node's name and the
+line of *your* code that created it, when the node recorded it (otherwise the message stays torch's, unchanged).
+Recording that line is a peek at the calling frames when the node is created; it is on under anomaly mode and
+under ``tapegrad.debug`` (see ``tapegrad.debug`` for the measured cost that decided it is not on by default).
 """
 
 from __future__ import annotations
@@ -127,7 +127,12 @@ def describe(node):
 
 
 def annotate(exc, node):
-    """Add the node's name and creation site to an error raised by its backward (once)."""
+    """Add the node's name and creation site to an error raised by its backward (once).
+
+    Only when the node recorded its site (debug or anomaly mode): by default errors keep torch's exact wording.
+    """
+    if getattr(node, "_site", None) is None:
+        return
     if getattr(exc, "_tapegrad_where", False) or not exc.args or not isinstance(exc.args[0], str):
         return
     exc.args = (exc.args[0] + "\n" + describe(node),) + exc.args[1:]
