@@ -27,7 +27,14 @@ def have_dot():
 
 
 def dot_render(source, fmt):
-    """Render DOT text with the ``dot`` program (bytes of the ``fmt`` file)."""
+    """Render DOT text with the ``dot`` program (bytes of the ``fmt`` file): through the ``graphviz`` package
+    when it is installed, else by running ``dot`` directly (the package is only a wrapper around it)."""
+    try:
+        import graphviz
+    except ImportError:
+        graphviz = None
+    if graphviz is not None:
+        return graphviz.Source(source).pipe(format=fmt)
     r = subprocess.run(["dot", f"-T{fmt}"], input=source.encode(), capture_output=True, timeout=60, check=False)
     if r.returncode != 0:
         raise RuntimeError(f"graphviz's dot failed: {r.stderr.decode(errors='replace').strip()}")
