@@ -185,7 +185,41 @@ ERROR_CASES = [
     "x.put(m.tensor([0]), m.tensor([1.0]))", "x.index_put((m.tensor([5]),), m.tensor(1.0))",
     "x.index_fill(0, m.tensor([[0]]), 2.0)", "x.index_add(0, m.tensor([0.0]), m.ones(1, 4, dtype=x.dtype))",
     "x.masked_select(m.tensor([1, 0, 1, 0]))", "x.index_copy(0, m.tensor([0, 1]), m.ones(2, 3, dtype=x.dtype))",
-    "x.index_add(0, m.tensor([0]), m.ones(1, 3, dtype=x.dtype))", "x.index_fill(0, m.tensor([-4]), 1.0)", "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
+    "x.index_add(0, m.tensor([0]), m.ones(1, 3, dtype=x.dtype))", "x.index_fill(0, m.tensor([-4]), 1.0)",
+    'x.gather(0, m.tensor([[0, 0, 0, 0, 0]]))',
+    'x.gather(0, m.tensor([[3]]))',
+    'x.gather(0, m.tensor([[-1]]))',
+    'x.gather(5, m.tensor([[0]]))',
+    'x.scatter(0, m.tensor([[0, 0, 0, 0, 0]]), 1.)',
+    'x.scatter(0, m.tensor([[0, 1]]), m.ones(1, 1, dtype=x.dtype))',
+    'x.scatter(0, m.tensor([[0]]), m.ones(1, 1))',
+    'x.scatter_add(0, m.tensor([[0]]), m.ones(1, 1))',
+    'x.scatter_add(0, m.tensor([[4]]), m.ones(1, 1, dtype=x.dtype))',
+    'x.scatter_add(0, m.tensor([0]), m.ones(1, dtype=x.dtype))',
+    'x.scatter_reduce(0, m.tensor([[0]]), m.ones(1, 1), "sum")',
+    'x.scatter(0, m.tensor([[0.]]), 1.)',
+    'x.masked_fill(m.ones(5, dtype=m.bool), 1.)',
+    'x.masked_scatter(m.ones(5, dtype=m.bool), x)',
+    'x.masked_select(m.ones(5, dtype=m.bool))',
+    'x.masked_scatter(m.tensor([1, 0, 0, 1]), x)',
+    'x.masked_scatter(m.tensor([True]*4), m.ones(1, dtype=x.dtype))',
+    'x.take(m.tensor([0.]))',
+    'x.take_along_dim(m.tensor([0]), 0)',
+    'x.take_along_dim(m.tensor([[0.]]), 0)',
+    'x.sort(2)',
+    'x.topk(-1)',
+    'x.topk(2, 3)',
+    'm.searchsorted(m.tensor([1, 2]), m.tensor([[1]]), sorter=m.tensor([0]))',
+    'm.searchsorted(m.tensor([[1, 2]]), 3)',
+    'm.bucketize(m.tensor([1]), m.tensor(2))',
+    'm.unique_consecutive(x, dim=3)',
+    'x.kthvalue(1, 3)',
+    'x[m.tensor([0], dtype=m.int16)]',
+    'x[m.tensor([0], dtype=m.uint8)]',
+    'x.index_put((m.tensor([0]), m.tensor([0]), m.tensor([0])), m.tensor(1., dtype=x.dtype))',
+    'x.index_put((m.tensor([0, 1]), m.tensor([0, 1, 2])), m.tensor(1., dtype=x.dtype))',
+    'x.index_put((m.tensor([0]),), m.ones(3, dtype=x.dtype))',
+    "x.scatter(0, m.tensor([[0]]), x, reduce='foo')",
 ]
 
 
@@ -408,3 +442,14 @@ def test_random_inplace_on_views_match_torch(torch):
         assert got_names == want_names, (chain, op)
         for p, q in zip(want, got):
             assert _same(q, p), (chain, op)
+
+
+def test_int32_indices_and_float_lists_like_torch(torch):
+    outs = []
+    for m in (torch, tapegrad):
+        x = m.tensor(A)
+        i32 = m.tensor([[0, 2]], dtype=m.int32)
+        outs.append([x[[1.7]], x[[-0.5, 2.9]], x.gather(0, i32), x.scatter_add(0, i32, m.ones(1, 2, dtype=x.dtype)),
+                     x[m.tensor([2, 0], dtype=m.int32)], x.index_select(1, m.tensor([3, 0], dtype=m.int32))])
+    for a, b in zip(*outs):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())

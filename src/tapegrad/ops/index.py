@@ -49,7 +49,7 @@ def _no_grad(fn, *args, **kwargs):
 # ============================================================================================================
 _SEQ_WARNING = ("Using a non-tuple sequence for multidimensional indexing is deprecated and will be changed in "
                 "pytorch 2.9; use x[tuple(seq)] instead of x[seq]. In pytorch 2.9 this will be interpreted as tensor "
-                "index, x[torch.tensor(seq)], which will result either in an error or a different result")
+                "index, x[tapegrad.tensor(seq)], which will result either in an error or a different result")
 
 
 def _as_tuple(key):
@@ -72,15 +72,15 @@ def _index_array(k):
         a = k
     else:
         a = np.asarray([_arr(e) for e in k] if isinstance(k, (list, tuple)) else k)
-        if a.size == 0 and a.dtype.kind == "f":
+        if a.dtype.kind == "f":   # torch makes a long tensor of a Python list (x[[1.7]] is x[[1]])
             a = a.astype(np.int64)
     if a.dtype == np.bool_:
         return a
     if a.dtype == np.uint8:
-        warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.",
+        warnings.warn("indexing with dtype tapegrad.uint8 is now deprecated, please use a dtype tapegrad.bool instead.",
                       UserWarning, stacklevel=4)
         return a.astype(np.bool_)
-    if a.dtype.kind not in "iu":
+    if a.dtype not in (np.int64, np.int32):
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return a
 
@@ -578,18 +578,20 @@ def _grid(index, dim):
 def _check_gather(op, shape, dim, index, src_shape=None):
     n = max(len(shape), 1)
     if max(index.ndim, 1) != n:
-        raise RuntimeError("Index tensor must have the same number of dimensions as input tensor")
+        what = "input" if op == "gather" else "self"
+        raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
     ishape = index.shape if index.ndim else (1,)
     xshape = shape if shape else (1,)
+    sshape = None if src_shape is None else (src_shape if src_shape else (1,))
     for d in range(n):
-        if d != dim and ishape[d] > xshape[d]:
+        self_bad = d != dim and ishape[d] > xshape[d]
+        if op == "gather" and self_bad:
             raise RuntimeError(f"Size does not match at dimension {d} expected index {shape_str(ishape)} to be no "
                                f"larger than self {shape_str(xshape)} apart from dimension {dim}")
-        if src_shape is not None:
-            sshape = src_shape if src_shape else (1,)
-            if ishape[d] > sshape[d]:
-                raise RuntimeError(f"Size does not match at dimension {d} expected index {shape_str(ishape)} to be "
-                                   f"no larger than src {shape_str(sshape)}")
+        if self_bad or (sshape is not None and ishape[d] > sshape[d]):
+            src = "" if sshape is None else f" and to be no larger size than src {shape_str(sshape)}"
+            raise RuntimeError(f"Expected index {shape_str(ishape)} to be no larger than self {shape_str(xshape)} "
+                               f"apart from dimension {dim}{src}")
     if index.size:
         lo, hi = int(index.min()), int(index.max())
         if lo < 0 or hi >= xshape[dim]:
@@ -791,10 +793,10 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 def _scatter_args(op, input, dim, index, src):
-    d, idx = _dim_and_index(op, input, dim, index, f"{op}(): Expected dtype int64 for index")
+    d, idx = _dim_and_index(op, input, dim, index, "scatter(): Expected dtype int32/int64 for index")
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
-            raise RuntimeError(f"{op}(): Expected self.dtype to be equal to src.dtype")
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
         _check_gather(op, input._array.shape, d, idx, src._array.shape)
     else:
         _check_gather(op, input._array.shape, d, idx)
@@ -817,8 +819,9 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
         if isinstance(src, Tensor):
-            warnings.warn("The reduce argument of torch.scatter with Tensor src is deprecated and will be removed in "
-                          "a future PyTorch release. Use torch.scatter_reduce instead for more reduction options.",
+            warnings.warn("The reduce argument of tapegrad.scatter with Tensor src is deprecated and will be removed "
+                          "in a future PyTorch release. Use tapegrad.scatter_reduce instead for more reduction "
+                          "options.",
                           UserWarning, stacklevel=2)
         return ScatterLegacyReduce.apply(input, d, idx, src, reduce)
     if isinstance(src, Tensor):
@@ -1116,17 +1119,22 @@ _CTYPE = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "si
 def _mask(op, mask):
     m = mask._array if isinstance(mask, Tensor) else np.asarray(mask)
     if m.dtype != np.bool_:
-        name = _CTYPE.get(m.dtype.name, m.dtype.name)
+        name = _CTYPE.get(m.dtype.name, m.dtype.name) if op == "masked_fill_" else \
+            _dtype.from_numpy_dtype(m.dtype)._legacy
         raise RuntimeError(f"{op} only supports boolean masks, but got mask with dtype {name}")
     return m
 
 
 def _bshape(op, a, b):
+    """The broadcast shape of input ``a`` and mask ``b``, or torch's error (the mask is "tensor a")."""
     try:
         return np.broadcast_shapes(a, b)
     except ValueError:
-        raise RuntimeError(f"{op}: the shape of the mask {shape_str(b)} must be broadcastable with the shape of the "
-                           f"input tensor {shape_str(a)}") from None
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(b)) + tuple(b), (1,) * (n - len(a)) + tuple(a)
+        i = next(i for i in range(n - 1, -1, -1) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                           f"non-singleton dimension {i}") from None
 
 
 class MaskedFill(Primitive):
@@ -1186,7 +1194,7 @@ class MaskedScatter(Primitive):
         ctx.mask, ctx.src_shape = m, source.shape
         n = int(m.sum())
         if source.size < n:
-            raise RuntimeError("masked_scatter: Number of elements of source < number of ones in mask")
+            raise RuntimeError("Number of elements of source < number of ones in mask")
         out = np.array(np.broadcast_to(x, shape))
         out[m] = source.reshape(-1)[:n]
         return out
@@ -1264,7 +1272,8 @@ def masked_select(input, mask, *, out=None):
 # take / put / take_along_dim
 # ============================================================================================================
 def _flat_index(op, index, n):
-    a = _int_index(op, index, f"{op}(): Expected a long tensor for index, but got {index.dtype}")
+    got = getattr(index, "dtype", None)
+    a = _int_index(op, index, f"{op}(): Expected a long tensor for index, but got {getattr(got, '_legacy', got)}")
     if a.size:
         lo, hi = int(a.min()), int(a.max())
         if hi >= n or lo < -n:
@@ -1345,13 +1354,14 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     >>> tapegrad.tensor([[10, 30, 20]]).take_along_dim(tapegrad.tensor([[1, 2, 0]]), 1)
     tensor([[30, 20, 10]])
     """
-    idx = _int_index("take_along_dim", indices, "torch.take_along_dim(): dtype of indices should be Long but got "
-                     f"{getattr(indices, 'dtype', None)}")
+    got = getattr(indices, "dtype", None)
+    idx = _int_index("take_along_dim", indices, "tapegrad.take_along_dim(): dtype of indices should be Long but got "
+                     f"{getattr(got, '_legacy', got)}")
     if dim is None:
         return gather(input.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
     n = input._array.ndim
     if idx.ndim != n:
-        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same number of dimensions, "
+        raise RuntimeError(f"tapegrad.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {n} dimensions for input, and {idx.ndim} dimensions for indices")
     d = normalize_dim(dim, n)
     xs, js = list(input._array.shape), list(idx.shape)
@@ -1673,23 +1683,27 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     """
     if side is not None:
         if side not in ("left", "right"):
-            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but got {side}")
+            raise RuntimeError(f"tapegrad.searchsorted(): side can only be 'left' or 'right' but got {side}")
         if right and side == "left":
-            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, got side of left "
+            raise RuntimeError("tapegrad.searchsorted(): side and right can't be set to opposites, got side of left "
                                "while right was True")
         right = side == "right"
     seq = sorted_sequence._array
     scalar = not isinstance(input, Tensor)
     vals = np.asarray(input) if scalar else input._array
     if scalar and seq.ndim > 1:
-        raise RuntimeError("torch.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
+        raise RuntimeError("tapegrad.searchsorted(): input value can be a scalar only when boundaries tensor dimension "
                            f"is 1, but we got boundaries tensor dim({seq.ndim}) and input value's dim(0) numel(1)")
     if seq.ndim > 1 and (vals.ndim != seq.ndim or vals.shape[:-1] != seq.shape[:-1]):
-        raise RuntimeError("torch.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 dimensions "
-                           "of boundaries tensor and input value tensor must match, but we got boundaries tensor "
-                           f"{shape_str(seq.shape)} and input value tensor {shape_str(vals.shape)}")
+        raise RuntimeError("tapegrad.searchsorted(): boundaries tensor should be 1 dimension or the first N-1 "
+                           "dimensions of boundaries tensor and input value tensor must match, but we got boundaries "
+                           f"tensor {shape_str(seq.shape)} and input value tensor {shape_str(vals.shape)}")
     if sorter is not None:
-        seq = np.take_along_axis(seq, _arr(sorter).astype(np.int64), -1)
+        srt = _arr(sorter)
+        if srt.shape != seq.shape:
+            raise RuntimeError(f"tapegrad.searchsorted(): boundary and sorter must have the same size, but got "
+                               f"boundary tensor {shape_str(seq.shape)}and got sorter tensor {shape_str(srt.shape)}")
+        seq = np.take_along_axis(seq, srt.astype(np.int64), -1)
     res = _search(seq, vals, right)
     return Tensor._make(np.asarray(res, np.int32 if out_int32 else np.int64))
 
