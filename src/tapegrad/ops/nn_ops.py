@@ -23,7 +23,7 @@ from ._util import Primitive, Tensor, bind, normalize_dim, op_error, shape_str
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
-           "group_norm", "instance_norm", "rms_norm", "embedding", "embedding_bag", "bilinear", "cosine_similarity",
+           "group_norm", "instance_norm", "rms_norm", "embedding", "bilinear", "cosine_similarity",
            "pairwise_distance", "pdist", "native_layer_norm", "native_batch_norm", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "triplet_margin_loss", "cosine_embedding_loss"]
@@ -556,6 +556,8 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
     >>> F.softmax(tapegrad.tensor([0., 0.]), dim=0)
     tensor([0.5000, 0.5000])
     """
+    if dtype is None and not isinstance(_stacklevel, int):      # torch.softmax(x, dim, dtype) positionally
+        dtype = _stacklevel
     return _softmax_call(Softmax, "softmax", input, dim, dtype)
 
 
@@ -565,6 +567,8 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
     >>> F.log_softmax(tapegrad.tensor([1e4, 0.]), dim=0)
     tensor([     0., -10000.])
     """
+    if dtype is None and not isinstance(_stacklevel, int):      # torch.log_softmax(x, dim, dtype) positionally
+        dtype = _stacklevel
     return _softmax_call(LogSoftmax, "log_softmax", input, dim, dtype)
 
 
@@ -1056,14 +1060,16 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_
                           "'mean' will be changed to behave the same as 'batchmean' in the next major release.",
                           stacklevel=2)
         red = "sum" if reduction == "batchmean" else _reduction(reduction)
-    if log_target:
-        out = target.exp() * (target - input)
-    else:
-        out = _Xlogy.apply(target, target) - target * input
-    out = _reduce(out, red)
+    out = _reduce(_kl_terms(input, target, log_target), red)
     if reduction == "batchmean" and input._array.ndim != 0:
         out = out / input._array.shape[0]
     return out
+
+
+def _kl_terms(input, target, log_target):
+    if log_target:
+        return target.exp() * (target - input)
+    return _Xlogy.apply(target, target) - target * input
 
 
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
@@ -2196,30 +2202,71 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return attn.matmul(value)
 
 
-# --- torch.xxx names whose signature differs from nn.functional's ----------------------------------------------
-FUNCTIONAL_OVERRIDES = {"batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding}
+# --- torch.xxx names whose signature differs from nn.functional's (ATen's order, integer reductions) -------------
+FUNCTIONAL_OVERRIDES = {
+    "batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding, "kl_div": kl_div,
+    "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits, "poisson_nll_loss": poisson_nll_loss,
+    "margin_ranking_loss": margin_ranking_loss, "hinge_embedding_loss": hinge_embedding_loss,
+    "triplet_margin_loss": triplet_margin_loss, "cosine_embedding_loss": cosine_embedding_loss,
+}
+_FO = FUNCTIONAL_OVERRIDES
 
 
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):
     """``torch.batch_norm`` (ATen's argument order; ``nn.functional.batch_norm`` takes the running stats first)."""
-    return FUNCTIONAL_OVERRIDES["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
+    return _FO["batch_norm"](input, running_mean, running_var, weight, bias, training, momentum, eps)
 
 
 def _torch_instance_norm(input, weight, bias, running_mean, running_var, use_input_stats, momentum, eps,
                          cudnn_enabled):
     """``torch.instance_norm`` (ATen's argument order)."""
-    return FUNCTIONAL_OVERRIDES["instance_norm"](input, running_mean, running_var, weight, bias, use_input_stats,
-                                                 momentum, eps)
+    return _FO["instance_norm"](input, running_mean, running_var, weight, bias, use_input_stats, momentum, eps)
 
 
 def _torch_embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
     """``torch.embedding(weight, indices)`` (padding_idx -1 means none, as in ATen)."""
-    return FUNCTIONAL_OVERRIDES["embedding"](indices, weight, None if padding_idx == -1 else padding_idx,
-                                             scale_grad_by_freq=scale_grad_by_freq)
+    return _FO["embedding"](indices, weight, None if padding_idx == -1 else padding_idx,
+                            scale_grad_by_freq=scale_grad_by_freq)
 
 
-batch_norm, instance_norm, embedding = _torch_batch_norm, _torch_instance_norm, _torch_embedding
-batch_norm.__name__, instance_norm.__name__, embedding.__name__ = "batch_norm", "instance_norm", "embedding"
+def _torch_kl_div(input, target, reduction=1, log_target=False):
+    """``torch.kl_div``: integer reduction (0 none, 1 mean, 2 sum), no warning."""
+    return _reduce(_kl_terms(input, target, log_target), _int_reduction(reduction))
+
+
+def _torch_bce_with_logits(input, target, weight=None, pos_weight=None, reduction=1):
+    """``torch.binary_cross_entropy_with_logits`` (ATen's order: pos_weight before the integer reduction)."""
+    return _FO["binary_cross_entropy_with_logits"](input, target, weight, reduction=_int_reduction(reduction),
+                                                   pos_weight=pos_weight)
+
+
+def _torch_poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    """``torch.poisson_nll_loss`` (all six arguments, integer reduction)."""
+    return _FO["poisson_nll_loss"](input, target, log_input, full, eps=eps, reduction=_int_reduction(reduction))
+
+
+def _torch_margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _FO["margin_ranking_loss"](input1, input2, target, margin, reduction=_int_reduction(reduction))
+
+
+def _torch_hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return _FO["hinge_embedding_loss"](input, target, margin, reduction=_int_reduction(reduction))
+
+
+def _torch_triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, reduction=1):
+    return _FO["triplet_margin_loss"](anchor, positive, negative, margin, p, eps, swap,
+                                      reduction=_int_reduction(reduction))
+
+
+def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _FO["cosine_embedding_loss"](input1, input2, target, margin, reduction=_int_reduction(reduction))
+
+
+for _n in list(FUNCTIONAL_OVERRIDES):
+    _f = globals()["_torch_" + {"binary_cross_entropy_with_logits": "bce_with_logits"}.get(_n, _n)]
+    _f.__name__ = _n
+    globals()[_n] = _f
+del _n, _f
 
 
 def _softmax_method(self, dim, dtype=None):

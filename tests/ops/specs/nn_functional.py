@@ -301,6 +301,35 @@ SPECS = [
         S(randn(r, 1, 2, 3, 4), randn(r, 1, 2, 5, 4), randn(r, 1, 2, 5, 4), randn(r, 3, 5), name="grad_mask"),
         S(randn(r, 2, 3, 4), randn(r, 2, 3, 4), randn(r, 2, 3, 4), (np.eye(3) + np.tri(3, k=-1)) > 0,
           name="3d_bool_mask")]),
+    # --- torch.xxx spellings (ATen's argument order and integer reductions where they differ) --------------------
+    OpSpec("kl_div_top", lambda m, x, t: m.kl_div(x, t, 2), lambda r: [S(np.log(probs(r, 3, 4)), probs(r, 3, 4))]),
+    OpSpec("binary_cross_entropy_with_logits_top", lambda m, x, t, pw: m.binary_cross_entropy_with_logits(
+        x, t, None, const(m, pw, x), 0), lambda r: [S(randn(r, 3, 4), randn(r, 3, 4, low=0, high=1),
+                                                      pw=randn(r, 4, positive=True))]),
+    OpSpec("poisson_nll_loss_top", lambda m, x, t: m.poisson_nll_loss(x, t, True, False, 1e-8, 2),
+           lambda r: [S(randn(r, 3, 4), randn(r, 3, 4, positive=True))]),
+    OpSpec("margin_ranking_loss_top", lambda m, a, b, t: m.margin_ranking_loss(a, b, t, 0.1, 0),
+           lambda r: [S(randn(r, 5), randn(r, 5) + 0.3, pm1(r, 5))]),
+    OpSpec("hinge_embedding_loss_top", lambda m, x, t: m.hinge_embedding_loss(x, t, 0.5, 2),
+           lambda r: [S(away(r, 3, 4), pm1(r, 3, 4))]),
+    OpSpec("triplet_margin_loss_top", lambda m, a, pos, neg: m.triplet_margin_loss(a, pos, neg, 1.0, 2, 1e-6, True, 0),
+           lambda r: [S(randn(r, 4, 3), randn(r, 4, 3), randn(r, 4, 3))]),
+    OpSpec("cosine_embedding_loss_top", lambda m, a, b, t: m.cosine_embedding_loss(a, b, t, 0.0, 2),
+           lambda r: [S(randn(r, 4, 3), randn(r, 4, 3), idx(1, -1, 1, -1))]),
+    OpSpec("instance_norm_top", lambda m, x, w, b: m.instance_norm(x, w, b, None, None, True, 0.1, 1e-5, False),
+           lambda r: [S(randn(r, 2, 3, 4), randn(r, 3), randn(r, 3))]),
+    OpSpec("group_norm_top", lambda m, x, w, b: m.group_norm(x, 2, w, b), lambda r: [
+        S(randn(r, 2, 4, 3), randn(r, 4), randn(r, 4))]),
+    OpSpec("rms_norm_top", lambda m, x, w: m.rms_norm(x, (4,), w), lambda r: [S(randn(r, 3, 4), randn(r, 4))]),
+    OpSpec("bilinear_top", lambda m, a, b, w: m.bilinear(a, b, w), lambda r: [
+        S(randn(r, 3, 2), randn(r, 3, 4), randn(r, 5, 2, 4))]),
+    OpSpec("pairwise_distance_top", lambda m, a, b: m.pairwise_distance(a, b, 1.0), lambda r: [
+        S(randn(r, 3, 4), randn(r, 3, 4))]),
+    OpSpec("pdist_top", lambda m, x: m.pdist(x), lambda r: [S(randn(r, 4, 3))], gradgrad=False,
+           notes="torch has no double backward for pdist"),
+    OpSpec("softmax_top_positional_dtype", lambda m, x: m.softmax(x, 0, m.float64), lambda r: [S(randn(r, 3, 4))]),
+    OpSpec("feature_alpha_dropout_top", lambda m, x: m.feature_alpha_dropout(x, 1.0, True), lambda r: [
+        S(randn(r, 2, 3, 2))]),
 ]
 
 
