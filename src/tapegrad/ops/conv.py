@@ -468,10 +468,18 @@ def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
     xp = _pad_array(x, padding, after, fill)
     win = _windows(xp, O, kernel, stride, dilation)
-    kt = math.prod(kernel)
-    flatwin = win.reshape(lead + O + (kt,))
-    kidx = np.argmax(flatwin, axis=-1)
-    vals = np.take_along_axis(flatwin, kidx[..., None], axis=-1)[..., 0]
+    # one vectorised pass per kernel offset (not per pixel); ``>`` keeps the first maximum and a NaN wins, as in torch
+    vals = kidx = None
+    for t, k in enumerate(np.ndindex(*kernel)):
+        v = win[(Ellipsis,) + k]
+        if vals is None:
+            vals, kidx = v.copy(), np.zeros(v.shape, dtype=np.int64)
+            continue
+        m = v > vals
+        if x.dtype.kind == "f":
+            m |= np.isnan(v)
+        np.copyto(vals, v, where=m)
+        np.copyto(kidx, t, where=m)
     # flat per-plane input index of the chosen element: coord_i = o_i * s_i - p_i + k_i * d_i
     kcoords = np.unravel_index(kidx, kernel)
     flat = np.zeros(kidx.shape, dtype=np.int64)
@@ -1285,8 +1293,9 @@ def pad(input, pad, mode="constant", value=None):
             raise op_error("pad", f"Argument #4: Padding size should be less than the corresponding input dimension, "
                                   f"but got: padding ({b}, {a}) at dimension {nd - d + i} of input "
                                   f"{shape_str(input.shape)}")
-        kept = S[i] - max(-b, 0) - max(-a, 0)   # circular wraps around what is left after negative widths crop
-        if mode == "circular" and (b > kept or a > kept):
+        # circular: negative widths crop first, then the rest wraps around the cropped signal (where torch's own
+        # result is defined; when a width exceeds the cropped size torch reads uninitialised memory)
+        if mode == "circular" and (b > S[i] or a > S[i]):
             raise op_error("pad", "Padding value causes wrapping around more than once.")
         if S[i] + b + a < 1 and ((d == 1 and mode != "circular") or S[i] + b + a < 0):
             raise op_error("pad", f"input (W: {S[i]}) is too small. Calculated output W: {S[i] + b + a}"
