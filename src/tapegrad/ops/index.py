@@ -1595,7 +1595,8 @@ def _not_differentiable(name, fn_name):
 
 
 def _unique_flat(ctx, x, return_inverse, return_counts):
-    vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True)
+    # every NaN is its own value in torch
+    vals, inv, counts = np.unique(x.reshape(-1), return_inverse=True, return_counts=True, equal_nan=False)
     return vals, inv.reshape(x.shape).astype(np.int64), counts.astype(np.int64)
 
 

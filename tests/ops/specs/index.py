@@ -233,7 +233,9 @@ SPECS = [
         S(np.array([[1.0, 2.0], [1.0, 2.0], [0.0, 5.0]]), dim=0, return_inverse=True, return_counts=True,
           name="dim0"),
         S(ints(r, 2, 5), dim=1, return_counts=True, name="dim1"), S(np.zeros(0, np.int64), name="empty"),
-        S(np.array([2.0, -1.0, 2.0]), name="float")], grad=False, notes=UNIQUE),
+        S(np.array([2.0, -1.0, 2.0]), name="float"),
+        S(np.array([np.nan, 1.0, np.nan]), return_inverse=True, return_counts=True, name="nan")],
+        grad=False, notes=UNIQUE),
     OpSpec("unique_consecutive", lambda m, x, **kw: m.unique_consecutive(x, **kw), lambda r: [
         S(I(1, 1, 2, 2, 3, 1, 1)), S(I(1, 1, 2, 2, 3, 1, 1), return_inverse=True, return_counts=True, name="all"),
         S(np.array([[1, 1, 2], [1, 1, 2], [0, 1, 2]]), dim=0, return_inverse=True, return_counts=True, name="dim0"),
