@@ -1407,6 +1407,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         raise ValueError("only one of size or scale_factor should be defined")
     S = tuple(input.shape[2:])
     scales = None
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if size is not None:
         if isinstance(size, (list, tuple)):
             if len(size) != d:
