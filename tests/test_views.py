@@ -30,6 +30,9 @@ VIEWS = [
     ("chunk", lambda x: x.chunk(2, 1)[0]),
     ("tensor_split", lambda x: x.tensor_split(2)[0]),
     ("view_chain", lambda x: x.t().narrow(0, 1, 2).select(1, 0)),
+    ("unfold", lambda x: x.unfold(1, 2, 2)),
+    ("adjoint", lambda x: x.adjoint()),
+    ("hsplit", lambda x: x.hsplit(2)[1]),
 ]
 
 
@@ -298,6 +301,13 @@ ERRORS = [
     ("m.broadcast_shapes((2, 3), (2, 4))", RuntimeError, "Attempting to broadcast a dimension of length 4 at -1!"),
     ("m.randn(2, 3).t().view(6)", RuntimeError, "view size is not compatible with input tensor's size and stride"),
     ("m.randn(2, 3).reshape(4, -1)", RuntimeError, "shape '\\[4, -1\\]' is invalid for input of size 6"),
+    ("m.randn(4, 6).hsplit(5)", RuntimeError, "torch.hsplit attempted to split along dimension 1, but the size of the "
+                                              "dimension 6 is not divisible by the split_size 5!"),
+    ("m.tensor(1.).hsplit(1)", RuntimeError, "hsplit requires a tensor with at least 1 dimension, but got a tensor "
+                                             "with 0 dimensions!"),
+    ("m.randn(4, 6).unfold(1, 7, 1)", RuntimeError, "maximum size for tensor at dimension 1 is 6 but size is 7"),
+    ("m.randn(4, 6).unfold(1, 2, 0)", RuntimeError, "step is 0 but must be > 0"),
+    ("m.randn(3).H", RuntimeError, "tensor.H is only supported on matrices \\(2-D tensors\\). Got 1-D tensor."),
 ]
 
 

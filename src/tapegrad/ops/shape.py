@@ -23,9 +23,9 @@ from .reduce import _write_out
 __all__ = ["reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "unsqueeze",
            "squeeze", "flatten", "unflatten", "ravel", "broadcast_to", "broadcast_tensors", "broadcast_shapes",
            "repeat_interleave", "tile", "flip", "fliplr", "flipud", "roll", "rot90", "cat", "concat", "concatenate",
-           "stack", "hstack", "vstack", "dstack", "column_stack", "split", "chunk", "tensor_split", "unbind",
-           "narrow", "select", "tril", "triu", "diag", "diagonal", "diag_embed", "diagflat", "atleast_1d",
-           "atleast_2d", "atleast_3d"]
+           "stack", "hstack", "vstack", "dstack", "column_stack", "split", "chunk", "tensor_split", "unbind", "narrow",
+           "select", "split_with_sizes", "hsplit", "vsplit", "dsplit", "narrow_copy", "adjoint", "tril", "triu",
+           "diag", "diagonal", "diag_embed", "diagflat", "atleast_1d", "atleast_2d", "atleast_3d"]
 
 
 def _nd(x):
@@ -917,6 +917,164 @@ def unbind(input, dim=0):
     return outs
 
 
+def split_with_sizes(input, split_sizes, dim=0):
+    """``split`` with a list of sizes (views).
+
+    >>> [t.tolist() for t in tapegrad.arange(3).split_with_sizes([1, 2])]
+    [[0], [1, 2]]
+    """
+    return split(input, list(split_sizes), dim)
+
+
+def _hvd_split(op, input, ios, min_dim, dim):
+    n = _nd(input)
+    if n < min_dim:
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dim} dimension"
+                           f"{'s' if min_dim > 1 else ''}, but got a tensor with {n} dimensions!")
+    if isinstance(ios, int) and not isinstance(ios, bool):
+        size = input._array.shape[dim]
+        if ios == 0 or size % ios:
+            raise RuntimeError(f"torch.{op} attempted to split along dimension {dim}, but the size of the dimension "
+                               f"{size} is not divisible by the split_size {ios}!")
+    return tensor_split(input, ios, dim)
+
+
+def hsplit(input, indices_or_sections):
+    """Split along dim 1 (dim 0 for 1-d input) into equal sections or at indices (views).
+
+    >>> [t.shape for t in tapegrad.zeros(2, 4).hsplit(2)]
+    [tapegrad.Size([2, 2]), tapegrad.Size([2, 2])]
+    """
+    return _hvd_split("hsplit", input, indices_or_sections, 1, 0 if _nd(input) == 1 else 1)
+
+
+def vsplit(input, indices_or_sections):
+    """Split along dim 0 into equal sections or at indices (views); needs at least 2 dims.
+
+    >>> [t.shape for t in tapegrad.zeros(4, 2).vsplit(2)]
+    [tapegrad.Size([2, 2]), tapegrad.Size([2, 2])]
+    """
+    return _hvd_split("vsplit", input, indices_or_sections, 2, 0)
+
+
+def dsplit(input, indices_or_sections):
+    """Split along dim 2 into equal sections or at indices (views); needs at least 3 dims.
+
+    >>> [t.shape for t in tapegrad.zeros(1, 2, 4).dsplit(2)]
+    [tapegrad.Size([1, 2, 2]), tapegrad.Size([1, 2, 2])]
+    """
+    return _hvd_split("dsplit", input, indices_or_sections, 3, 2)
+
+
+class NarrowCopy(_Basic):
+    """``narrow`` as a copy."""
+
+    @staticmethod
+    def forward(ctx, x, key):
+        return _Basic.forward(ctx, x, key).copy()
+
+
+def narrow_copy(input, dim, start, length):
+    """Like ``narrow`` but a copy (not a view).
+
+    >>> tapegrad.arange(5).narrow_copy(0, 1, 2)
+    tensor([1, 2])
+    """
+    v = narrow(input.detach(), dim, start, length)     # validates the arguments as narrow does
+    d = normalize_dim(dim, _nd(input))
+    start = int(start) % input._array.shape[d] if int(start) < 0 else int(start)
+    return NarrowCopy.apply(input, _slice_key(d, start, start + v._array.shape[d]))
+
+
+class Unfold(Primitive):
+    """All windows of ``size`` elements, ``step`` apart, along ``dim``; the window is a new last dim (a view)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, size, step):
+        ctx.args, ctx.shape = (dim, size, step), x.shape
+        if x.ndim == 0:
+            return x.reshape(1)
+        n = x.shape[dim]
+        shape = x.shape[:dim] + ((n - size) // step + 1,) + x.shape[dim + 1:] + (size,)
+        strides = x.strides[:dim] + (x.strides[dim] * step,) + x.strides[dim + 1:] + (x.strides[dim],)
+        return np.lib.stride_tricks.as_strided(x, shape, strides, writeable=x.flags.writeable)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return _UnfoldSum.apply(grad, *ctx.args, ctx.shape), None, None, None
+
+
+class _UnfoldSum(Primitive):
+    """The backward of ``unfold``: every window's gradient added back where it came from (overlaps add up)."""
+
+    node_name = "UnfoldBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, g, dim, size, step, shape):
+        ctx.args = (dim, size, step)
+        if len(shape) == 0:
+            return g.reshape(())
+        nw = g.shape[dim]
+        idx = (np.arange(nw)[:, None] * step + np.arange(size)[None, :])
+        gm = np.moveaxis(g, dim, -2)
+        out = np.zeros(gm.shape[:-2] + (shape[dim],), g.dtype)
+        np.add.at(out, (Ellipsis, idx), gm)
+        return np.moveaxis(out, -1, dim)
+
+    @staticmethod
+    def backward(ctx, gg):
+        return Unfold.apply(gg, *ctx.args), None, None, None, None
+
+
+def unfold(self, dimension, size, step):
+    """``x.unfold(dim, size, step)``: sliding windows along ``dim`` as a new last dim (a view).
+
+    >>> tapegrad.arange(5).unfold(0, 2, 2)
+    tensor([[0, 1],
+            [2, 3]])
+    """
+    n = _nd(self)
+    d = normalize_dim(dimension, n)
+    length = self._array.shape[d] if n else 1
+    size, step = int(size), int(step)
+    if size > length:
+        raise RuntimeError(f"maximum size for tensor at dimension {d} is {length} but size is {size}")
+    if step <= 0:
+        raise RuntimeError(f"step is {step} but must be > 0")
+    if size < 0:
+        raise RuntimeError(f"size is {size} but must be >= 0")
+    return mark_view(Unfold.apply(self, d, size, step), self, lambda x: unfold(x, d, size, step))
+
+
+def _conj_if_complex(x):
+    return x.conj() if x._array.dtype.kind == "c" and hasattr(x, "conj") else x
+
+
+def adjoint(input):
+    """The conjugate transpose of the last two dims (a view for real tensors).
+
+    >>> tapegrad.zeros(2, 3).adjoint().shape
+    tapegrad.Size([3, 2])
+    """
+    return _conj_if_complex(transpose(input, -2, -1))
+
+
+def _mH(self):
+    if _nd(self) < 2:
+        raise RuntimeError(f"tensor.mH is only supported on matrices or batches of matrices. Got {_nd(self)}-D "
+                           "tensor.")
+    return adjoint(self)
+
+
+def _H(self):
+    n = _nd(self)
+    if n == 0:
+        return self
+    if n != 2:
+        raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {n}-D tensor.")
+    return _conj_if_complex(transpose(self, 0, 1))
+
+
 # --- joins -------------------------------------------------------------------------------------------------------
 def _legacy_empty(a):
     return a.ndim == 1 and a.shape[0] == 0
@@ -1352,7 +1510,9 @@ bind(reshape=reshape, view=view, transpose=transpose, swapaxes=transpose, swapdi
      flatten=flatten, unflatten=unflatten, ravel=ravel, contiguous=_contiguous, repeat=_repeat, tile=tile,
      repeat_interleave=repeat_interleave, flip=flip, fliplr=fliplr, flipud=flipud, roll=roll, rot90=rot90,
      split=split, chunk=chunk, tensor_split=tensor_split, unbind=unbind, narrow=narrow, select=select,
-     tril=tril, triu=triu, diag=diag, diagonal=diagonal, diag_embed=diag_embed,
+     tril=tril, triu=triu, diag=diag, diagonal=diagonal, diag_embed=diag_embed, diagflat=diagflat,
+     split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit, narrow_copy=narrow_copy,
+     unfold=unfold, adjoint=adjoint, mH=property(_mH), H=property(_H),
      t_=t_, transpose_=transpose_, swapaxes_=transpose_, swapdims_=transpose_, unsqueeze_=unsqueeze_,
      squeeze_=squeeze_, tril_=lambda self, diagonal=0: apply_inplace(self, tril, diagonal),
      triu_=lambda self, diagonal=0: apply_inplace(self, triu, diagonal))
