@@ -1,0 +1,266 @@
+"""Shared helpers of the benchmark scripts: paths, thread pinning, interleaved timing, summaries, checks.
+
+Every workload script exposes ``run(quick=False, threads=1) -> dict`` (the dict described by ``result()``) and a
+``main()`` that prints it; ``benchmarks/run.py`` collects them into ``benchmarks/RESULTS.md``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import statistics
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+SRC = os.path.join(ROOT, "src")
+if SRC not in sys.path:
+    sys.path.insert(0, SRC)
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+
+class CheckFailed(AssertionError):
+    """Raised when two engines disagree: a fast wrong result must never be reported as a benchmark."""
+
+
+def import_torch():
+    """The real PyTorch, or None (then torch's columns stay empty)."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+@contextlib.contextmanager
+def pinned_threads(n):
+    """Pin BLAS threads of NumPy (threadpoolctl) and torch's intra-op threads to ``n``; None leaves them alone."""
+    if n is None:
+        yield
+        return
+    torch = import_torch()
+    old_torch = torch.get_num_threads() if torch is not None else None
+    limiter = contextlib.nullcontext()
+    try:
+        from threadpoolctl import threadpool_limits
+        limiter = threadpool_limits(limits=n)
+    except ImportError:  # no threadpoolctl: NumPy's BLAS keeps its default (RESULTS.md says so)
+        pass
+    with limiter:
+        if torch is not None:
+            torch.set_num_threads(n)
+        try:
+            yield
+        finally:
+            if torch is not None:
+                torch.set_num_threads(old_torch)
+
+
+class Elapsed(float):
+    """Seconds measured by the callable itself (returned to ``interleaved`` instead of its wall time)."""
+
+
+def interleaved(fns, repeats, warmup=1):
+    """Time each callable of ``fns`` (name -> zero-argument callable) ``repeats`` times, interleaved.
+
+    Round ``i`` runs every engine once (the order rotates each round, so no engine always runs right after
+    another's garbage), which makes the per-round ratios *paired*: both sides saw the same machine state.
+    A callable may return an ``Elapsed``: then that is the measured time (for callables that time only part of
+    their work), else the wall time of the whole call is taken. Returns name -> list of seconds.
+    """
+    names = list(fns)
+    for _ in range(warmup):
+        for name in names:
+            fns[name]()
+    times = {name: [] for name in names}
+    for i in range(repeats):
+        k = i % len(names)
+        for name in names[k:] + names[:k]:
+            gc.collect()
+            t0 = time.perf_counter()
+            out = fns[name]()
+            dt = time.perf_counter() - t0
+            times[name].append(float(out) if isinstance(out, Elapsed) else dt)
+    return times
+
+
+class Trainer:
+    """One engine's training loop, written once for tapegrad and torch (``import tapegrad as torch`` runs it).
+
+    ``model`` gets the NumPy ``state`` (a state_dict of arrays) so every engine starts from the same weights;
+    ``batches`` is a list of (x, y) NumPy pairs, converted to the engine's tensors up front and cycled.
+    ``step()`` runs zero_grad, forward, cross-entropy, backward and the optimizer step, and returns the loss.
+    """
+
+    def __init__(self, T, model, state, batches, make_opt):
+        self.T, self.model = T, model
+        missing = set(model.state_dict()) ^ set(state)
+        if missing:
+            raise CheckFailed(f"state_dict keys differ between the engines' models: {sorted(missing)}")
+        model.load_state_dict({k: T.from_numpy(v.copy()) for k, v in state.items()})
+        self.opt = make_opt(T, model.parameters())
+        self.batches = [(T.from_numpy(x), T.from_numpy(y)) for x, y in batches]
+        self.i = 0
+
+    def step(self):
+        xb, yb = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        self.opt.zero_grad()
+        loss = self.T.nn.functional.cross_entropy(self.model(xb), yb)
+        loss.backward()
+        self.opt.step()
+        return loss
+
+    def state(self):
+        return {k: to_numpy(v) for k, v in self.model.state_dict().items()}
+
+
+def check_training(label, trainers, steps, rtol):
+    """Run ``steps`` steps of every trainer (name -> object with step()/state()) on the same batches and assert
+    that the losses of each step and the final weights agree with tapegrad's. Returns readable check lines."""
+    losses = {name: [float(to_numpy(t.step())) for _ in range(steps)] for name, t in trainers.items()}
+    states = {name: t.state() for name, t in trainers.items()}
+    lines = []
+    for name in trainers:
+        if name == "tapegrad":
+            continue
+        assert_close(f"{label} losses tapegrad vs {name}", losses["tapegrad"], losses[name], rtol)
+        for k in states[name]:
+            assert_close(f"{label} weight {k} after {steps} steps, tapegrad vs {name}", states["tapegrad"][k],
+                         states[name][k], rtol)
+        lines.append(f"losses of {steps} steps and final weights: tapegrad == {name} (rtol {rtol:g})")
+    return lines, losses
+
+
+def stats(samples, scale=1.0):
+    """median / min / max / n of a list of samples, multiplied by ``scale`` (e.g. 1e3 for ms)."""
+    if not samples:
+        return None
+    return {"median": statistics.median(samples) * scale, "min": min(samples) * scale,
+            "max": max(samples) * scale, "n": len(samples)}
+
+
+def paired_ratio(a, b):
+    """Median over rounds of a[i] / b[i] (the paired ratio), or None if a side is missing."""
+    if not a or not b:
+        return None
+    return statistics.median(x / y for x, y in zip(a, b))
+
+
+def assert_close(name, got, want, rtol, atol=None):
+    """Raise CheckFailed unless ``got`` and ``want`` (arrays or numbers) agree; returns the max abs error.
+
+    ``atol`` defaults to ``rtol`` times the largest magnitude of ``want``: tiny elements are compared relative
+    to the array's scale (a vanishing gradient of 1e-30 is still checked, not waved through by a fixed atol).
+    """
+    import numpy as np
+    got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        raise CheckFailed(f"{name}: shapes differ, {got.shape} vs {want.shape}")
+    if not np.all(np.isfinite(got)) or not np.all(np.isfinite(want)):
+        raise CheckFailed(f"{name}: non-finite values")
+    if atol is None:
+        atol = rtol * float(np.max(np.abs(want))) if want.size else 0.0
+    if not np.allclose(got, want, rtol=rtol, atol=atol):
+        err = float(np.max(np.abs(got - want))) if got.size else 0.0
+        raise CheckFailed(f"{name}: engines disagree (max abs error {err:.3g}, rtol={rtol}, atol={atol})")
+    return float(np.max(np.abs(got - want))) if got.size else 0.0
+
+
+def to_numpy(t):
+    """A tapegrad or torch tensor (or array) as a NumPy array (detached)."""
+    import numpy as np
+    if hasattr(t, "detach"):
+        t = t.detach()
+    if hasattr(t, "numpy"):
+        return np.array(t.numpy())
+    return np.asarray(t)
+
+
+def result(workload, title, unit, threads, engines, ratios=None, checks=None, extra=None, notes=None):
+    """The result dict every workload returns.
+
+    engines: name -> stats() dict (in ``unit``) or None when the engine is unavailable.
+    ratios : label -> value, e.g. {"tapegrad/torch": 0.8}; checks: list of human-readable passed checks.
+    """
+    return {"workload": workload, "title": title, "unit": unit, "threads": threads, "engines": engines,
+            "ratios": ratios or {}, "checks": checks or [], "checks_passed": True, "extra": extra or {},
+            "notes": notes or []}
+
+
+def rss_bytes():
+    """Resident set size of this process: psutil when installed, else /proc/self/statm."""
+    try:
+        import psutil
+        return psutil.Process().memory_info().rss
+    except ImportError:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def peak_rss_bytes():
+    """Peak resident set size of this process so far (getrusage; Linux reports KiB)."""
+    import resource
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def sub_env():
+    """Environment for child processes: tapegrad importable from src/ without installing it."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = SRC + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+    return env
+
+
+def fmt(v, digits=3):
+    if v is None:
+        return "—"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, float):
+        if v != 0 and (abs(v) >= 1e5 or abs(v) < 1e-3):
+            return f"{v:.3g}"
+        return f"{v:.{digits}g}" if abs(v) < 10 ** digits else f"{v:.0f}"
+    return str(v)
+
+
+def print_result(res):
+    """A plain-text rendering of one result dict (for running a script alone)."""
+    print(f"{res['workload']}: {res['title']}  [{res['unit']}, {res['threads']} thread(s)]")
+    for name, st in res["engines"].items():
+        if st is None:
+            print(f"  {name:<18} not available")
+        else:
+            print(f"  {name:<18} median {fmt(st['median']):>9}  min {fmt(st['min']):>9}  max {fmt(st['max']):>9}"
+                  f"  (n={st['n']})")
+    for label, v in res["ratios"].items():
+        print(f"  {label:<26} {fmt(v)}")
+    for k, v in res["extra"].items():
+        print(f"  {k:<26} {fmt(v)}")
+    for c in res["checks"]:
+        print(f"  check: {c}")
+    for n in res["notes"]:
+        print(f"  note: {n}")
+
+
+def script_main(run, doc, argv=None, has_threads=True):
+    """The command line shared by the workload scripts: --quick, --threads N, --json."""
+    import argparse
+    import json
+    ap = argparse.ArgumentParser(description=doc.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="tiny sizes, 1-2 repeats (a smoke test, seconds)")
+    if has_threads:
+        ap.add_argument("--threads", type=int, default=1, help="BLAS threads for NumPy and torch (default 1)")
+    ap.add_argument("--json", action="store_true", help="print the result dict as JSON")
+    args = ap.parse_args(argv)
+    kwargs = {"quick": args.quick}
+    if has_threads:
+        kwargs["threads"] = args.threads
+    res = run(**kwargs)
+    if args.json:
+        print(json.dumps(res, indent=1))
+    else:
+        print_result(res)
+    return res

@@ -1,0 +1,132 @@
+"""W2 small ops: a 200-op chain of add/mul/tanh/exp/sigmoid on a float32 tensor of shape (16,), forward+backward.
+
+The chain cycles add(a), mul(b), tanh, exp, sigmoid (values stay in a safe range), then ``.sum().backward()``.
+``x`` requires grad; ``a`` and ``b`` are constant (16,) tensors. Reports µs per op (the time of forward + backward
+divided by the number of ops) for tapegrad, torch and hand-written NumPy (forward keeping the intermediates,
+backward by hand); the check compares x.grad of every engine.
+
+    python benchmarks/w2_small_ops.py [--quick] [--threads N] [--json]
+"""
+
+from __future__ import annotations
+
+import _common as C
+import numpy as np
+
+N_OPS = 200
+SIZE = 16
+
+
+def data(size=SIZE, seed=0):
+    rng = np.random.default_rng(seed)
+    x = rng.uniform(-1, 1, size).astype(np.float32)
+    a = rng.uniform(-0.5, 0.5, size).astype(np.float32)
+    b = rng.uniform(0.5, 1.5, size).astype(np.float32)
+    return x, a, b
+
+
+def chain_engine(T, x0, a0, b0, n_ops):
+    """The same source for tapegrad and torch (``import tapegrad as torch`` runs PyTorch code)."""
+    a, b = T.from_numpy(a0), T.from_numpy(b0)
+
+    def step():
+        x = T.from_numpy(x0).requires_grad_()
+        y = x
+        for i in range(n_ops):
+            k = i % 5
+            if k == 0:
+                y = y + a
+            elif k == 1:
+                y = y * b
+            elif k == 2:
+                y = T.tanh(y)
+            elif k == 3:
+                y = T.exp(y)
+            else:
+                y = T.sigmoid(y)
+        loss = y.sum()
+        loss.backward()
+        return loss, x.grad
+
+    return step
+
+
+def chain_numpy(x0, a, b, n_ops):
+    """Hand-written forward (keeping what backward needs) and backward: the floor for a NumPy engine."""
+
+    def step():
+        y = x0
+        saved = []
+        for i in range(n_ops):
+            k = i % 5
+            if k == 0:
+                y = y + a
+                saved.append(None)
+            elif k == 1:
+                saved.append(None)
+                y = y * b
+            elif k == 2:
+                y = np.tanh(y)
+                saved.append(y)
+            elif k == 3:
+                y = np.exp(y)
+                saved.append(y)
+            else:
+                y = 1.0 / (1.0 + np.exp(-y))
+                saved.append(y)
+        g = np.ones_like(y)
+        for i in range(n_ops - 1, -1, -1):
+            k = i % 5
+            if k == 1:
+                g = g * b
+            elif k == 2:
+                t = saved[i]
+                g = g * (1 - t * t)
+            elif k == 3:
+                g = g * saved[i]
+            elif k == 4:
+                s = saved[i]
+                g = g * (s * (1 - s))
+        return y.sum(), g
+
+    return step
+
+
+def run(quick=False, threads=1):
+    import tapegrad
+    torch = C.import_torch()
+    n_ops = 20 if quick else N_OPS
+    repeats = 2 if quick else 200
+    x0, a, b = data()
+    fns = {"tapegrad": chain_engine(tapegrad, x0, a, b, n_ops)}
+    if torch is not None:
+        fns["torch"] = chain_engine(torch, x0, a, b, n_ops)
+    fns["numpy"] = chain_numpy(x0, a, b, n_ops)
+
+    with C.pinned_threads(threads):
+        outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
+        checks = []
+        for name, (loss, grad) in outs.items():
+            if name != "tapegrad":
+                C.assert_close(f"W2 output tapegrad vs {name}", outs["tapegrad"][0], loss, rtol=1e-5)
+                C.assert_close(f"W2 x.grad tapegrad vs {name}", outs["tapegrad"][1], grad, rtol=1e-4)
+                checks.append(f"output and x.grad: tapegrad == {name} (rtol 1e-5 / 1e-4)")
+            if grad.dtype != np.float32:
+                raise C.CheckFailed(f"W2: {name} gradient is {grad.dtype}, not float32")
+        times = C.interleaved(fns, repeats, warmup=1 if quick else 5)
+
+    per_op = 1e6 / n_ops
+    engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy")}
+    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
+              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"]),
+              "numpy/torch": C.paired_ratio(times["numpy"], times.get("torch"))}
+    return C.result("W2", f"{n_ops}-op chain add/mul/tanh/exp/sigmoid on float32 ({SIZE},), fwd+bwd",
+                    "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats})
+
+
+def main(argv=None):
+    return C.script_main(run, __doc__, argv)
+
+
+if __name__ == "__main__":
+    main()

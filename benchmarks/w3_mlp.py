@@ -1,0 +1,140 @@
+"""W3 MLP: 784-256-128-10 ReLU MLP, cross-entropy, batch 128, SGD with momentum, 50 steps. ms/step.
+
+tapegrad and torch run the same model code (``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``, ``F.cross_entropy``,
+``optim.SGD(momentum=0.9)``); the hand-written NumPy version does forward, backward and the momentum update by
+hand (the floor a NumPy engine can reach). All start from the same seeded weights and see the same batches; the
+check compares the losses of a few steps and the weights after them.
+
+    python benchmarks/w3_mlp.py [--quick] [--threads N] [--json]
+"""
+
+from __future__ import annotations
+
+import _common as C
+import numpy as np
+
+SIZES = (784, 256, 128, 10)
+LR, MOMENTUM = 0.05, 0.9
+
+
+def init_state(sizes=SIZES, seed=0):
+    """torch's nn.Linear default init (uniform +-1/sqrt(fan_in)), seeded, as a state_dict of float32 arrays."""
+    rng = np.random.default_rng(seed)
+    state = {}
+    for i, (fin, fout) in enumerate(zip(sizes[:-1], sizes[1:])):
+        bound = 1 / np.sqrt(fin)
+        state[f"{2 * i}.weight"] = rng.uniform(-bound, bound, (fout, fin)).astype(np.float32)
+        state[f"{2 * i}.bias"] = rng.uniform(-bound, bound, fout).astype(np.float32)
+    return state
+
+
+def make_batches(n, batch, features, classes=10, seed=1):
+    rng = np.random.default_rng(seed)
+    return [(rng.standard_normal((batch, features)).astype(np.float32),
+             rng.integers(0, classes, batch).astype(np.int64)) for _ in range(n)]
+
+
+def build_model(T, sizes=SIZES):
+    layers = []
+    for i, (fin, fout) in enumerate(zip(sizes[:-1], sizes[1:])):
+        layers.append(T.nn.Linear(fin, fout))
+        if i < len(sizes) - 2:
+            layers.append(T.nn.ReLU())
+    return T.nn.Sequential(*layers)
+
+
+def sgd(T, params):
+    return T.optim.SGD(params, lr=LR, momentum=MOMENTUM)
+
+
+class NumpyMLP:
+    """Forward, backward and SGD-with-momentum by hand, with torch's update rule (buf = g at the first step,
+    then buf = momentum * buf + g; p -= lr * buf)."""
+
+    def __init__(self, state, batches):
+        self.params = {k: v.copy() for k, v in state.items()}
+        self.n_layers = len(state) // 2
+        self.bufs = {}
+        self.batches = batches
+        self.i = 0
+
+    def step(self):
+        x, y = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        p = self.params
+        acts, a = [x], x
+        for li in range(self.n_layers):
+            z = a @ p[f"{2 * li}.weight"].T
+            z += p[f"{2 * li}.bias"]
+            a = np.maximum(z, 0) if li < self.n_layers - 1 else z
+            acts.append(a)
+        logits = acts[-1]
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        e = np.exp(shifted)
+        s = e.sum(axis=1, keepdims=True)
+        n = len(y)
+        rows = np.arange(n)
+        loss = float(np.log(s[:, 0]).sum() - shifted[rows, y].sum()) / n
+        g = e / s
+        g[rows, y] -= 1
+        g /= n
+        grads = {}
+        for li in range(self.n_layers - 1, -1, -1):
+            a_in = acts[li]
+            grads[f"{2 * li}.weight"] = g.T @ a_in
+            grads[f"{2 * li}.bias"] = g.sum(axis=0)
+            if li > 0:
+                g = g @ p[f"{2 * li}.weight"]
+                g *= a_in > 0
+        for k, gk in grads.items():
+            buf = self.bufs.get(k)
+            if buf is None:
+                self.bufs[k] = buf = gk.copy()
+            else:
+                buf *= MOMENTUM
+                buf += gk
+            p[k] -= LR * buf
+        return np.float32(loss)
+
+    def state(self):
+        return self.params
+
+
+def trainers(state, batches, which=("tapegrad", "torch", "numpy"), sizes=SIZES):
+    import tapegrad
+    torch = C.import_torch()
+    out = {}
+    for name in which:
+        if name == "tapegrad":
+            out[name] = C.Trainer(tapegrad, build_model(tapegrad, sizes), state, batches, sgd)
+        elif name == "torch" and torch is not None:
+            out[name] = C.Trainer(torch, build_model(torch, sizes), state, batches, sgd)
+        elif name == "numpy":
+            out[name] = NumpyMLP(state, batches)
+    return out
+
+
+def run(quick=False, threads=1):
+    sizes = (784, 32, 16, 10) if quick else SIZES
+    batch = 16 if quick else 128
+    steps = 2 if quick else 50
+    state = init_state(sizes)
+    batches = make_batches(4 if quick else 10, batch, sizes[0])
+    with C.pinned_threads(threads):
+        checks, _ = C.check_training("W3", trainers(state, batches, sizes=sizes), 3, rtol=1e-4)
+        tr = trainers(state, batches, sizes=sizes)
+        times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
+    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy")}
+    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
+              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"]),
+              "numpy/torch": C.paired_ratio(times["numpy"], times.get("torch"))}
+    title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
+    return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps})
+
+
+def main(argv=None):
+    return C.script_main(run, __doc__, argv)
+
+
+if __name__ == "__main__":
+    main()
