@@ -109,7 +109,9 @@ def view(input, *shape):
     """
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, np.integer)):
         d = _dtype.to_dtype(shape[0])
-        return Tensor._make(input._array.view(d.np))
+        out = Tensor._make(input._array.view(d.np))
+        out._vc = input._vc      # the same memory: in-place changes of either are seen by both
+        return out
     shape = _size_arg(shape)
     out = View.apply(input, shape, True)
     return mark_view(out, input, lambda t, s=shape: t.view(s))
