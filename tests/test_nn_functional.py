@@ -252,6 +252,20 @@ def test_dropout_inplace_bumps_version():
     assert set(np.unique(x.numpy())) <= {0.0, 2.0}
 
 
+def test_gumbel_softmax_samples_the_softmax():
+    tapegrad.manual_seed(0)
+    logits = tapegrad.tensor([[0.0, 1.0, 2.0]], dtype=tapegrad.float64).expand(20000, 3)
+    hard = F.gumbel_softmax(logits, hard=True).numpy()
+    assert set(np.unique(hard)) == {0.0, 1.0} and np.all(hard.sum(1) == 1)
+    p = np.exp([0.0, 1.0, 2.0]) / np.exp([0.0, 1.0, 2.0]).sum()
+    np.testing.assert_allclose(hard.mean(0), p, atol=0.015)
+    x = tapegrad.zeros(4, 3, dtype=tapegrad.float64, requires_grad=True)
+    out = F.gumbel_softmax(x, tau=0.5, hard=True)
+    assert out.grad_fn.name() == "AddBackward0"
+    (out * tapegrad.arange(3.0, dtype=tapegrad.float64)).sum().backward()
+    assert np.all(np.isfinite(x.grad.numpy())) and np.abs(x.grad.numpy()).sum() > 0
+
+
 # --- embedding gradients gradcheck cannot judge ---------------------------------------------------------------
 @pytest.mark.parametrize("kw", [{"padding_idx": 2}, {"padding_idx": -1}, {"scale_grad_by_freq": True},
                                 {"padding_idx": 0, "scale_grad_by_freq": True}])

@@ -26,7 +26,7 @@ __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "al
            "group_norm", "instance_norm", "rms_norm", "embedding", "bilinear", "cosine_similarity",
            "pairwise_distance", "pdist", "native_layer_norm", "native_batch_norm", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
-           "triplet_margin_loss", "cosine_embedding_loss"]
+           "triplet_margin_loss", "cosine_embedding_loss", "channel_shuffle"]
 
 # the names of torch.nn.functional implemented here (nn/functional.py re-exports them)
 FUNCTIONAL = [
@@ -37,7 +37,8 @@ FUNCTIONAL = [
     "multi_margin_loss", "dropout", "dropout1d", "dropout2d", "dropout3d", "alpha_dropout",
     "feature_alpha_dropout", "layer_norm", "batch_norm", "group_norm", "instance_norm", "rms_norm",
     "local_response_norm", "embedding", "embedding_bag", "normalize", "cosine_similarity", "pairwise_distance",
-    "pdist", "scaled_dot_product_attention",
+    "pdist", "scaled_dot_product_attention", "gumbel_softmax", "linear_cross_entropy",
+    "triplet_margin_with_distance_loss", "multilabel_margin_loss", "channel_shuffle",
 ]
 
 
@@ -2202,6 +2203,171 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     return attn.matmul(value)
 
 
+# --- more of nn.functional: gumbel softmax, linear + cross entropy, more margin losses, channel shuffle --------
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    """Softmax of ``(logits + Gumbel noise) / tau``; ``hard`` returns one-hot values with the soft gradient.
+
+    >>> F.gumbel_softmax(tapegrad.zeros(2, 3), hard=True).sum(1)
+    tensor([1., 1.])
+    """
+    from .. import _random
+    if eps != 1e-10:
+        warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
+    a = logits._array
+    gumbels = -np.log(_random._gen(None).exponential(size=a.shape)).astype(a.dtype)
+    d = normalize_dim(dim, a.ndim)
+    y_soft = Softmax.apply((logits + gumbels) / tau, d)
+    if not hard:
+        return y_soft
+    ys = y_soft._array
+    y_hard = np.zeros_like(ys)
+    np.put_along_axis(y_hard, np.argmax(ys, axis=d)[(slice(None),) * d + (None,)] if a.ndim else
+                      np.zeros((), np.intp), 1.0, axis=d)
+    return _c(y_hard - ys) + y_soft
+
+
+def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weight=None, reduction="mean",
+                         ignore_index=None, label_smoothing=0.0, options=None):
+    """``cross_entropy(linear(input, linear_weight, linear_bias), target)`` (the unchunked path of torch's).
+
+    >>> F.linear_cross_entropy(tapegrad.zeros(1, 3), tapegrad.zeros(2, 3), tapegrad.tensor([1]))
+    tensor(0.6931)
+    """
+    nd, wd = input._array.ndim, linear_weight._array.ndim
+    if nd < 1 or nd > 2:
+        raise RuntimeError(f"expected input with dimensionality 1 or 2, got {nd}")
+    if wd < 2:
+        raise RuntimeError(f"expected linear_weight with dimensionality at least 2, got {wd}")
+    ws = tuple(linear_weight.shape)
+    num_batches, in_features = tuple(input.shape[:-1]), input.shape[-1]
+    if in_features != ws[-1]:
+        raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
+                           f"{in_features} and {ws[-1]}, respectively")
+    num_classes, out_features = ws[0], ws[1:-1]
+    if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
+        raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
+                           f"{tuple(linear_bias.shape)}")
+    logits_shape = (*num_batches, num_classes, *out_features)
+    if tuple(target.shape) == logits_shape and ignore_index is not None:
+        raise RuntimeError("ignore_index cannot be specified when target contains probabilities")
+    if out_features:
+        n = math.prod(out_features) * num_classes
+        linear_weight = linear_weight.reshape(n, in_features)
+        if linear_bias is not None:
+            linear_bias = linear_bias.reshape(n)
+    logits = linear(input, linear_weight, linear_bias).reshape(logits_shape)
+    return cross_entropy(logits, target, weight=weight, reduction=reduction,
+                         ignore_index=-100 if ignore_index is None else ignore_index, label_smoothing=label_smoothing)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None, margin=1.0, swap=False,
+                                      reduction="mean"):
+    """``triplet_margin_loss`` with any ``distance_function`` (default: pairwise distance).
+
+    >>> a = tapegrad.tensor([[0., 0.]])
+    >>> F.triplet_margin_with_distance_loss(a, a, a + 3)
+    tensor(0.)
+    """
+    if reduction not in ("mean", "sum", "none"):
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    dims = (anchor._array.ndim, positive._array.ndim, negative._array.ndim)
+    if len(set(dims)) != 1:
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
+                           f"dimensions, but got: anchor {dims[0]}D, positive {dims[1]}D, and negative {dims[2]}D "
+                           "inputs")
+    dist = distance_function or (lambda a, b: _pairwise_distance(a, b, 2.0, 1e-6, False))
+    d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
+    if swap:
+        d_swap = dist(positive, negative)
+        d_neg = _Where.apply(d_neg._array <= d_swap._array, d_neg, d_swap)
+    return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
+
+
+class MultilabelMarginLoss(Primitive):
+    """sum over target classes j and other classes i of max(0, 1 - (x[j] - x[i])) / C, per sample."""
+
+    @staticmethod
+    def forward(ctx, x, t, reduction):
+        x2 = x.reshape(1, -1) if x.ndim <= 1 else x
+        t2 = t.reshape(x2.shape)
+        N, C = x2.shape
+        if ((t2 < -1) | (t2 >= C)).any():
+            raise RuntimeError("multilabel_margin_loss: target values must be in [-1, C)")
+        # the targets of each row run up to the first -1
+        valid = np.cumprod(t2 != -1, axis=1).astype(bool)
+        is_target = np.zeros((N, C), bool)
+        rows = np.nonzero(valid)
+        is_target[rows[0], t2[valid]] = True
+        tgt = np.zeros((N, C), x2.dtype)                 # how many times class j is listed as a target
+        np.add.at(tgt, (rows[0], t2[valid]), 1)
+        z = 1 - (x2[:, :, None] - x2[:, None, :])        # z[n, j, i] = 1 - (x[j] - x[i])
+        active = (z > 0) & (tgt[:, :, None] > 0) & ~is_target[:, None, :]
+        loss = (np.where(active, z, 0) * tgt[:, :, None]).sum((1, 2)) / C
+        ctx.coef = (active * tgt[:, :, None]).astype(x2.dtype) / C      # d loss / d z
+        ctx.reduction, ctx.shape, ctx.unbatched = reduction, (N,), x.ndim <= 1
+        ctx.in_shape = x.shape
+        loss = np.asarray(loss, x.dtype)
+        if x.ndim <= 1:
+            loss = loss.reshape(())
+        return _red_np(loss, reduction)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g = _red_back(grad, () if ctx.unbatched else ctx.shape, ctx.reduction).reshape(-1, 1)
+        c = ctx.coef
+        gx = g * (c.sum(1) - c.sum(2))                   # +coef for i (the others), -coef for j (the targets)
+        return gx.reshape(ctx.in_shape), None, None
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    """Multi-label hinge loss; ``target`` lists each sample's classes, ended by -1.
+
+    >>> F.multilabel_margin_loss(tapegrad.tensor([[0.1, 0.2, 0.4, 0.8]]), tapegrad.tensor([[3, 0, -1, 1]]))
+    tensor(0.8500)
+    """
+    reduction = _reduction(reduction, size_average, reduce)
+    t = _arr(target)
+    if t.shape != tuple(input.shape):
+        raise RuntimeError(f"inconsistent target size: {shape_str(t.shape)} for input of size: "
+                           f"{shape_str(input.shape)}")
+    return MultilabelMarginLoss.apply(input, t.astype(np.intp), reduction)
+
+
+class ChannelShuffle(Primitive):
+    """Channels (dim 1) regrouped from (g, C/g) to (C/g, g) order."""
+
+    @staticmethod
+    def forward(ctx, x, groups):
+        n, c = x.shape[:2]
+        ctx.groups, ctx.c = groups, c
+        return np.ascontiguousarray(
+            x.reshape((n, groups, c // groups) + x.shape[2:]).swapaxes(1, 2)).reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ChannelShuffle.apply(grad, ctx.c // ctx.groups), None
+
+
+def channel_shuffle(input, groups):
+    """Split the C channels into ``groups`` groups and interleave them.
+
+    >>> F.channel_shuffle(tapegrad.arange(4.).reshape(1, 4, 1), 2).flatten()
+    tensor([0., 2., 1., 3.])
+    """
+    s = tuple(input.shape)
+    if len(s) < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but got input with sizes "
+                           f"{shape_str(s)}")
+    if groups <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of groups:{groups}")
+    if s[1] % groups:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {s[1]} channels and {groups} "
+                           "groups.")
+    return ChannelShuffle.apply(input, int(groups))
+
+
 # --- torch.xxx names whose signature differs from nn.functional's (ATen's order, integer reductions) -------------
 FUNCTIONAL_OVERRIDES = {
     "batch_norm": batch_norm, "instance_norm": instance_norm, "embedding": embedding, "kl_div": kl_div,
@@ -2210,6 +2376,7 @@ FUNCTIONAL_OVERRIDES = {
     "triplet_margin_loss": triplet_margin_loss, "cosine_embedding_loss": cosine_embedding_loss,
 }
 _FO = FUNCTIONAL_OVERRIDES
+__test__ = {f"nn.functional.{k}": v for k, v in FUNCTIONAL_OVERRIDES.items()}   # their docstring examples
 
 
 def _torch_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, cudnn_enabled):

@@ -301,6 +301,34 @@ SPECS = [
         S(randn(r, 1, 2, 3, 4), randn(r, 1, 2, 5, 4), randn(r, 1, 2, 5, 4), randn(r, 3, 5), name="grad_mask"),
         S(randn(r, 2, 3, 4), randn(r, 2, 3, 4), randn(r, 2, 3, 4), (np.eye(3) + np.tri(3, k=-1)) > 0,
           name="3d_bool_mask")]),
+    # --- more of nn.functional ----------------------------------------------------------------------------------
+    OpSpec("nn.functional.gumbel_softmax_tau_inf", lambda m, x: (m.manual_seed(0), F(m).gumbel_softmax(
+        x * 1e-3, tau=1e6))[1],
+           lambda r: [S(randn(r, 3, 4))], float32=False, atol=1e-5, rtol=1e-5, gc_atol=1e-4,
+           notes="random (tapegrad's stream, not torch's): with tau huge the noise vanishes, the result is uniform; "
+                 "reseeded in the call so that gradcheck sees one function; the distribution itself is tested in "
+                 "tests/test_nn_functional.py"),
+    OpSpec("nn.functional.linear_cross_entropy", lambda m, x, w, t, **kw: F(m).linear_cross_entropy(x, w, t, **kw),
+           lambda r: [S(randn(r, 4, 3), randn(r, 5, 3), labels(r, 4, 5), name="plain"),
+                      S(randn(r, 4, 3), randn(r, 5, 3), labels(r, 4, 5), linear_bias=None, reduction="sum",
+                        label_smoothing=0.1, name="smooth"),
+                      S(randn(r, 3), randn(r, 5, 3), np.array(2), name="unbatched"),
+                      S(randn(r, 4, 3), randn(r, 5, 2, 3), labels(r, 4, 5, 2), reduction="none", name="kdim")]),
+    OpSpec("nn.functional.triplet_margin_with_distance_loss", lambda m, a, pos, neg, **kw:
+           F(m).triplet_margin_with_distance_loss(a, pos, neg, **kw), lambda r: [
+        S(randn(r, 4, 3), randn(r, 4, 3), randn(r, 4, 3), name="default"),
+        S(randn(r, 4, 3), randn(r, 4, 3), randn(r, 4, 3), swap=True, margin=2.0, reduction="none", name="swap")]),
+    OpSpec("nn.functional.triplet_margin_with_distance_loss_cosine", lambda m, a, pos, neg:
+           F(m).triplet_margin_with_distance_loss(
+               a, pos, neg, distance_function=lambda x, y: 1.0 - F(m).cosine_similarity(x, y), margin=1.5),
+           lambda r: [S(randn(r, 4, 3), randn(r, 4, 3), randn(r, 4, 3))]),
+    OpSpec("nn.functional.multilabel_margin_loss", lambda m, x, t, **kw: F(m).multilabel_margin_loss(x, t, **kw),
+           lambda r: [*[S(randn(r, 3, 5), np.array([[0, 3, -1, 1, 1], [4, -1, 0, 0, 0], [1, 2, 0, 3, 4]]),
+                          reduction=red, name=red) for red in _RED],
+                      S(randn(r, 5), idx(2, 2, 0, -1, 4), name="1d")], gradgrad=False,
+           notes="torch has no double backward for multilabel_margin_loss"),
+    OpSpec("nn.functional.channel_shuffle", lambda m, x, g: F(m).channel_shuffle(x, g), lambda r: [
+        S(randn(r, 2, 6, 2), 3, name="3d"), S(randn(r, 1, 4, 2, 2), 2, name="4d")]),
     # --- torch.xxx spellings (ATen's argument order and integer reductions where they differ) --------------------
     OpSpec("kl_div_top", lambda m, x, t: m.kl_div(x, t, 2), lambda r: [S(np.log(probs(r, 3, 4)), probs(r, 3, 4))]),
     OpSpec("binary_cross_entropy_with_logits_top", lambda m, x, t, pw: m.binary_cross_entropy_with_logits(
