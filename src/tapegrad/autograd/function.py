@@ -195,8 +195,11 @@ class BackwardNode(Node):
     forward may keep anything else on ``ctx`` (``ctx.dim = dim``).
     """
 
+    # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
+    # what only some nodes have is a class-level default, overridden in the instance dict when set.
+    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs")
     _forward_cls = None
-    _to_save = _saved = _non_diff = _dirty = _site = _inputs = None
+    _to_save = _saved = _non_diff = _dirty = _site = None
     _materialize = True
     _nontensor = ()
     needs_input_grad = _NO_GRAD_NEEDED
@@ -252,10 +255,12 @@ class BackwardNode(Node):
             self._saved = _FREED
         if self._forward_cls._array_forward:
             # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
-            d = getattr(self, "__dict__", None)
+            d = self.__dict__
             if d:
-                for k in [k for k, v in d.items() if v.__class__ is np.ndarray]:
-                    del d[k]
+                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray]
+                if arrays:
+                    for k in arrays:
+                        del d[k]
                     self._saved = _FREED
 
 
@@ -315,7 +320,8 @@ class Function(metaclass=FunctionMeta):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        return _apply(cls, args, kwargs)
+        """Run the op: forward now, and (when recording) the node that backward will call."""
+        return _apply(cls, *args, **kwargs)   # replaced by classmethod(_apply) below, the same without a hop
 
 
 class Primitive(Function):
@@ -342,7 +348,7 @@ class _Scratch:
         pass
 
 
-def _apply(cls, args, kwargs):
+def _apply(cls, *args, **kwargs):
     """Run forward; if recording, link the ctx into the graph as the outputs' grad_fn."""
     T = _Tensor
     record = False
@@ -387,6 +393,9 @@ def _apply(cls, args, kwargs):
         for t in ctx._dirty:
             t._vc[0] += 1
     return outputs[0] if single else outputs
+
+
+Function.apply = classmethod(_apply)   # one call less per op than a method that calls _apply
 
 
 def _is_ctxless(cls):
