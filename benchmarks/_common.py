@@ -201,8 +201,26 @@ def rss_bytes():
             return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
+def reset_peak_rss():
+    """Reset the kernel's peak-RSS mark (Linux >= 4.0: write 5 to /proc/self/clear_refs); False if impossible,
+    then ``peak_rss_bytes`` is the peak since the process started (imports included)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
 def peak_rss_bytes():
-    """Peak resident set size of this process so far (getrusage; Linux reports KiB)."""
+    """Peak resident set size of this process (VmHWM, since the last reset_peak_rss), else getrusage's peak."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
     import resource
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 

@@ -1,0 +1,187 @@
+"""W6 deep graph: 100,000 chained ops on a 0-d float32 tensor, then backward. Time and peak memory.
+
+The chain cycles add(a), mul(b), exp, log, mul(1/b) on 0-d tensors (each cycle is about ``y + a``, so the value
+stays small and the gradient stays near 1 instead of vanishing: the check compares a meaningful gradient).
+Time: forward + backward (+ freeing the graph), interleaved in this process. Memory: each engine runs once more
+in a fresh child process, which reports its peak resident memory growth (the kernel's peak-RSS mark, reset right
+before the chain, minus resident memory before it) and, for the NumPy engines, tracemalloc's peak (Python objects
++ NumPy buffers; torch's own allocations are invisible to tracemalloc).
+
+    python benchmarks/w6_deep_chain.py [--quick] [--threads N] [--json]
+    python benchmarks/w6_deep_chain.py --worker tapegrad|torch|numpy --ops N   (one memory measurement, JSON)
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+
+import _common as C
+import numpy as np
+
+N_OPS = 100_000
+
+
+def data(seed=0):
+    rng = np.random.default_rng(seed)
+    x = np.array(rng.uniform(-1, 1), dtype=np.float32)
+    a = np.array(rng.uniform(0.0002, 0.0004), dtype=np.float32)
+    b = np.array(1.5, dtype=np.float32)
+    return x, a, b, np.array(1 / b, dtype=np.float32)
+
+
+def chain_engine(T, x0, a0, b0, binv0, n_ops):
+    a, b, binv = T.from_numpy(a0), T.from_numpy(b0), T.from_numpy(binv0)
+
+    def step():
+        x = T.from_numpy(x0.copy()).requires_grad_()
+        y = x
+        for i in range(n_ops):
+            k = i % 5
+            if k == 0:
+                y = y + a
+            elif k == 1:
+                y = y * b
+            elif k == 2:
+                y = T.exp(y)
+            elif k == 3:
+                y = T.log(y)
+            else:
+                y = y * binv
+        y.backward()
+        return y.detach(), x.grad
+
+    return step
+
+
+def chain_numpy(x0, a, b, binv, n_ops):
+    def step():
+        y = x0
+        saved = []
+        for i in range(n_ops):
+            k = i % 5
+            if k == 0:
+                y = y + a
+                saved.append(None)
+            elif k == 1:
+                y = y * b
+                saved.append(None)
+            elif k == 2:
+                y = np.exp(y)
+                saved.append(y)
+            elif k == 3:
+                saved.append(y)
+                y = np.log(y)
+            else:
+                y = y * binv
+                saved.append(None)
+        g = np.ones_like(y)
+        for i in range(n_ops - 1, -1, -1):
+            k = i % 5
+            if k == 1:
+                g = g * b
+            elif k == 2:
+                g = g * saved[i]
+            elif k == 3:
+                g = g / saved[i]
+            elif k == 4:
+                g = g * binv
+        return y, g
+
+    return step
+
+
+def make_fns(n_ops, which=("tapegrad", "torch", "numpy")):
+    x, a, b, binv = data()
+    fns = {}
+    for name in which:
+        if name == "tapegrad":
+            import tapegrad
+            fns[name] = chain_engine(tapegrad, x, a, b, binv, n_ops)
+        elif name == "torch":
+            torch = C.import_torch()
+            if torch is not None:
+                fns[name] = chain_engine(torch, x, a, b, binv, n_ops)
+        else:
+            fns[name] = chain_numpy(x, a, b, binv, n_ops)
+    return fns
+
+
+def worker(engine, n_ops):
+    """One run in this (fresh) process: seconds, peak RSS growth, tracemalloc peak (NumPy engines)."""
+    import gc
+    import tracemalloc
+    if engine == "torch":
+        C.import_torch().set_num_threads(1)
+    step = make_fns(n_ops, (engine,))[engine]
+    make_fns(50, (engine,))[engine]()                               # warm-up: lazy imports, caches
+    gc.collect()
+    before = C.rss_bytes()
+    exact = C.reset_peak_rss()
+    t0 = time.perf_counter()
+    step()
+    seconds = time.perf_counter() - t0
+    out = {"engine": engine, "seconds": seconds, "peak_rss_growth": max(C.peak_rss_bytes() - before, 0),
+           "peak_reset": exact}
+    if engine != "torch":
+        gc.collect()
+        tracemalloc.start()
+        step()
+        out["tracemalloc_peak"] = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+    print(json.dumps(out))
+
+
+def memory_runs(n_ops, engines):
+    out = {}
+    for name in engines:
+        proc = subprocess.run([sys.executable, __file__, "--worker", name, "--ops", str(n_ops)], env=C.sub_env(),
+                              capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:
+            raise RuntimeError(f"W6 memory worker {name} failed:\n{proc.stderr[-3000:]}")
+        out[name] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return out
+
+
+def run(quick=False, threads=1):
+    n_ops = 500 if quick else N_OPS
+    repeats = 1 if quick else 3
+    fns = make_fns(n_ops)
+    with C.pinned_threads(threads):
+        outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
+        checks = []
+        for name, (y, g) in outs.items():
+            if name == "tapegrad":
+                continue
+            # float32 rounding of exp/log accumulates over the chain: about sqrt(n) ulps
+            C.assert_close(f"W6 output tapegrad vs {name}", outs["tapegrad"][0], y, rtol=1e-3)
+            C.assert_close(f"W6 x.grad tapegrad vs {name}", outs["tapegrad"][1], g, rtol=1e-2)
+            checks.append(f"output and x.grad (= {float(g):.4f}): tapegrad == {name} (rtol 1e-3 / 1e-2)")
+        times = C.interleaved(fns, repeats, warmup=0)
+    mem = memory_runs(n_ops, list(fns) if not quick else ["tapegrad"])
+    engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy")}
+    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
+              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"])}
+    extra = {}
+    for name, m in mem.items():
+        extra[f"{name} peak RSS growth (MiB)"] = m["peak_rss_growth"] / 2 ** 20
+        if "tracemalloc_peak" in m:
+            extra[f"{name} tracemalloc peak (MiB)"] = m["tracemalloc_peak"] / 2 ** 20
+    return C.result("W6", f"{n_ops:,} chained ops (add/mul/exp/log/mul) on a 0-d float32 tensor, then backward",
+                    "s", threads, engines, ratios, checks, extra=extra,
+                    notes=["memory: one run per engine in a fresh process"])
+
+
+def main(argv=None):
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv and argv[0] == "--worker":
+        worker(argv[1], int(argv[3]) if len(argv) > 3 else N_OPS)
+        return None
+    return C.script_main(run, __doc__, argv)
+
+
+if __name__ == "__main__":
+    main()
