@@ -36,12 +36,13 @@ def import_torch():
 
 
 @contextlib.contextmanager
-def pinned_threads(n):
-    """Pin BLAS threads of NumPy (threadpoolctl) and torch's intra-op threads to ``n``; None leaves them alone."""
+def pinned_threads(n, with_torch=True):
+    """Pin BLAS threads of NumPy (threadpoolctl) and torch's intra-op threads to ``n``; None leaves them alone.
+    ``with_torch=False`` leaves torch unimported (a child process measuring tapegrad's memory alone)."""
     if n is None:
         yield
         return
-    torch = import_torch()
+    torch = import_torch() if with_torch else None
     old_torch = torch.get_num_threads() if torch is not None else None
     limiter = contextlib.nullcontext()
     try:
@@ -63,13 +64,14 @@ class Elapsed(float):
     """Seconds measured by the callable itself (returned to ``interleaved`` instead of its wall time)."""
 
 
-def interleaved(fns, repeats, warmup=1):
+def interleaved(fns, repeats, warmup=1, collect=True):
     """Time each callable of ``fns`` (name -> zero-argument callable) ``repeats`` times, interleaved.
 
     Round ``i`` runs every engine once (the order rotates each round, so no engine always runs right after
     another's garbage), which makes the per-round ratios *paired*: both sides saw the same machine state.
     A callable may return an ``Elapsed``: then that is the measured time (for callables that time only part of
-    their work), else the wall time of the whole call is taken. Returns name -> list of seconds.
+    their work), else the wall time of the whole call is taken. ``collect``: a full garbage collection before
+    each call (outside the timing), so no engine pays for another's garbage. Returns name -> list of seconds.
     """
     names = list(fns)
     for _ in range(warmup):
@@ -79,7 +81,8 @@ def interleaved(fns, repeats, warmup=1):
     for i in range(repeats):
         k = i % len(names)
         for name in names[k:] + names[:k]:
-            gc.collect()
+            if collect:
+                gc.collect()
             t0 = time.perf_counter()
             out = fns[name]()
             dt = time.perf_counter() - t0
@@ -118,9 +121,12 @@ class Trainer:
         return {k: to_numpy(v) for k, v in self.model.state_dict().items()}
 
 
-def check_training(label, trainers, steps, rtol):
+def check_training(label, trainers, steps, rtol, weight_atol=None):
     """Run ``steps`` steps of every trainer (name -> object with step()/state()) on the same batches and assert
-    that the losses of each step and the final weights agree with tapegrad's. Returns readable check lines."""
+    that the losses of each step and the final weights agree with tapegrad's. Returns readable check lines.
+
+    ``weight_atol``: for Adam, whose step is about lr * sign(g) wherever |g| is below eps, so rounding-level
+    differences of a near-zero gradient move a weight by up to lr: give a fraction of lr here."""
     losses = {name: [float(to_numpy(t.step())) for _ in range(steps)] for name, t in trainers.items()}
     states = {name: t.state() for name, t in trainers.items()}
     lines = []
@@ -130,8 +136,9 @@ def check_training(label, trainers, steps, rtol):
         assert_close(f"{label} losses tapegrad vs {name}", losses["tapegrad"], losses[name], rtol)
         for k in states[name]:
             assert_close(f"{label} weight {k} after {steps} steps, tapegrad vs {name}", states["tapegrad"][k],
-                         states[name][k], rtol)
-        lines.append(f"losses of {steps} steps and final weights: tapegrad == {name} (rtol {rtol:g})")
+                         states[name][k], rtol, weight_atol)
+        tol = f"rtol {rtol:g}" + (f", weights atol {weight_atol:g}" if weight_atol is not None else "")
+        lines.append(f"losses of {steps} steps and final weights: tapegrad == {name} ({tol})")
     return lines, losses
 
 

@@ -101,13 +101,13 @@ class NumpyMLP:
 
 
 def trainers(state, batches, which=("tapegrad", "torch", "numpy"), sizes=SIZES):
-    import tapegrad
-    torch = C.import_torch()
     out = {}
     for name in which:
         if name == "tapegrad":
+            import tapegrad
             out[name] = C.Trainer(tapegrad, build_model(tapegrad, sizes), state, batches, sgd)
-        elif name == "torch" and torch is not None:
+        elif name == "torch" and C.import_torch() is not None:
+            torch = C.import_torch()
             out[name] = C.Trainer(torch, build_model(torch, sizes), state, batches, sgd)
         elif name == "numpy":
             out[name] = NumpyMLP(state, batches)
