@@ -1,0 +1,457 @@
+"""The PyTorch parity runner: does tapegrad behave like PyTorch on *my* script?
+
+``python -m tapegrad.parity SCRIPT.py [ARGS...]`` runs a script twice, each in a fresh subprocess:
+
+* with real PyTorch (when it is installed), and
+* with tapegrad standing in for ``torch``: every ``import torch``, ``import torch.nn as nn``,
+  ``from torch.utils.data import DataLoader``, ``import torch.nn.functional as F`` ... resolves to tapegrad's module
+  of the same name (an import hook in the child process; nothing leaks into the caller).
+
+Scripts written the other way round (``import tapegrad as torch``, as tapegrad's examples are) work too: in the
+torch run ``tapegrad`` resolves to ``torch``, except tapegrad-only helper modules (``tapegrad.demo`` ...), which
+load from tapegrad's sources as they are.
+
+Then it extracts every number both runs printed (line by line; ``0x...`` addresses and digits glued to names such
+as ``float32`` or ``AddBackward0`` are not numbers) and compares them with ``|a - b| <= atol + rtol * |b|``, b
+being torch's, or one unit of the last printed digit, whichever is larger (two values 1e-9 apart can print as
+0.035613 and 0.035614). The report names the first line, value or exception where the runs diverge, with both
+lines shown.
+Exit status: 0 when they agree, 1 when they diverge, 2 on a usage error. Where torch is not installed only the
+tapegrad run happens; its output is shown and the status is that of the run (0 if it finished).
+
+From Python: ``result = tapegrad.parity.run("train.py", ["--epochs", "1"])``; ``result.agree``,
+``result.divergence``, ``print(result.report())``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+
+__all__ = ["run", "main", "ParityResult", "RunOutput", "Divergence", "extract_numbers"]
+
+_SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the folder that holds the tapegrad package
+
+# The child's bootstrap: argv = [mode, tapegrad_src, result_file, script, *args].
+_BOOT = r'''
+import importlib, importlib.abc, importlib.machinery, importlib.util, json, os, runpy, sys, traceback
+mode, src, result_file, script = sys.argv[1:5]
+sys.argv = [script] + sys.argv[5:]
+sys.path[0] = os.path.dirname(os.path.abspath(script))
+if src not in sys.path:
+    sys.path.insert(1, src)
+
+
+class _AliasLoader(importlib.abc.Loader):
+    def __init__(self, target):
+        self.target = target
+
+    def create_module(self, spec):
+        return importlib.import_module(self.target)
+
+    def exec_module(self, module):
+        pass
+
+
+class _Alias(importlib.abc.MetaPathFinder):
+    """Resolve `src_name` and `src_name.*` to the already importable `dst_name` modules."""
+
+    def __init__(self, src_name, dst_name, fallback_dir=None):
+        self.src, self.dst, self.fallback_dir = src_name, dst_name, fallback_dir
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname != self.src and not fullname.startswith(self.src + "."):
+            return None
+        target_name = self.dst + fullname[len(self.src):]
+        try:
+            found = importlib.util.find_spec(target_name)
+        except ModuleNotFoundError:
+            found = None
+        if found is None and self.fallback_dir is not None:
+            # a module only the source library has (tapegrad.demo): load its own file under its own name
+            base = os.path.join(self.fallback_dir, *fullname.split("."))
+            for cand, pkg in ((os.path.join(base, "__init__.py"), True), (base + ".py", False)):
+                if os.path.exists(cand):
+                    return importlib.util.spec_from_file_location(
+                        fullname, cand, submodule_search_locations=[base] if pkg else None)
+            return None
+        if found is None:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name),
+                                              is_package=found.submodule_search_locations is not None)
+
+
+if mode == "tapegrad":
+    sys.meta_path.insert(0, _Alias("torch", "tapegrad"))
+else:
+    sys.meta_path.insert(0, _Alias("tapegrad", "torch", fallback_dir=src))
+
+info = {"exception": None}
+try:
+    runpy.run_path(script, run_name="__main__")
+except SystemExit as e:
+    code = e.code
+    info["exit"] = code if isinstance(code, int) or code is None else 1
+    if code not in (None, 0) and not isinstance(code, int):
+        print(code, file=sys.stderr)
+except BaseException as e:
+    tb = traceback.extract_tb(e.__traceback__)
+    where = [f for f in tb if os.path.abspath(f.filename) == os.path.abspath(script)]
+    frame = where[-1] if where else (tb[-1] if tb else None)
+    info["exception"] = {"type": type(e).__name__, "message": str(e),
+                         "line": frame.lineno if frame else None, "code": (frame.line or "") if frame else ""}
+    traceback.print_exc()
+finally:
+    sys.stdout.flush()
+    with open(result_file, "w") as f:
+        json.dump(info, f)
+if info["exception"] is not None:
+    sys.exit(1)
+sys.exit(info.get("exit") or 0)
+'''
+
+_THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
+                "NUMEXPR_NUM_THREADS")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:(?:\d+\.\d*|\.\d+|\d+)(?:[eE][-+]?\d+)?|nan|inf)(?![\w])", re.IGNORECASE)
+_ADDRESS = re.compile(r"0x[0-9a-fA-F]+")
+
+
+def extract_numbers(line):
+    """The numbers printed on one line, as floats: ``extract_numbers("loss: 0.25 [64/100]")`` -> [0.25, 64.0, 100.0].
+
+    Hex addresses (``0x7f...``) and digits inside names (``float32``, ``AddBackward0``) are not numbers.
+    """
+    return [float(m) for m in _NUMBER.findall(_ADDRESS.sub("0x?", line))]
+
+
+def _printed_numbers(line):
+    """(value, resolution) pairs: the resolution is one unit of the last printed digit of a number printed with a
+    decimal point or an exponent ("0.0356" -> 1e-4, "3.2e-05" -> 1e-6), 0 for integers ("64", and "2." as torch
+    prints integer-valued floats)."""
+    out = []
+    for m in _NUMBER.findall(_ADDRESS.sub("0x?", line)):
+        mant, _, exp = m.lower().partition("e")
+        if mant.lstrip("+-") in ("nan", "inf") or ("." not in mant and not exp):
+            out.append((float(m), 0.0))
+            continue
+        decimals = len(mant.partition(".")[2])
+        if decimals == 0 and not exp:       # "2." as torch prints an integer-valued float: exact
+            out.append((float(m), 0.0))
+            continue
+        out.append((float(m), 10.0 ** (int(exp or 0) - decimals)))
+    return out
+
+
+def _normalise_text(line):
+    line = _ADDRESS.sub("0x?", line)
+    return line.replace("torch::autograd::", "").replace("tapegrad", "torch")
+
+
+@dataclass
+class RunOutput:
+    """One run of the script: which framework, its stdout/stderr, exit status and the exception it raised."""
+    framework: str
+    stdout: str
+    stderr: str
+    returncode: int
+    exception: dict | None = None     # {"type", "message", "line", "code"} of an uncaught exception
+
+    @property
+    def ok(self):
+        return self.returncode == 0 and self.exception is None
+
+    def describe_exception(self):
+        e = self.exception
+        if e is None:
+            return f"exit status {self.returncode}" + (f": {self.stderr.strip().splitlines()[-1]}"
+                                                        if self.stderr.strip() else "")
+        where = f" at script line {e['line']}: {e['code']}" if e.get("line") else ""
+        return f"{e['type']}: {e['message']}{where}"
+
+
+@dataclass
+class Divergence:
+    """Where the runs first differ. ``kind``: "value", "count" (numbers on a line), "lines" (one run printed
+    more), "text" (only with ``compare_text``) or "exception"."""
+    kind: str
+    message: str
+    torch_line: str | None = None
+    tapegrad_line: str | None = None
+    torch_lineno: int | None = None
+    tapegrad_lineno: int | None = None
+    torch_value: float | None = None
+    tapegrad_value: float | None = None
+
+
+@dataclass
+class ParityResult:
+    script: str
+    args: list
+    rtol: float
+    atol: float
+    tapegrad: RunOutput
+    torch: RunOutput | None = None     # None when torch is not installed
+    divergence: Divergence | None = None
+    numbers_compared: int = 0
+    lines_compared: int = 0
+    text_differences: list = field(default_factory=list)   # (lineno, torch line, tapegrad line), informational
+
+    @property
+    def torch_available(self):
+        return self.torch is not None
+
+    @property
+    def agree(self):
+        """True when both runs printed the same numbers (within tolerance) and ended the same way."""
+        return self.torch is not None and self.divergence is None
+
+    @property
+    def exit_code(self):
+        if self.torch is None:
+            return 0 if self.tapegrad.ok else 1
+        return 0 if self.agree else 1
+
+    def report(self, verbose=False):
+        """A human-readable report (what ``python -m tapegrad.parity`` prints)."""
+        out = []
+        name = os.path.basename(self.script)
+        if self.torch is None:
+            out.append(f"parity: torch is not installed (pip install torch), so {name} ran with tapegrad only; "
+                       "nothing to compare. Its output:")
+            out.append(_indent(self.tapegrad.stdout))
+            if not self.tapegrad.ok:
+                out.append(f"the tapegrad run failed: {self.tapegrad.describe_exception()}")
+                out.append(_indent(self.tapegrad.stderr))
+            return "\n".join(out)
+        if verbose:
+            for run in (self.torch, self.tapegrad):
+                out.append(f"--- {run.framework} stdout ---")
+                out.append(_indent(run.stdout))
+        tol = f"rtol={self.rtol:g}, atol={self.atol:g}"
+        if self.agree:
+            how = (f"both raised {self.torch.exception['type']}" if self.torch.exception else "both finished")
+            out.append(f"parity: AGREE - {name}: {self.numbers_compared} numbers on {self.lines_compared} lines "
+                       f"match ({tol}); {how}.")
+            if self.text_differences:
+                lineno, a, b = self.text_differences[0]
+                out.append(f"  (the text differs on {len(self.text_differences)} line(s), numbers aside; first, "
+                           f"line {lineno}:\n    torch   : {a}\n    tapegrad: {b})")
+            return "\n".join(out)
+        d = self.divergence
+        out.append(f"parity: DIVERGE - {name}: {d.message}")
+        if d.torch_line is not None or d.tapegrad_line is not None:
+            out.append(f"  torch    (stdout line {d.torch_lineno}): "
+                       f"{d.torch_line if d.torch_line is not None else '-'}")
+            out.append(f"  tapegrad (stdout line {d.tapegrad_lineno}): "
+                       f"{d.tapegrad_line if d.tapegrad_line is not None else '-'}")
+        out.append(f"  ({self.numbers_compared} numbers on {self.lines_compared} lines agreed before this; {tol})")
+        for run in (self.torch, self.tapegrad):
+            if not run.ok and run.stderr.strip():
+                out.append(f"--- {run.framework} stderr (last lines) ---")
+                out.append(_indent("\n".join(run.stderr.strip().splitlines()[-12:])))
+        return "\n".join(out)
+
+
+def _indent(text, pad="  | "):
+    return "\n".join(pad + line for line in text.rstrip("\n").splitlines()) if text.strip() else pad + "(nothing)"
+
+
+def _close(a, b, rtol, atol, resolution=0.0):
+    """|a - b| <= atol + rtol * |b|, or at most one unit of the coarser printed digit: values 1e-9 apart can print
+    one digit apart ("0.035613" and "0.035614")."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if math.isinf(a) or math.isinf(b):
+        return a == b
+    return abs(a - b) <= max(atol + rtol * abs(b), resolution * (1 + 1e-9))
+
+
+def _numbered_lines(text, ignore):
+    rows = []
+    for i, line in enumerate(text.splitlines(), 1):
+        if any(p.search(line) for p in ignore):
+            continue
+        rows.append((i, line))
+    return rows
+
+
+def compare(torch_run, tapegrad_run, rtol=1e-5, atol=0.0, ignore=(), compare_text=False):
+    """Compare two runs; returns (divergence or None, numbers compared, lines compared, text differences)."""
+    ignore = [re.compile(p) if isinstance(p, str) else p for p in ignore]
+    a_rows = [(i, line) for i, line in _numbered_lines(torch_run.stdout, ignore)
+              if compare_text or extract_numbers(line)]
+    b_rows = [(i, line) for i, line in _numbered_lines(tapegrad_run.stdout, ignore)
+              if compare_text or extract_numbers(line)]
+    n_numbers = n_lines = 0
+    text_diffs = []
+    for (ia, la), (ib, lb) in zip(a_rows, b_rows):
+        na, nb = _printed_numbers(la), _printed_numbers(lb)
+        if len(na) != len(nb):
+            return (Divergence("count", f"the lines print {len(na)} numbers (torch) vs {len(nb)} (tapegrad)",
+                               la, lb, ia, ib), n_numbers, n_lines, text_diffs)
+        for k, ((x, rx), (y, ry)) in enumerate(zip(na, nb)):
+            if not _close(y, x, rtol, atol, max(rx, ry)):
+                rel = abs(x - y) / abs(x) if x not in (0.0,) and math.isfinite(x) and math.isfinite(y) else math.inf
+                return (Divergence("value", f"value #{k + 1} on the line differs: torch {x!r} vs tapegrad {y!r} "
+                                   f"(relative difference {rel:.3g})", la, lb, ia, ib, x, y),
+                        n_numbers, n_lines, text_diffs)
+        ta, tb = _NUMBER.sub("#", _normalise_text(la)), _NUMBER.sub("#", _normalise_text(lb))
+        if ta != tb:
+            if compare_text:
+                return (Divergence("text", "the lines differ (numbers aside)", la, lb, ia, ib),
+                        n_numbers, n_lines, text_diffs)
+            text_diffs.append((ia, la, lb))
+        n_numbers += len(na)
+        n_lines += 1
+    if len(a_rows) != len(b_rows):
+        longer, who = (a_rows, "torch") if len(a_rows) > len(b_rows) else (b_rows, "tapegrad")
+        i, line = longer[min(len(a_rows), len(b_rows))]
+        failed = tapegrad_run if who == "torch" else torch_run
+        why = f" ({failed.framework} stopped: {failed.describe_exception()})" if not failed.ok else ""
+        msg = f"only the {who} run printed more numbered lines ({len(a_rows)} vs {len(b_rows)}){why}"
+        div = (Divergence("lines", msg, line, None, i, None) if who == "torch"
+               else Divergence("lines", msg, None, line, None, i))
+        return div, n_numbers, n_lines, text_diffs
+    if torch_run.ok != tapegrad_run.ok:
+        bad = tapegrad_run if not tapegrad_run.ok else torch_run
+        good = torch_run if bad is tapegrad_run else tapegrad_run
+        return (Divergence("exception", f"the {bad.framework} run raised {bad.describe_exception()}, "
+                           f"the {good.framework} run finished"), n_numbers, n_lines, text_diffs)
+    if not torch_run.ok:
+        ea, eb = torch_run.exception, tapegrad_run.exception
+        if (ea or {}).get("type") != (eb or {}).get("type") or (
+                ea and eb and _normalise_text(ea["message"]) != _normalise_text(eb["message"])):
+            return (Divergence("exception", f"both runs failed, differently: torch raised "
+                               f"{torch_run.describe_exception()}; tapegrad raised "
+                               f"{tapegrad_run.describe_exception()}"), n_numbers, n_lines, text_diffs)
+    return None, n_numbers, n_lines, text_diffs
+
+
+def torch_installed(python=None):
+    """Whether ``import torch`` can work (in this interpreter, or in ``python``); does not import it."""
+    if python is None or os.path.abspath(python) == os.path.abspath(sys.executable):
+        try:
+            return importlib.util.find_spec("torch") is not None
+        except (ImportError, ValueError):
+            return False
+    probe = subprocess.run([python, "-c", "import importlib.util,sys; sys.exit(importlib.util.find_spec('torch') "
+                            "is None)"], capture_output=True)
+    return probe.returncode == 0
+
+
+def _start(mode, script, args, python, env):
+    fd, result_file = tempfile.mkstemp(prefix=f"tapegrad-parity-{mode}-", suffix=".json")
+    os.close(fd)
+    proc = subprocess.Popen([python, "-c", _BOOT, mode, _SRC, result_file, script, *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    return proc, result_file
+
+
+def _finish(mode, proc, result_file, timeout):
+    try:
+        stdout, stderr = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        stdout, stderr = proc.communicate()
+        stderr += f"\nparity: the {mode} run was stopped after {timeout} s (--timeout)"
+        os.unlink(result_file)
+        return RunOutput(mode, stdout, stderr, -9, {"type": "TimeoutError", "message": f"ran past {timeout} s",
+                                                    "line": None, "code": ""})
+    exception = None
+    try:
+        with open(result_file) as f:
+            exception = json.load(f).get("exception")
+    except (OSError, ValueError):
+        pass
+    finally:
+        if os.path.exists(result_file):
+            os.unlink(result_file)
+    return RunOutput(mode, stdout, stderr, proc.returncode, exception)
+
+
+def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, timeout=600, python=None,
+        with_torch=None, threads=1, env_extra=None):
+    """Run ``path`` under torch and under tapegrad and compare what they print.
+
+    ``rtol``/``atol``: tolerance for each printed number (torch's is the reference); ``ignore``: regular expressions
+    of stdout lines to skip (timings ...); ``compare_text``: also require the text around the numbers to match;
+    ``python``: the interpreter for both runs (default: this one); ``with_torch``: force the torch run on/off
+    (default: when torch is installed); ``threads``: BLAS/OpenMP threads of both runs (default 1: a multithreaded
+    reduction sums in another order, and float32 training then drifts apart by more than 1e-5 within a hundred
+    steps; 0 leaves the environment as it is); ``env_extra``: extra environment variables for both runs.
+    Returns a :class:`ParityResult`::
+
+        >>> r = run("examples/pytorch_tutorial_mlp.py", ["--fast"])
+        >>> r.agree, r.numbers_compared
+        (True, 42)
+    """
+    path = os.fspath(path)
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"tapegrad.parity: no such script: {path!r}")
+    python = python or sys.executable
+    args = [str(a) for a in args]
+    if with_torch is None:
+        with_torch = torch_installed(python)
+    env = dict(os.environ, PYTHONHASHSEED="0", PYTHONUNBUFFERED="1", PYTHONIOENCODING="utf-8")
+    if threads:
+        env.update({k: str(int(threads)) for k in _THREAD_VARS})
+    env.update(env_extra or {})
+    started = {"tapegrad": _start("tapegrad", path, args, python, env)}
+    if with_torch:
+        started["torch"] = _start("torch", path, args, python, env)   # both run at once
+    runs = {mode: _finish(mode, proc, rf, timeout) for mode, (proc, rf) in started.items()}
+    result = ParityResult(path, args, rtol, atol, runs["tapegrad"], runs.get("torch"))
+    if result.torch is not None:
+        (result.divergence, result.numbers_compared, result.lines_compared,
+         result.text_differences) = compare(result.torch, result.tapegrad, rtol, atol, ignore, compare_text)
+    return result
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(
+        prog="python -m tapegrad.parity",
+        description="Run a PyTorch script with real torch and with tapegrad standing in for torch; report whether "
+                    "the printed numbers agree, or the first line, value or exception where they diverge. "
+                    "Exit status: 0 agree, 1 diverge, 2 usage error.")
+    parser.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance per number (default 1e-5)")
+    parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance per number (default 0)")
+    parser.add_argument("--ignore", action="append", default=[], metavar="REGEX",
+                        help="skip stdout lines matching REGEX in both runs (repeatable), e.g. timings")
+    parser.add_argument("--text", action="store_true", help="also require the text around the numbers to match")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="BLAS/OpenMP threads per run (default 1, for the same summation order in every run; "
+                             "0: leave the environment's setting)")
+    parser.add_argument("--python", default=None, help="interpreter for both runs (default: this one)")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show both runs' stdout")
+    parser.add_argument("script", help="the PyTorch script (written with `import torch` or `import tapegrad as "
+                                       "torch`)")
+    parser.add_argument("args", nargs=argparse.REMAINDER, help="arguments passed to the script")
+    ns = parser.parse_args(argv)
+    if not os.path.isfile(ns.script):
+        parser.print_usage(sys.stderr)
+        print(f"{parser.prog}: error: no such script: {ns.script!r}", file=sys.stderr)
+        return 2
+    if ns.rtol < 0 or ns.atol < 0:
+        parser.error("--rtol and --atol must be >= 0")
+    for p in ns.ignore:
+        try:
+            re.compile(p)
+        except re.error as e:
+            parser.error(f"--ignore {p!r} is not a regular expression: {e}")
+    result = run(ns.script, ns.args, ns.rtol, ns.atol, ignore=ns.ignore, compare_text=ns.text, timeout=ns.timeout,
+                 python=ns.python, threads=ns.threads)
+    print(result.report(verbose=ns.verbose))
+    return result.exit_code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
