@@ -1,0 +1,93 @@
+"""The benchmark suite (benchmarks/, issue 6) must never rot: its quick smoke mode runs here.
+
+Only that the scripts run, that every workload's cross-engine correctness check passes, and that RESULTS.md gets
+written; no timing is asserted anywhere (the machine running the tests may be busy).
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = os.path.join(ROOT, "benchmarks")
+WORKLOADS = [f"W{i}" for i in range(1, 10)]
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    pytest.importorskip("torch", reason="the suite compares against torch")
+    out = tmp_path_factory.mktemp("bench") / "RESULTS.md"
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--write", "--out", str(out)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
+    return proc, out
+
+
+def test_quick_suite_runs_every_workload_and_checks_pass(quick_run):
+    proc, _ = quick_run
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    for w in WORKLOADS:
+        assert f"--- {w} (1 thread) ---" in proc.stdout
+    assert "all 9 runs passed their correctness checks" in proc.stdout
+    assert "FAILED" not in proc.stdout + proc.stderr
+
+
+def test_quick_suite_writes_results(quick_run):
+    _, out = quick_run
+    text = out.read_text()
+    assert "## Machine" in text and "numpy BLAS (threadpoolctl)" in text and "Quick smoke mode" in text
+    for w in WORKLOADS:
+        assert f"| {w} | 1 |" in text
+    data = json.loads((out.parent / "results.json").read_text())
+    assert [r["workload"] for r in data["results"]] == WORKLOADS
+    for r in data["results"]:
+        assert r["checks_passed"], r
+        assert r["checks"], f"{r['workload']} ran no correctness check"
+        assert r["engines"]["tapegrad"]["n"] >= 1
+    # the engines the issue compares were all there
+    by_id = {r["workload"]: r for r in data["results"]}
+    for w in ("W2", "W3", "W4", "W5", "W6"):
+        assert by_id[w]["engines"]["torch"] is not None and by_id[w]["engines"]["numpy"] is not None, w
+
+
+def test_quick_mode_writes_nothing_by_default(tmp_path, torch):
+    out = tmp_path / "RESULTS.md"
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only", "W2,W8",
+                           "--out", str(out)], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "--- W2 (1 thread) ---" in proc.stdout and "--- W3" not in proc.stdout
+    assert not out.exists()
+
+
+def test_a_wrong_engine_fails_the_check(torch):
+    """A fast wrong result cannot pass: a hand-NumPy MLP with another learning rate is caught."""
+    sys.path.insert(0, BENCH)
+    try:
+        import _common as C
+        import w3_mlp
+    finally:
+        sys.path.remove(BENCH)
+    sizes = (20, 8, 10)
+    state = w3_mlp.init_state(sizes)
+    batches = w3_mlp.make_batches(2, 4, sizes[0])
+    good = w3_mlp.trainers(state, batches, sizes=sizes)
+    lines, _ = C.check_training("W3", good, 3, rtol=1e-4)
+    assert len(lines) == 2
+    bad = w3_mlp.trainers(state, batches, sizes=sizes)
+    bad["numpy"].params["0.weight"] *= np.float32(1.01)
+    with pytest.raises(C.CheckFailed, match="tapegrad vs numpy"):
+        C.check_training("W3", bad, 3, rtol=1e-4)
+    with pytest.raises(C.CheckFailed, match="engines disagree"):
+        C.assert_close("x", np.array([1e-30, 2e-30]), np.array([1e-30, 3e-30]), rtol=1e-4)
+
+
+def test_scripts_run_alone():
+    """Each workload script is runnable on its own (W2 as the example: --quick --json)."""
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "w2_small_ops.py"), "--quick", "--json"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    res = json.loads(proc.stdout)
+    assert res["workload"] == "W2" and res["checks_passed"] and res["checks"]
