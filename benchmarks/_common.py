@@ -69,6 +69,7 @@ def interleaved(fns, repeats, warmup=1, collect=True):
 
     Round ``i`` runs every engine once (the order rotates each round, so no engine always runs right after
     another's garbage), which makes the per-round ratios *paired*: both sides saw the same machine state.
+    Process CPU time is recorded too (``.cpu`` of the result), for ``ratios``.
     A callable may return an ``Elapsed``: then that is the measured time (for callables that time only part of
     their work), else the wall time of the whole call is taken. ``collect``: a full garbage collection before
     each call (outside the timing), so no engine pays for another's garbage. Returns name -> list of seconds.
@@ -77,17 +78,47 @@ def interleaved(fns, repeats, warmup=1, collect=True):
     for _ in range(warmup):
         for name in names:
             fns[name]()
-    times = {name: [] for name in names}
+    times = Times({name: [] for name in names})
+    times.cpu = {name: [] for name in names}
     for i in range(repeats):
         k = i % len(names)
         for name in names[k:] + names[:k]:
             if collect:
                 gc.collect()
+            c0 = time.process_time()
             t0 = time.perf_counter()
             out = fns[name]()
             dt = time.perf_counter() - t0
-            times[name].append(float(out) if isinstance(out, Elapsed) else dt)
+            cpu = time.process_time() - c0
+            if isinstance(out, Elapsed):
+                times[name].append(float(out))
+                times.cpu[name] = None                 # the callable timed part of itself: no CPU-time twin
+            else:
+                times[name].append(dt)
+                if times.cpu[name] is not None:
+                    times.cpu[name].append(cpu)
     return times
+
+
+class Times(dict):
+    """name -> wall seconds per round; ``.cpu``: name -> this process's CPU seconds per round (or None)."""
+
+    cpu: dict
+
+
+def ratios(times, pairs, threads):
+    """Paired ratios "a/b" of wall times for each (a, b) in ``pairs``; at 1 thread also "a/b (CPU time)", the same
+    ratio of process CPU time, which time spent waiting for the CPU while other processes run does not inflate
+    (the robust number on a shared machine; at 2 threads CPU time adds both threads', so it is left out)."""
+    out = {}
+    for a, b in pairs:
+        out[f"{a}/{b}"] = paired_ratio(times.get(a), times.get(b))
+    cpu = getattr(times, "cpu", None)
+    if threads == 1 and cpu:
+        for a, b in pairs:
+            if cpu.get(a) and cpu.get(b):
+                out[f"{a}/{b} (CPU time)"] = paired_ratio(cpu[a], cpu[b])
+    return out
 
 
 class Trainer:

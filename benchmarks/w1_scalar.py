@@ -104,9 +104,7 @@ def run(quick=False, threads=1):
         fns = {name: (lambda m=m: C.Elapsed(bench_scalar.train_steps(m, X, y, 1)[0][0])) for name, m in mods.items()}
         times = C.interleaved(fns, repeats, warmup=0)
     engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "micrograd", "torch")}
-    ratios = {"tapegrad/micrograd": C.paired_ratio(times["tapegrad"], times.get("micrograd")),
-              "torch/micrograd": C.paired_ratio(times.get("torch"), times.get("micrograd")),
-              "tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch"))}
+    ratios = C.ratios(times, [("tapegrad", "micrograd"), ("torch", "micrograd"), ("tapegrad", "torch")], threads)
     notes = [] if "micrograd" in mods else ["micrograd is not installed (pip install micrograd)"]
     return C.result("W1", f"micrograd MLP(2, [16, 16, 1]) on {len(X)} moons points, one SGD step", "s/step", threads,
                     engines, ratios, checks, extra={"repeats": repeats}, notes=notes)

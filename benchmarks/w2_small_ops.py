@@ -117,9 +117,7 @@ def run(quick=False, threads=1):
 
     per_op = 1e6 / n_ops
     engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy")}
-    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
-              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"]),
-              "numpy/torch": C.paired_ratio(times["numpy"], times.get("torch"))}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
     return C.result("W2", f"{n_ops}-op chain add/mul/tanh/exp/sigmoid on float32 ({SIZE},), fwd+bwd",
                     "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats})
 

@@ -125,9 +125,7 @@ def run(quick=False, threads=1):
         tr = trainers(state, batches, sizes=sizes)
         times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
     engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy")}
-    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
-              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"]),
-              "numpy/torch": C.paired_ratio(times["numpy"], times.get("torch"))}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
     title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
     return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps})
 

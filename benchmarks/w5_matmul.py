@@ -88,8 +88,7 @@ def run(quick=False, threads=1):
     mm = [flops_mm / t / 1e9 for t in times["numpy matmul"]]
     engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", "numpy matmul")}
     share = {name: statistics.median(g / m for g, m in zip(gs, mm)) for name, gs in gflops.items()}
-    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
-              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"])}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy")], threads)
     extra = {"numpy matmul GFLOP/s": statistics.median(mm)}
     for name in gflops:
         extra[f"{name} GFLOP/s"] = statistics.median(gflops[name])

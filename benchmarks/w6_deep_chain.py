@@ -162,8 +162,7 @@ def run(quick=False, threads=1):
         times = C.interleaved(fns, repeats, warmup=0)
     mem = memory_runs(n_ops, list(fns) if not quick else ["tapegrad"])
     engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy")}
-    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch")),
-              "tapegrad/numpy": C.paired_ratio(times["tapegrad"], times["numpy"])}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy")], threads)
     extra = {}
     for name, m in mem.items():
         extra[f"{name} peak RSS growth (MiB)"] = m["peak_rss_growth"] / 2 ** 20

@@ -2,8 +2,8 @@
 
 The model is ``tapegrad.demo.make_model("cnn", 28)`` (conv3x3x16, pool, conv3x3x32, pool, fc 128-10) and its torch
 twin; Adam (lr 1e-3), batch 64, cross-entropy, the same seeded initial weights and the same shuffled batches for
-both engines, steps interleaved one by one. Data: MNIST-format IDX files when a folder is given
-(``--data PATH`` or $TAPEGRAD_BENCH_DATA, read with the demo's loader), else 60,000 synthetic images (ten noisy
+both engines, steps interleaved one by one. Data: MNIST-format IDX files (``--data PATH``, $TAPEGRAD_BENCH_DATA,
+or the first of ``IDX_DIRS`` that exists; read with the demo's loader), else 60,000 synthetic images (ten noisy
 class templates, so the loss falls as with real digits). Reports the epoch's time (sum of step times), ms/step
 and the final loss (mean of the last 50 steps). The check: the losses of the first steps agree, every loss is
 finite, and the final losses agree to a few percent.
@@ -52,14 +52,27 @@ def synthetic(n, side=28, seed=0):
     return x[:, None], y, f"{n:,} synthetic {side}x{side} images (10 noisy class templates)"
 
 
-def load(data, limit):
-    data = data or os.environ.get("TAPEGRAD_BENCH_DATA")
-    if data:
-        from tapegrad import demo
-        xtr, ytr, _, _, desc = demo.load_data(data)
+# where an installed MNIST-format data set is looked for when neither --data nor $TAPEGRAD_BENCH_DATA is given
+IDX_DIRS = ["/usr/share/datasets/mnist", "/usr/share/datasets/fashion-mnist", "~/.cache/tapegrad/mnist",
+            "~/data/MNIST/raw", os.path.join(C.ROOT, "data", "MNIST", "raw")]
+
+
+def load(data, limit, quick=False):
+    from tapegrad import demo
+    folders = [data or os.environ.get("TAPEGRAD_BENCH_DATA")]
+    if not folders[0] and not quick:
+        folders = [os.path.expanduser(d) for d in IDX_DIRS if os.path.isdir(os.path.expanduser(d))]
+    for folder in filter(None, folders):
+        try:
+            xtr, ytr, _, _, desc = demo.load_data(folder)
+        except SystemExit as e:
+            if folder == data:
+                raise
+            print(f"W9: skipping {folder}: {e}", file=sys.stderr)
+            continue
         if limit:
             xtr, ytr = xtr[:limit], ytr[:limit]
-        return xtr, ytr, desc
+        return xtr, ytr, f"{len(ytr):,} images from {desc}"
     return synthetic(limit or N_IMAGES)
 
 
@@ -84,7 +97,7 @@ def trainers(x, y, seed=0):
 
 
 def run(quick=False, threads=1, data=None, limit=None):
-    x, y, desc = load(data, 256 if quick else limit)
+    x, y, desc = load(data, 256 if quick else limit, quick)
     x = (x - x.mean()) / x.std()
     with C.pinned_threads(threads):
         tr, n_steps = trainers(x, y)
@@ -105,11 +118,12 @@ def run(quick=False, threads=1, data=None, limit=None):
     tail = min(50, n_steps)
     final = {name: float(ls[-tail:].mean()) for name, ls in losses.items()}
     if "torch" in final:
-        C.assert_close("W9 final loss tapegrad vs torch", final["tapegrad"], final["torch"], rtol=0.05)
-        checks.append(f"final loss (mean of last {tail} steps): tapegrad == torch within 5% "
+        # float32 trajectories drift apart over an epoch: the final losses agree statistically, not to the digit
+        C.assert_close("W9 final loss tapegrad vs torch", final["tapegrad"], final["torch"], rtol=0.05, atol=0.02)
+        checks.append(f"final loss (mean of last {tail} steps): tapegrad == torch within 5% + 0.02 "
                       f"({final['tapegrad']:.4f} vs {final['torch']:.4f})")
     engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch")}
-    ratios = {"tapegrad/torch": C.paired_ratio(times["tapegrad"], times.get("torch"))}
+    ratios = C.ratios(times, [("tapegrad", "torch")], threads)
     extra = {f"{name} epoch (s)": sum(ts) for name, ts in times.items()}
     if "torch" in times:
         extra["epoch tapegrad/torch"] = sum(times["tapegrad"]) / sum(times["torch"])
