@@ -52,10 +52,10 @@ class CharTransformer(nn.Module):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 60 steps")
+    ap.add_argument("--fast", action="store_true", help="a few seconds: 40 steps")
     ap.add_argument("--steps", type=int, default=None)
     args = ap.parse_args()
-    steps = args.steps or (60 if args.fast else 800)
+    steps = args.steps or (40 if args.fast else 800)
 
     with open(TEXT, encoding="utf-8") as f:
         text = f.read()
