@@ -13,11 +13,11 @@ load from tapegrad's sources as they are.
 
 Then it extracts every number both runs printed (line by line; ``0x...`` addresses and digits glued to names such
 as ``float32`` or ``AddBackward0`` are not numbers) and compares them with ``|a - b| <= atol + rtol * |b|``, b
-being torch's, or one unit of the last printed digit, whichever is larger (two values 1e-9 apart can print as
-0.035613 and 0.035614). The report names the first line, value or exception where the runs diverge, with both
-lines shown.
-Exit status: 0 when they agree, 1 when they diverge, 2 on a usage error. Where torch is not installed only the
-tapegrad run happens; its output is shown and the status is that of the run (0 if it finished).
+being torch's, or one unit of the last printed digit when both print to the same digit, whichever is larger (two
+values 1e-9 apart can print as 0.035613 and 0.035614). The report names the first line, value or exception where
+the runs diverge, with both lines shown. Exit status: 0 when they agree, 1 when they diverge, 2 on a usage error.
+Where torch is not installed only the tapegrad run happens; its output is shown and the status is that of the run
+(0 if it finished).
 
 From Python: ``result = tapegrad.parity.run("train.py", ["--epochs", "1"])``; ``result.agree``,
 ``result.divergence``, ``print(result.report())``.
@@ -298,7 +298,9 @@ def compare(torch_run, tapegrad_run, rtol=1e-5, atol=0.0, ignore=(), compare_tex
             return (Divergence("count", f"the lines print {len(na)} numbers (torch) vs {len(nb)} (tapegrad)",
                                la, lb, ia, ib), n_numbers, n_lines, text_diffs)
         for k, ((x, rx), (y, ry)) in enumerate(zip(na, nb)):
-            if not _close(y, x, rtol, atol, max(rx, ry)):
+            # one unit of the last digit when both print in the same format ("%.6f"); numbers printed to different
+            # lengths are shortest-repr floats ("1.5" vs "1.501"), exact as printed
+            if not _close(y, x, rtol, atol, rx if rx == ry else 0.0):
                 rel = abs(x - y) / abs(x) if x not in (0.0,) and math.isfinite(x) and math.isfinite(y) else math.inf
                 return (Divergence("value", f"value #{k + 1} on the line differs: torch {x!r} vs tapegrad {y!r} "
                                    f"(relative difference {rel:.3g})", la, lb, ia, ib, x, y),
