@@ -16,6 +16,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from .._npcompat import QUIET, quiet_enter, quiet_exit
 from . import function as _f
 from .function import FREED_MSG, AccumulateGrad
 from .grad_mode import _state
@@ -51,9 +52,10 @@ def run_node(node, grads):
     if node.__class__ is AccumulateGrad:
         return []
     n_none = 0
-    for g in grads:
-        if g is None:
-            n_none += 1
+    if len(grads) > 1 or grads[0] is None:
+        for g in grads:
+            if g is None:
+                n_none += 1
     if n_none:
         if n_none == len(grads):
             return [None] * len(node._next)
@@ -77,24 +79,23 @@ def run_node(node, grads):
             raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                                f"(expected {n_in}, got {len(out)})")
     res = list(out)
-    for i in range(n_in):
-        g = res[i]
-        if g is None:
-            continue
-        meta = metas[i]
-        if meta is None:
-            res[i] = None
-            continue
-        try:
-            arr = g._array
-        except AttributeError:
-            raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at index "
-                            f"{i}; expected a Tensor or None") from None
-        if arr.shape != meta[0]:
-            g = _reduce_grad(g, meta[0], node, i)
-        if g._array.dtype != meta[1]:
-            g = g.to(_f._Tensor._dtype_of(meta[1]))
-        res[i] = g
+    i = 0
+    for g in out:       # each gradient back to its input's shape and dtype
+        if g is not None:
+            meta = metas[i]
+            if meta is None:
+                res[i] = None
+            else:
+                try:
+                    arr = g._array
+                except AttributeError:
+                    raise TypeError(f"function {node.name()} returned a gradient of type {type(g).__name__} at "
+                                    f"index {i}; expected a Tensor or None") from None
+                if arr.shape != meta[0]:
+                    g = res[i] = _reduce_grad(g, meta[0], node, i)
+                if g._array.dtype != meta[1]:
+                    res[i] = g.to(_f._Tensor._dtype_of(meta[1]))
+        i += 1
     if node._hooks:
         for hook in node._hooks:
             r = hook(tuple(res), tuple(grads))
@@ -154,9 +155,11 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     # 4. the walk
     prev = _state.enabled
     _state.enabled = create_graph
+    token = quiet_enter(QUIET)   # NumPy's inf/nan warnings off for the whole walk (torch is silent)
     try:
+        pop = buffers.pop
         for node in order:
-            buf = buffers.pop(node, None)
+            buf = pop(node, None)
             if buf is None or (needed is not None and node not in needed):
                 continue
             if node._tensor_prehooks:
@@ -207,10 +210,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     continue
                 b = buffers.get(nxt)
                 if b is None:
-                    b = buffers[nxt] = [None] * _n_outputs(nxt)
-                b[nr] = g if b[nr] is None else b[nr] + g
+                    b = buffers[nxt] = [None] * len(nxt._out_meta)
+                    b[nr] = g
+                elif b[nr] is None:
+                    b[nr] = g
+                else:
+                    b[nr] = b[nr] + g     # paths meet: sum (recorded when create_graph)
     finally:
         _state.enabled = prev
+        quiet_exit(token)
     return results
 
 

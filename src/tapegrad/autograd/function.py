@@ -17,6 +17,7 @@ import weakref
 
 import numpy as np
 
+from .._npcompat import QUIET, quiet_enter, quiet_exit, quiet_state
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
@@ -172,7 +173,7 @@ class AccumulateGrad(Node):
     def accumulate(self, grad, create_graph):
         """``leaf.grad += grad``: a new tensor on first use, in place afterwards (out of place with a graph)."""
         var = self._variable()
-        if var is None:
+        if var is None or not var._rg:    # frozen after the graph was recorded: torch skips it too
             return
         if var._grad is None:
             # copy: the same gradient object may also flow to another leaf or belong to the caller
@@ -197,9 +198,9 @@ class BackwardNode(Node):
 
     # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
     # what only some nodes have is a class-level default, overridden in the instance dict when set.
-    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs")
+    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved")
     _forward_cls = None
-    _to_save = _saved = _non_diff = _dirty = _site = None
+    _to_save = _non_diff = _dirty = _site = None
     _materialize = True
     _nontensor = ()
     needs_input_grad = _NO_GRAD_NEEDED
@@ -212,7 +213,7 @@ class BackwardNode(Node):
     def save_inputs(self, *positions):
         """(Primitive ops) keep the forward inputs at these positions, as the connected Tensors."""
         inputs = self._inputs
-        self._to_save = tuple(inputs[i] for i in positions)
+        self._to_save = [inputs[i] for i in positions]
 
     def save_result(self, *extra_positions):
         """(Primitive ops) keep output 0 (as ``saved_tensors[0]``), then the inputs at ``extra_positions``."""
@@ -234,12 +235,15 @@ class BackwardNode(Node):
     # --- what backward reads ------------------------------------------------------------------------------
     @property
     def saved_tensors(self):
-        saved = self._saved
+        try:
+            saved = self._saved
+        except AttributeError:   # a ctx that was never linked into a graph
+            return ()
         if saved is _FREED:
             raise RuntimeError(FREED_MSG)
         if saved is None:
             return ()
-        return tuple(s.unpack(self) if s.__class__ is SavedTensor else s for s in saved)
+        return tuple([s.unpack(self) if s.__class__ is SavedTensor else s for s in saved])
 
     saved_variables = saved_tensors
 
@@ -359,15 +363,22 @@ def _apply(cls, *args, **kwargs):
                 break
     if cls._array_forward:
         raw = [a._array if isinstance(a, T) else a for a in args]
-        if not record:   # the fast path: one NumPy call and one Tensor wrapper
-            out = cls.forward(_Scratch(), *raw, **kwargs)
-            if out.__class__ is tuple:
-                return tuple(T._make(o) if o.__class__ is not T else o for o in out)
-            return T._make(out)
-        ctx = cls._backward_cls()
-        ctx._inputs = args
-        ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
-        out = cls.forward(ctx, *raw, **kwargs)
+        # built-in ops are silent about inf/nan, as torch's (NumPy would warn); the backward walk is silenced
+        # once for all its ops, so only ops outside it pay for this
+        token = None if quiet_state() is QUIET else quiet_enter(QUIET)
+        try:
+            if not record:   # the fast path: one NumPy call and one Tensor wrapper
+                out = cls.forward(_Scratch(), *raw, **kwargs)
+                if out.__class__ is tuple:
+                    return tuple(T._make(o) if o.__class__ is not T else o for o in out)
+                return T._make(out)
+            ctx = cls._backward_cls()
+            ctx._inputs = args
+            ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
+            out = cls.forward(ctx, *raw, **kwargs)
+        finally:
+            if token is not None:
+                quiet_exit(token)
         if out.__class__ is tuple:
             outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
             single = False
@@ -467,7 +478,8 @@ def _link(ctx, args, outputs):
     if dirty:
         for t in dirty:
             t._vc[0] += 1
-    to_save = ctx._to_save
+    to_save = ctx.__dict__.pop("_to_save", None)
+    ctx._saved = None
     if to_save is not None:
         saved = []
         for s in to_save:
@@ -483,7 +495,6 @@ def _link(ctx, args, outputs):
             else:
                 saved.append(s)
         ctx._saved = saved
-        ctx._to_save = None
     ctx._inputs = None
 
 

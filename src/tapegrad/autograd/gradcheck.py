@@ -114,7 +114,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     from .engine import grad
     from ..tensor import Tensor
     inputs = _as_tuple(inputs)
-    diff = [t for t in _tensors(inputs) if t._rg]
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         outs = _outputs(func, inputs)

@@ -18,8 +18,11 @@ from ..autograd.function import Primitive
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
-__all__ = ["normalize_dim", "normalize_dims", "sum_to_shape", "bind", "as_float", "promote", "op_error",
+__all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "bind", "as_float", "promote", "op_error",
            "apply_inplace", "mark_view", "unary", "Tensor", "Primitive", "shape_str", "to_array"]
+
+
+from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
 
 
 def op_error(op: str, message: str, exc=RuntimeError):

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, as_float, bind, promote, shape_str, unary
+from ._util import Primitive, Tensor, apply_inplace, as_float, bind, promote, quiet, shape_str, unary
 
 __all__ = [
     # arithmetic
@@ -165,13 +165,9 @@ def _inplace(fn):
 
 
 def _quiet(forward):
-    """Run a forward with NumPy's floating-point warnings off (torch returns inf/nan silently)."""
-
-    @functools.wraps(forward)
-    def wrapper(*args):
-        with np.errstate(all="ignore"):
-            return forward(*args)
-    return wrapper
+    """(Kept for readability at the declaration site: every Primitive's forward already runs with NumPy's
+    floating-point warnings off — see ``Function.apply``.)"""
+    return forward
 
 
 def _t(x):
@@ -223,15 +219,17 @@ class Add(Primitive):
     _scalar_edges = True
 
     @staticmethod
-    @_quiet
     def forward(ctx, a, b, alpha=1):
         a, b, _ = promote(a, b)
+        if alpha == 1:
+            return a + b
         ctx.alpha = alpha
-        return a + b if alpha == 1 else a + alpha * b
+        return a + alpha * b
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, (grad if ctx.alpha == 1 else grad * ctx.alpha), None
+        alpha = getattr(ctx, "alpha", 1)
+        return grad, (grad if alpha == 1 else grad * alpha), None
 
 
 class Sub(Primitive):
@@ -240,16 +238,18 @@ class Sub(Primitive):
     _scalar_edges = True
 
     @staticmethod
-    @_quiet
     def forward(ctx, a, b, alpha=1):
         _sub_check(a, b)
         a, b, d = promote(a, b)
+        if alpha == 1:
+            return a - b
         ctx.alpha = alpha
-        return a - b if alpha == 1 else a - alpha * b
+        return a - alpha * b
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, (-grad if ctx.alpha == 1 else grad * -ctx.alpha), None
+        alpha = getattr(ctx, "alpha", 1)
+        return grad, (-grad if alpha == 1 else grad * -alpha), None
 
 
 def _is_bool(v):
@@ -1195,18 +1195,14 @@ def _erfinv_np(y):
 
 # --- one-input math -----------------------------------------------------------------------------------------
 def _sigmoid_np(x):
-    with np.errstate(over="ignore"):
-        out = np.empty_like(x)
-        pos = x >= 0
-        out[pos] = 1.0 / (1.0 + np.exp(-x[pos]))
-        ex = np.exp(x[~pos])
-        out[~pos] = ex / (1.0 + ex)
-    return out
+    # 1 / (1 + e^-x): exp overflows to inf for x < -88 (float32) and the quotient is then exactly 0, as torch's
+    t = np.asarray(quiet(np.exp, np.negative(x)))
+    t += 1
+    return np.reciprocal(t, out=t)
 
 
 def _errstate(f, x):
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        return np.asarray(f(x))
+    return np.asarray(f(x))    # (forwards run with NumPy's warnings off already)
 
 
 def _e(f):
@@ -1231,11 +1227,48 @@ Acos = unary("Acos", _e(np.arccos), lambda grad, x, r: grad * -rsqrt(-x * x + 1)
 Atan = unary("Atan", np.arctan, lambda grad, x, r: grad / (x * x + 1))
 Sinh = unary("Sinh", _e(np.sinh), lambda grad, x, r: grad * cosh(x))
 Cosh = unary("Cosh", _e(np.cosh), lambda grad, x, r: grad * sinh(x))
-Tanh = unary("Tanh", np.tanh, lambda grad, x, r: grad * (1 - r * r), save="result")
+class _TanhGrad(Primitive):
+    """``grad * (1 - result²)`` in one NumPy pass (TanhBackward's formula as one op: fast first backward,
+    and itself differentiable for double backward)."""
+
+    node_name = "TanhBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_inputs(0, 1)
+        return grad * (1 - result * result)
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, result = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (_TanhGrad.apply(gg, result) if need[0] else None,
+                gg * grad * (-2 * result) if need[1] else None)
+
+
+class _SigmoidGrad(Primitive):
+    """``grad * result * (1 - result)`` in one NumPy pass (SigmoidBackward's formula as one op)."""
+
+    node_name = "SigmoidBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        ctx.save_inputs(0, 1)
+        return grad * (result * (1 - result))
+
+    @staticmethod
+    def backward(ctx, gg):
+        grad, result = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (_SigmoidGrad.apply(gg, result) if need[0] else None,
+                gg * grad * (1 - 2 * result) if need[1] else None)
+
+
+Tanh = unary("Tanh", np.tanh, lambda grad, x, r: _TanhGrad.apply(grad, r), save="result")
 Asinh = unary("Asinh", np.arcsinh, lambda grad, x, r: grad * rsqrt(x * x + 1))
 Acosh = unary("Acosh", _e(np.arccosh), lambda grad, x, r: grad * rsqrt(x * x - 1))
 Atanh = unary("Atanh", _e(np.arctanh), lambda grad, x, r: grad / (1 - x * x))
-Sigmoid = unary("Sigmoid", _sigmoid_np, lambda grad, x, r: grad * (r * (1 - r)), save="result")
+Sigmoid = unary("Sigmoid", _sigmoid_np, lambda grad, x, r: _SigmoidGrad.apply(grad, r), save="result")
 Erf = unary("Erf", _erf_np, lambda grad, x, r: grad * (_2_SQRTPI * exp(-x * x)))
 Erfc = unary("Erfc", _erfc_np, lambda grad, x, r: grad * (-_2_SQRTPI * exp(-x * x)))
 Erfinv = unary("Erfinv", _erfinv_np, lambda grad, x, r: grad * ((math.sqrt(math.pi) / 2) * exp(r * r)),
@@ -2521,11 +2554,13 @@ bitwise_and_, bitwise_or_, bitwise_xor_, bitwise_not_ = (_inplace(f) for f in (
     bitwise_and, bitwise_or, bitwise_xor, bitwise_not))
 
 bind(
-    __add__=add, __radd__=lambda self, other: Add.apply(other, self) if isinstance(other, Tensor) else
+    # operators go straight to the op's apply (no out= / alpha parsing on the hottest path)
+    __add__=lambda self, other: Add.apply(self, other),
+    __radd__=lambda self, other: Add.apply(other, self) if isinstance(other, Tensor) else
     Add.apply(self, other),
-    __sub__=sub, __rsub__=lambda self, other: Rsub.apply(self, other),
-    __mul__=mul, __rmul__=lambda self, other: Mul.apply(self, other),
-    __truediv__=div, __rtruediv__=_rtruediv, __div__=div,
+    __sub__=lambda self, other: Sub.apply(self, other), __rsub__=lambda self, other: Rsub.apply(self, other),
+    __mul__=lambda self, other: Mul.apply(self, other), __rmul__=lambda self, other: Mul.apply(self, other),
+    __truediv__=lambda self, other: Div.apply(self, other), __rtruediv__=_rtruediv, __div__=div,
     __floordiv__=floor_divide, __rfloordiv__=_rfloordiv, __mod__=remainder, __rmod__=_rmod,
     __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=_pos, __abs__=abs,
     __iadd__=_iop(add), __isub__=_iop(sub), __imul__=_iop(mul), __itruediv__=_iop(div), __ipow__=_iop(pow),
