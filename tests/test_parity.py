@@ -176,6 +176,14 @@ def test_every_torch_import_form_resolves_to_tapegrad(tmp_path):
     assert out[2] == "[6.0, 9.0]" and out[3] == "['--flag', 'x']"
 
 
+def test_a_torch_module_tapegrad_lacks_is_named(tmp_path):
+    path = script(tmp_path, "lacks.py", "import torch\nprint(1.0)\nimport torch.no_such_module\n")
+    r = parity.run(path, with_torch=False)
+    e = r.tapegrad.exception
+    assert e["type"] == "ModuleNotFoundError" and e["line"] == 3
+    assert "tapegrad stands in for torch in this run and has no 'tapegrad.no_such_module'" in e["message"]
+
+
 def test_scripts_written_for_tapegrad_run_on_real_torch(tmp_path, torch):
     # `import tapegrad as torch` (the examples' style) resolves to real torch in the torch run; tapegrad-only
     # helpers (tapegrad.demo) still load from tapegrad's sources

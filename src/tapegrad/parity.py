@@ -84,7 +84,8 @@ class _Alias(importlib.abc.MetaPathFinder):
                         fullname, cand, submodule_search_locations=[base] if pkg else None)
             return None
         if found is None:
-            return None
+            raise ModuleNotFoundError(f"No module named {fullname!r}: {self.dst} stands in for {self.src} in this "
+                                      f"run and has no {target_name!r}", name=fullname)
         return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name),
                                               is_package=found.submodule_search_locations is not None)
 
