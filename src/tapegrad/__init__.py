@@ -20,6 +20,9 @@ from .ops.shape import *  # noqa: F403
 from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
+from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv3d,  # noqa: F401
+                       conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d,
+                       pixel_shuffle, pixel_unshuffle)
 from . import autograd
 
 __version__ = "0.1.0"
@@ -54,12 +57,32 @@ def is_floating_point(input):
     return input.is_floating_point()
 
 
+_threads = [None]
+builtins_int = _dtype.builtins_int   # (this module's `int` is tapegrad.int)
+
+
 def set_num_threads(n):
-    """Accepted for compatibility; NumPy's BLAS threads are set by its environment variables."""
+    """Use ``n`` threads in NumPy's BLAS (matmul, conv), as ``torch.set_num_threads`` (needs threadpoolctl;
+    without it, set OPENBLAS_NUM_THREADS before starting Python). Small models train faster on 1 thread."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return
+    threadpool_limits(builtins_int(n), user_api="blas")
+    _threads[0] = builtins_int(n)
 
 
 def get_num_threads():
-    return 1
+    """The number of BLAS threads (as ``torch.get_num_threads``)."""
+    if _threads[0] is not None:
+        return _threads[0]
+    try:
+        from threadpoolctl import threadpool_info
+        import builtins   # (this module's `max` is tapegrad.max)
+        return builtins.max((i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"), default=1)
+    except ImportError:
+        import os
+        return builtins_int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
 
 
 def typename(obj):
