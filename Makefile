@@ -21,7 +21,8 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/python -m tapegrad demo
 
 test: $(VENV)/.test-installed
-	$(BIN)/python -m pytest -n 2 tests
+	# one BLAS thread per test worker: two workers x two BLAS threads on two cores thrash
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 tests
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests benchmarks examples
