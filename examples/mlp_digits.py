@@ -12,7 +12,9 @@ import numpy as np
 
 import tapegrad as torch
 from tapegrad import nn
-from tapegrad.demo import load_data   # NumPy-only data loaders shared with `python -m tapegrad demo`
+# NumPy-only data loaders shared with `python -m tapegrad demo` (they stay tapegrad's when the two lines
+# above become `import torch` / `from torch import nn`)
+from tapegrad.demo import load_data
 
 
 def digits():
