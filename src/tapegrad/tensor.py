@@ -97,7 +97,7 @@ class Tensor:
     tensor(6., grad_fn=<MulBackward0>)
     """
 
-    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vc", "_acc", "_base", "__weakref__")
+    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__")
     __array_priority__ = 1000
     __array_ufunc__ = None    # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__
@@ -123,7 +123,7 @@ class Tensor:
         self._rg = False
         self.grad_fn = self._grad = self._acc = self._base = None
         self._output_nr = 0
-        self._vc = [0]
+        self._vcl = None
         if requires_grad:
             self.requires_grad = True
 
@@ -137,7 +137,7 @@ class Tensor:
         t._rg = rg
         t.grad_fn = t._grad = t._acc = t._base = None
         t._output_nr = 0
-        t._vc = [0]
+        t._vcl = None      # the version counter is made on first use (most tensors never need one)
         return t
 
     @staticmethod
@@ -340,6 +340,18 @@ class Tensor:
         t = Tensor._make(self._array)
         t._vc = self._vc
         return t
+
+    @property
+    def _vc(self):
+        """The version counter: a list ``[version, {live views}]`` shared with views and ``detach()``."""
+        vc = self._vcl
+        if vc is None:
+            vc = self._vcl = [0]
+        return vc
+
+    @_vc.setter
+    def _vc(self, value):
+        self._vcl = value
 
     def _bump(self):
         self._vc[0] += 1

@@ -66,40 +66,60 @@ def _short(node_name: str) -> str:
     return node_name[:i] if i > 0 else node_name
 
 
-class SavedTensor:
-    """A tensor kept for backward, with the version it had, so a later in-place change is caught.
+def _version_error(t, where, current, expected):
+    return RuntimeError(
+        "one of the variables needed for gradient computation has been modified by an inplace "
+        f"operation: {_tensor_desc(t)}{where} is at version {current}; expected version "
+        f"{expected} instead. Hint: enable anomaly detection to find the operation that failed "
+        "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True, check_nan=False).")
 
-    An input is kept as the Tensor itself (still connected to its graph: that makes double backward right).
-    An output is kept as its array and rebuilt on unpack; keeping the Tensor would form the reference cycle
-    ``out.grad_fn -> ctx -> out``.
+
+def _input_version_error(t, expected):
+    where = f", which is output {t._output_nr} of {_short(t.grad_fn.name())}," if t.grad_fn else ""
+    return _version_error(t, where, t._vcl[0], expected)
+
+
+class SavedTensor:
+    """An *output* kept for backward: its array and version, rebuilt into a Tensor on unpack.
+
+    (Keeping the output Tensor itself would form the reference cycle ``out.grad_fn -> ctx -> out``.) Saved
+    inputs need no wrapper: the node keeps the Tensor itself — still connected to its graph, which is what makes
+    double backward right — and the version it had (``ctx._saved_versions``).
     """
 
     __slots__ = ("_data", "_vc", "_version", "_output_nr")
 
-    def __init__(self, tensor, output_nr=-1):
+    def __init__(self, tensor, output_nr):
         self._vc = tensor._vc
-        self._version = tensor._vc[0]
+        self._version = self._vc[0]
         self._output_nr = output_nr
-        self._data = tensor if output_nr < 0 else tensor._array
+        self._data = tensor._array
 
     def unpack(self, node):
         if self._vc[0] != self._version:
-            if self._output_nr < 0:
-                t = self._data
-                where = f", which is output {t._output_nr} of {_short(t.grad_fn.name())}," if t.grad_fn else ""
-            else:
-                t = _Tensor._make(self._data)
-                where = f", which is output {self._output_nr} of {_short(node.name())},"
-            raise RuntimeError(
-                "one of the variables needed for gradient computation has been modified by an inplace "
-                f"operation: {_tensor_desc(t)}{where} is at version {self._vc[0]}; expected version "
-                f"{self._version} instead. Hint: enable anomaly detection to find the operation that failed "
-                "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True, check_nan=False).")
-        if self._output_nr < 0:
-            return self._data
+            t = _Tensor._make(self._data)
+            raise _version_error(t, f", which is output {self._output_nr} of {_short(node.name())},", self._vc[0],
+                                 self._version)
         t = _Tensor._make(self._data, True)
-        t.grad_fn, t._output_nr, t._vc = node, self._output_nr, self._vc
+        t.grad_fn, t._output_nr, t._vcl = node, self._output_nr, self._vc
         return t
+
+
+def saved_entries(node):
+    """What ``node`` keeps for backward: None, "freed", or ``[(kind, ndarray, tensor_or_None)]`` with kind
+    "input" or "result" (used by ``viz`` and ``autograd.graph_stats``)."""
+    saved = getattr(node, "_saved", None)
+    if saved is None:
+        return None
+    if saved is _FREED:
+        return "freed"
+    out = []
+    for s, v in zip(saved, node._saved_versions):
+        if s.__class__ is SavedTensor:
+            out.append(("result", s._data, None))
+        elif v is not None:
+            out.append(("input", s._array, s))
+    return out
 
 
 _FREED = ("freed",)   # marks a node whose saved tensors were released by a backward without retain_graph
@@ -198,12 +218,11 @@ class BackwardNode(Node):
 
     # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
     # what only some nodes have is a class-level default, overridden in the instance dict when set.
-    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved")
+    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved", "_saved_versions",
+                 "needs_input_grad", "_to_save", "_nontensor")   # (set by Function.apply / _link)
     _forward_cls = None
-    _to_save = _non_diff = _dirty = _site = None
+    _non_diff = _dirty = _site = None
     _materialize = True
-    _nontensor = ()
-    needs_input_grad = _NO_GRAD_NEEDED
 
     # --- what forward calls -------------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -243,7 +262,18 @@ class BackwardNode(Node):
             raise RuntimeError(FREED_MSG)
         if saved is None:
             return ()
-        return tuple([s.unpack(self) if s.__class__ is SavedTensor else s for s in saved])
+        res = []
+        for s, v in zip(saved, self._saved_versions):
+            if v is not None:          # a saved input: still the version it had when saved?
+                vc = s._vcl
+                if vc is not None and vc[0] != v:
+                    raise _input_version_error(s, v)
+                res.append(s)
+            elif s.__class__ is SavedTensor:
+                res.append(s.unpack(self))
+            else:
+                res.append(s)
+        return tuple(res)
 
     saved_variables = saved_tensors
 
@@ -374,6 +404,7 @@ def _apply(cls, *args, **kwargs):
                 return T._make(out)
             ctx = cls._backward_cls()
             ctx._inputs = args
+            ctx._to_save = None
             ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
             out = cls.forward(ctx, *raw, **kwargs)
         finally:
@@ -387,8 +418,9 @@ def _apply(cls, *args, **kwargs):
     else:
         ctx = cls._backward_cls()
         ctx._inputs = args
-        if record:
-            ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
+        ctx._to_save = None
+        ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args]) if record else \
+            _NO_GRAD_NEEDED
         with no_grad():
             if cls.setup_context is not None and _is_ctxless(cls):
                 out = cls.forward(*args, **kwargs)
@@ -446,9 +478,8 @@ def _link(ctx, args, outputs):
         meta.append(None)
         i += 1
     ctx._next = tuple(nxt)
-    ctx._input_meta = meta
-    if nontensor:
-        ctx._nontensor = nontensor
+    ctx._input_meta = tuple(meta)
+    ctx._nontensor = nontensor
     dirty = ctx._dirty
     if dirty:
         for t in dirty:
@@ -474,27 +505,31 @@ def _link(ctx, args, outputs):
             o.grad_fn = ctx
             o._output_nr = i
         i += 1
-    ctx._out_meta = out_meta
+    ctx._out_meta = tuple(out_meta)
     if dirty:
         for t in dirty:
             t._vc[0] += 1
-    to_save = ctx.__dict__.pop("_to_save", None)
+    to_save = ctx._to_save
+    ctx._to_save = None
     ctx._saved = None
     if to_save is not None:
-        saved = []
+        saved, versions = [], []
         for s in to_save:
+            v = None
             if s is _RESULT:
-                saved.append(SavedTensor(outputs[0], 0))
+                s = SavedTensor(outputs[0], 0)
             elif isinstance(s, T):
                 for j, o in enumerate(outputs):
                     if s is o:
-                        saved.append(SavedTensor(s, j))
+                        s = SavedTensor(s, j)
                         break
                 else:
-                    saved.append(SavedTensor(s))
-            else:
-                saved.append(s)
-        ctx._saved = saved
+                    vc = s._vcl
+                    v = 0 if vc is None else vc[0]
+            saved.append(s)
+            versions.append(v)
+        ctx._saved = tuple(saved)
+        ctx._saved_versions = tuple(versions)
     ctx._inputs = None
 
 

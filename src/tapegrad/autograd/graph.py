@@ -74,16 +74,17 @@ def _saved_of(node):
     """[(what, shape, ndarray)] saved by a node: its saved tensors and the arrays it keeps on ctx."""
     import numpy as np
 
-    from .function import _FREED, SavedTensor
+    from .function import saved_entries
     out = []
+    entries = saved_entries(node)
+    freed = entries == "freed"
+    if entries and not freed:
+        for kind, arr, _ in entries:
+            out.append((kind, arr.shape, arr))
     saved = getattr(node, "_saved", None)
-    freed = saved is _FREED
-    if saved is not None and not freed:
+    if saved and not freed:
         for s in saved:
-            if s.__class__ is SavedTensor:
-                arr = s._data if s._output_nr >= 0 else s._data._array
-                out.append(("result" if s._output_nr >= 0 else "input", arr.shape, arr))
-            elif isinstance(s, np.ndarray):
+            if isinstance(s, np.ndarray):
                 out.append(("array", s.shape, s))
     d = getattr(node, "__dict__", None)
     if d:

@@ -124,19 +124,8 @@ def _tensor_lines(t, name, show_grad):
 
 
 def _saved_entries(node):
-    from ..autograd.function import _FREED, SavedTensor
-    saved = getattr(node, "_saved", None)
-    if saved is None:
-        return None
-    if saved is _FREED:
-        return "freed"
-    res = []
-    for s in saved:
-        if s.__class__ is SavedTensor:
-            d = s._data
-            arr = d if s._output_nr >= 0 else d._array
-            res.append((("result" if s._output_nr >= 0 else "input"), arr, None if s._output_nr >= 0 else d))
-    return res
+    from ..autograd.function import saved_entries
+    return saved_entries(node)
 
 
 def _from_tensors(roots, model, show_grad, show_saved, names):
