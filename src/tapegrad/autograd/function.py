@@ -458,25 +458,29 @@ def _user_outputs(ctx, args, outputs):
     return tuple(res)
 
 
+_NO_EDGE = (None, 0)
+
+
 def _link(ctx, args, outputs):
     """Record ctx as the node that made ``outputs`` from ``args``."""
     T = _Tensor
     nxt, meta, nontensor = [], [], ()
-    i = 0
-    for a in args:
+    for i, a in enumerate(args):
         if isinstance(a, T):
             if a._rg:
                 fn = a.grad_fn
-                nxt.append((fn, a._output_nr) if fn is not None else (a._accumulator(), 0))
+                if fn is not None:
+                    nxt.append((fn, a._output_nr))
+                else:
+                    acc = a._acc
+                    nxt.append((acc if acc is not None else a._accumulator(), 0))
                 arr = a._array
                 meta.append((arr.shape, arr.dtype))
-                i += 1
                 continue
         else:
             nontensor += (i,)
-        nxt.append((None, 0))
+        nxt.append(_NO_EDGE)
         meta.append(None)
-        i += 1
     ctx._next = tuple(nxt)
     ctx._input_meta = tuple(meta)
     ctx._nontensor = nontensor
@@ -489,23 +493,31 @@ def _link(ctx, args, outputs):
     if _site_hook is not None:
         ctx._site = _site_hook(ctx)
     non_diff = ctx._non_diff
-    out_meta = []
-    i = 0
-    for o in outputs:
-        if not isinstance(o, T):
-            out_meta.append(None)
-            i += 1
-            continue
+    if len(outputs) == 1 and not non_diff:      # the common case: one floating output
+        o = outputs[0]
         arr = o._array
-        out_meta.append((arr.shape, arr.dtype))
-        if arr.dtype.kind not in "fc" or (non_diff and _marked(o, non_diff)):
-            o._rg = False
-        else:
+        ctx._out_meta = ((arr.shape, arr.dtype),)
+        if arr.dtype.kind in "fc":
             o._rg = True
             o.grad_fn = ctx
-            o._output_nr = i
-        i += 1
-    ctx._out_meta = tuple(out_meta)
+            o._output_nr = 0
+        else:
+            o._rg = False
+    else:
+        out_meta = []
+        for i, o in enumerate(outputs):
+            if not isinstance(o, T):
+                out_meta.append(None)
+                continue
+            arr = o._array
+            out_meta.append((arr.shape, arr.dtype))
+            if arr.dtype.kind not in "fc" or (non_diff and _marked(o, non_diff)):
+                o._rg = False
+            else:
+                o._rg = True
+                o.grad_fn = ctx
+                o._output_nr = i
+        ctx._out_meta = tuple(out_meta)
     if dirty:
         for t in dirty:
             t._vc[0] += 1
