@@ -34,3 +34,36 @@ def grad_of(p, maximize):
 
 def touched(p):
     p._vc[0] += 1
+
+
+def params_with_grad(group):
+    """(parameter, its gradient array — negated when the group maximizes) for each parameter with a grad."""
+    maximize = group.get("maximize", False)
+    for p in group["params"]:
+        if p._grad is not None:
+            yield p, grad_of(p, maximize)
+
+
+def weight_decay(p, g, lr, wd, decoupled=False):
+    """L2 penalty folded into the gradient, or (decoupled, AdamW-style) applied to the parameter."""
+    if wd == 0:
+        return g
+    if decoupled:
+        p._array *= 1 - lr * wd
+        return g
+    return g + wd * p._array
+
+
+def lerp_(a, b, w):
+    """torch.lerp_ in place on arrays: a + w (b - a), using torch's two formulas for accuracy."""
+    if w < 0.5:
+        a += w * (b - a)
+    else:
+        a[...] = b - (b - a) * (1 - w)
+
+
+def moments_(m, v, g, beta1, beta2):
+    """Adam's running moments, in place: m <- lerp(m, g, 1 - beta1), v <- beta2 v + (1 - beta2) g²."""
+    lerp_(m, g, 1 - beta1)
+    v *= beta2
+    v += (1 - beta2) * (g * g)

@@ -7,7 +7,8 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, grad_of, incr_step, step_state, touched, zeros_state
+from ._helpers import (check, incr_step, lerp_, moments_, params_with_grad, step_state, touched, weight_decay,
+                       zeros_state)
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
@@ -19,14 +20,6 @@ def _check_adam(lr, eps, betas, weight_decay):
     check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
     check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
     check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
-
-
-def _lerp_(a, b, w):
-    """torch.lerp_ in place on arrays: a + w (b - a), using torch's two formulas for accuracy."""
-    if w < 0.5:
-        a += w * (b - a)
-    else:
-        a[...] = b - (b - a) * (1 - w)
 
 
 class Adam(Optimizer):
@@ -50,10 +43,7 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
@@ -63,15 +53,9 @@ class Adam(Optimizer):
                         state["max_exp_avg_sq"] = zeros_state(p)
                 step = incr_step(state)
                 param = p._array
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        param *= 1 - lr * wd
-                    else:
-                        g = g + wd * param
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-                _lerp_(m, g, 1 - beta1)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
+                moments_(m, v, g, beta1, beta2)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 step_size = lr / bias_correction1
@@ -113,20 +97,16 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
                     state["exp_avg"] = zeros_state(p)
                     state["exp_inf"] = zeros_state(p)
                 step = incr_step(state)
-                if wd != 0:
-                    g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd)
                 m, u = state["exp_avg"]._array, state["exp_inf"]._array
-                _lerp_(m, g, 1 - beta1)
+                lerp_(m, g, 1 - beta1)
                 u *= beta2
                 np.maximum(u, np.abs(g) + eps, out=u)
                 clr = lr / (1 - beta1 ** step)
@@ -154,10 +134,7 @@ class NAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd, md = group["lr"], group["eps"], group["weight_decay"], group["momentum_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
@@ -166,20 +143,14 @@ class NAdam(Optimizer):
                     state["exp_avg_sq"] = zeros_state(p)
                 step = incr_step(state)
                 bias_correction2 = 1 - beta2 ** step
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._array *= 1 - lr * wd
-                    else:
-                        g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
                 mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
                 mp = state["mu_product"]._array
                 mp *= np.float32(mu)
                 mu_product = float(mp)
                 m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-                _lerp_(m, g, 1 - beta1)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
+                moments_(m, v, g, beta1, beta2)
                 denom = np.sqrt(v / bias_correction2) + eps
                 mu_product_next = mu_product * mu_next
                 p._array += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (g / denom)
@@ -205,25 +176,16 @@ class RAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
                     state["exp_avg"] = zeros_state(p)
                     state["exp_avg_sq"] = zeros_state(p)
                 step = incr_step(state)
-                if wd != 0:
-                    if group["decoupled_weight_decay"]:
-                        p._array *= 1 - lr * wd
-                    else:
-                        g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-                _lerp_(m, g, 1 - beta1)
-                v *= beta2
-                v += (1 - beta2) * (g * g)
+                moments_(m, v, g, beta1, beta2)
                 bias_correction1 = 1 - beta1 ** step
                 bias_correction2 = 1 - beta2 ** step
                 corrected = m / bias_correction1

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, grad_of, incr_step, step_state, touched, zeros_state
+from ._helpers import check, incr_step, params_with_grad, step_state, touched, weight_decay, zeros_state
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
@@ -31,10 +31,7 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
             momentum, centered = group["momentum"], group["centered"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
@@ -44,8 +41,7 @@ class RMSprop(Optimizer):
                     if centered:
                         state["grad_avg"] = zeros_state(p)
                 incr_step(state)
-                if wd != 0:
-                    g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd)
                 sq = state["square_avg"]._array
                 sq *= alpha
                 sq += (1 - alpha) * (g * g)
@@ -93,14 +89,10 @@ class Adagrad(Optimizer):
         self._begin_step()
         for group in self.param_groups:
             lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 step = incr_step(state)
-                if wd != 0:
-                    g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 s = state["sum"]._array
                 s += g * g
@@ -128,18 +120,14 @@ class Adadelta(Optimizer):
         self._begin_step()
         for group in self.param_groups:
             lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
+            for p, g in params_with_grad(group):
                 state = self.state[p]
                 if not state:
                     state["step"] = step_state()
                     state["square_avg"] = zeros_state(p)
                     state["acc_delta"] = zeros_state(p)
                 incr_step(state)
-                if wd != 0:
-                    g = g + wd * p._array
+                g = weight_decay(p, g, lr, wd)
                 sq, acc = state["square_avg"]._array, state["acc_delta"]._array
                 sq *= rho
                 sq += (1 - rho) * (g * g)

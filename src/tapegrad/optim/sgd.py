@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._helpers import check, grad_of, touched
+from ._helpers import check, params_with_grad, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -32,12 +32,8 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p in group["params"]:
-                if p._grad is None:
-                    continue
-                g = grad_of(p, group["maximize"])
-                if wd != 0:
-                    g = g + wd * p._array
+            for p, g in params_with_grad(group):
+                g = weight_decay(p, g, lr, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
