@@ -306,13 +306,22 @@ _RESULT = _Result()
 
 
 class FunctionMeta(type):
-    """Gives every Function subclass its own node class, named as PyTorch names it (``MulBackward0``)."""
+    """Gives every Function subclass its own node class, named as PyTorch names it (``MulBackward0``).
 
-    def __init__(cls, name, bases, attrs):
-        super().__init__(name, bases, attrs)
-        node_name = attrs.get("node_name") or (name + ("Backward0" if cls._array_forward else "Backward"))
-        cls._backward_cls = type(node_name, (BackwardNode,), {"_forward_cls": cls, "_name": node_name,
-                                                              "__module__": cls.__module__})
+    The node class is made the first time the op is recorded (``cls._backward_cls``), not when the op is
+    declared: hundreds of ops are declared at import and most programs record a few dozen.
+    """
+
+    @property
+    def _backward_cls(cls):
+        node_cls = cls.__dict__.get("_node_cls")
+        if node_cls is None:
+            name = cls.__dict__.get("node_name") or (cls.__name__ + ("Backward0" if cls._array_forward
+                                                                     else "Backward"))
+            node_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "_name": name,
+                                                     "__module__": cls.__module__})
+            cls._node_cls = node_cls
+        return node_cls
 
 
 class Function(metaclass=FunctionMeta):
