@@ -67,12 +67,16 @@ class Elapsed(float):
 def interleaved(fns, repeats, warmup=1, collect=True):
     """Time each callable of ``fns`` (name -> zero-argument callable) ``repeats`` times, interleaved.
 
-    Round ``i`` runs every engine once (the order rotates each round, so no engine always runs right after
-    another's garbage), which makes the per-round ratios *paired*: both sides saw the same machine state.
+    Round ``i`` runs every engine once (the order rotates each round), which makes the per-round ratios
+    *paired*: both sides saw the same machine state.
+
+    Garbage: everything alive before the rounds (torch's ~170k objects, the models, the data) is moved out of the
+    collector's sight (``gc.freeze``), as if each engine ran alone in its own process; and with ``collect`` each
+    timed call ends with a ``gc.collect()`` inside its timing, so an engine pays for collecting the cyclic
+    garbage it made (an engine whose graphs are freed by reference counting pays ~nothing), never another's.
     Process CPU time is recorded too (``.cpu`` of the result), for ``ratios``.
     A callable may return an ``Elapsed``: then that is the measured time (for callables that time only part of
-    their work), else the wall time of the whole call is taken. ``collect``: a full garbage collection before
-    each call (outside the timing), so no engine pays for another's garbage. Returns name -> list of seconds.
+    their work), else the wall time of the whole call is taken. Returns name -> list of seconds.
     """
     names = list(fns)
     for _ in range(warmup):
@@ -80,14 +84,24 @@ def interleaved(fns, repeats, warmup=1, collect=True):
             fns[name]()
     times = Times({name: [] for name in names})
     times.cpu = {name: [] for name in names}
+    gc.collect()
+    gc.freeze()             # what exists now (torch, models, data) leaves the collector: gc.collect() stays cheap
+    try:
+        _rounds(fns, names, repeats, collect, times)
+    finally:
+        gc.unfreeze()
+    return times
+
+
+def _rounds(fns, names, repeats, collect, times):
     for i in range(repeats):
         k = i % len(names)
         for name in names[k:] + names[:k]:
-            if collect:
-                gc.collect()
             c0 = time.process_time()
             t0 = time.perf_counter()
             out = fns[name]()
+            if collect:
+                gc.collect()
             dt = time.perf_counter() - t0
             cpu = time.process_time() - c0
             if isinstance(out, Elapsed):
@@ -97,7 +111,6 @@ def interleaved(fns, repeats, warmup=1, collect=True):
                 times[name].append(dt)
                 if times.cpu[name] is not None:
                     times.cpu[name].append(cpu)
-    return times
 
 
 class Times(dict):

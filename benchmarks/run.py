@@ -9,6 +9,7 @@ versions, NumPy's BLAS, the load average, the date and the git commit.
     python benchmarks/run.py --quick             # smoke mode: tiny sizes, 1-2 repeats, seconds; writes nothing
     python benchmarks/run.py --only W3,W4 --threads 1
     python benchmarks/run.py --no-w9             # skip the long one (one epoch of 60,000 images)
+    python benchmarks/run.py --only W3 --merge   # rerun W3, keep the other rows of results.json, rewrite RESULTS.md
 
 Measure on a quiet machine: the load average is recorded in RESULTS.md, and a warning is printed when it is high.
 """
@@ -163,6 +164,7 @@ def run_one(wid, threads, quick, args):
     res["seconds"] = time.perf_counter() - t0
     res["threads"] = threads
     res["load_1min_at_start"] = load[0] if load else None
+    res["date"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     return res
 
 
@@ -253,8 +255,8 @@ def render(results, info, args, load_start, load_end):
             lines.append(f"- check passed: {c}")
         for n in r["notes"]:
             lines.append(f"- note: {n}")
-        lines.append(f"- wall time of this workload: {r['seconds']:.1f} s; 1-minute load average at its start: "
-                     f"{C.fmt(r.get('load_1min_at_start'))}")
+        lines.append(f"- run {r.get('date', '')}, wall time {r['seconds']:.1f} s; 1-minute load average at its "
+                     f"start: {C.fmt(r.get('load_1min_at_start'))}")
         lines.append("")
     return "\n".join(lines) + "\n"
 
@@ -279,6 +281,8 @@ def main(argv=None):
                     "$TAPEGRAD_BENCH_DATA)")
     ap.add_argument("--w9-limit", type=int, default=None, help="W9: use only this many images")
     ap.add_argument("--out", default=os.path.join(C.HERE, "RESULTS.md"), help="where RESULTS.md goes")
+    ap.add_argument("--merge", action="store_true", help="keep the other workloads' rows of the existing "
+                    "results.json (each row keeps its own date and load) and replace only those rerun")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
     todo = plan(args)
@@ -301,12 +305,21 @@ def main(argv=None):
     load_end = load_text()
     if not args.quick or args.write:
         info = machine_info()
+        json_path = os.path.join(os.path.dirname(args.out), "results.json")
+        written = results
+        if args.merge and os.path.exists(json_path):
+            with open(json_path) as f:
+                old = json.load(f)["results"]
+            new_keys = {(r["workload"], r["threads"]) for r in results}
+            written = [r for r in old if (r["workload"], r["threads"]) not in new_keys] + results
+            written.sort(key=lambda r: (list(WORKLOADS).index(r["workload"]), r["threads"]))
+            info["merged"] = f"rows {', '.join(f'{w}@{t}' for w, t in sorted(new_keys))} rerun on {info['date']}"
         with open(args.out, "w") as f:
-            f.write(render(results, info, args, load_start, load_end))
-        with open(os.path.splitext(args.out)[0].replace("RESULTS", "results") + ".json", "w") as f:
-            json.dump({"machine": info, "load_start": load_start, "load_end": load_end, "results": results}, f,
+            f.write(render(written, info, args, load_start, load_end))
+        with open(json_path, "w") as f:
+            json.dump({"machine": info, "load_start": load_start, "load_end": load_end, "results": written}, f,
                       indent=1, default=str)
-        print(f"wrote {args.out}")
+        print(f"wrote {args.out} and {json_path}")
     failed = [f"{r['workload']}@{r['threads']}" for r in results if not r["checks_passed"]]
     if failed:
         print(f"FAILED: {', '.join(failed)}", file=sys.stderr)

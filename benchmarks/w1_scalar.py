@@ -2,8 +2,9 @@
 
 ``tapegrad.scalar`` vs micrograd (when installed) vs torch on 0-d float64 tensors (micrograd's classes rebuilt on
 ``torch.tensor`` scalars below), all through ``bench_scalar.train_steps`` (the loop of micrograd's demo notebook)
-with the same seed, so the same initial weights. Repeats are single training steps, interleaved between the
-engines. The check: the loss after two steps is the same in every engine (all compute in float64).
+with the same seed, so the same initial weights. Repeats are single training steps (on a freshly built model,
+plus collecting the step's cyclic garbage), interleaved between the engines. The check: the loss after two steps
+is the same in every engine (all compute in float64).
 s/step.
 
     python benchmarks/w1_scalar.py [--quick] [--json]      (benchmarks/bench_scalar.py: tapegrad vs micrograd only)
@@ -101,7 +102,8 @@ def run(quick=False, threads=1):
             if name != ref:
                 C.assert_close(f"W1 loss after 2 steps, {name} vs {ref}", losses[name], losses[ref], rtol=1e-9)
                 checks.append(f"loss after 2 steps: {name} == {ref} (rtol 1e-9, float64)")
-        fns = {name: (lambda m=m: C.Elapsed(bench_scalar.train_steps(m, X, y, 1)[0][0])) for name, m in mods.items()}
+        # one call = build the model (337 parameters: ~1% of a step) + one training step + collecting its garbage
+        fns = {name: (lambda m=m: bench_scalar.train_steps(m, X, y, 1)) for name, m in mods.items()}
         times = C.interleaved(fns, repeats, warmup=0)
     engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "micrograd", "torch")}
     ratios = C.ratios(times, [("tapegrad", "micrograd"), ("torch", "micrograd"), ("tapegrad", "torch")], threads)

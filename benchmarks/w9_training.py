@@ -110,7 +110,7 @@ def run(quick=False, threads=1, data=None, limit=None):
                 losses[name].append(tr[name].step())
             return step
 
-        times = C.interleaved({name: stepper(name) for name in tr}, n_steps, warmup=0, collect=False)
+        times = C.interleaved({name: stepper(name) for name in tr}, n_steps, warmup=0)
     losses = {name: np.array([float(C.to_numpy(v)) for v in ls]) for name, ls in losses.items()}
     for name, ls in losses.items():
         if not np.all(np.isfinite(ls)):
