@@ -191,30 +191,34 @@ def plan(args):
 def render(results, info, args, load_start, load_end):
     lines = ["# tapegrad benchmark results (issue 6)", ""]
     lines.append(f"Written by `python benchmarks/run.py{' ' + ' '.join(args.argv) if args.argv else ''}` "
-                 f"on {info['date']}. Rerun: `make bench` (all) or `python benchmarks/run.py --only W3`.")
+                 f"on {info['date']}. Rerun: `make bench` (all) or `python benchmarks/run.py --only W3 --merge` "
+                 f"(one workload, keeping the other rows).")
     lines.append("")
     if args.quick:
         lines += ["> **Quick smoke mode** (`--quick`): tiny sizes and 1-2 repeats, only to show the scripts run and "
                   "the engines agree. These numbers say nothing about speed.", ""]
-    # busy: the 1-minute load average (this run's own process counts about 1) was high at some workload's start
-    loads_1min = [r.get("load_1min_at_start") for r in results] + _loads(load_end)[:1]
-    busy = max([v for v in loads_1min if v is not None] or [0]) > 0.75 * (info.get("cores usable") or 1)
+    # busy: the 1-minute load average at some workload's start, less about 1 for this run's own process (its
+    # previous workload is still in the average), exceeded half the cores
+    loads_1min = [r.get("load_1min_at_start") for r in results]
+    busy = max([v for v in loads_1min if v is not None] or [0]) - 1 > 0.5 * (info.get("cores usable") or 1)
     if busy:
-        lines += ["> **Measured on a loaded machine** (see the load average below): other processes shared the "
-                  "CPUs, so absolute times are inflated and noisy. The paired ratios (engines interleaved round "
+        lines += ["> **Measured on a loaded machine** (see each workload's load average below; it includes about 1 "
+                  "for this run's own process): other processes shared the CPUs, so absolute times are inflated "
+                  "and noisy. The paired ratios (engines interleaved round "
                   "by round) are more robust than the absolute times, but still rerun on a quiet machine before "
                   "trusting a close call.", ""]
     lines += ["## Machine", "", "| | |", "|---|---|"]
     for k, v in info.items():
         lines.append(f"| {k} | {v} |")
-    lines.append(f"| load average (1/5/15 min) at start | {load_start} |")
-    lines.append(f"| load average (1/5/15 min) at end | {load_end} |")
+    lines.append(f"| load average (1/5/15 min) at start of this invocation | {load_start} |")
+    lines.append(f"| load average (1/5/15 min) at end of this invocation | {load_end} |")
     lines.append("")
     lines += ["## Summary", "",
               "Ratios are tapegrad time / other engine's time: the median over rounds of the per-round ratio "
               "(engines interleaved round by round, same seeded data and initial weights, losses/gradients "
               "checked equal before timing). Below 1 means tapegrad is faster. Targets are the issue's, at 1 "
-              "thread; 2-thread rows are reported for information.", "",
+              "thread; 2-thread rows are reported for information (on a 2-core machine they also compete with anything "
+              "else running: indicative only). Each row's date and load average are in its details.", "",
               "| workload | threads | unit | tapegrad | torch | hand NumPy | score | target | met |",
               "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
@@ -281,10 +285,19 @@ def main(argv=None):
                     "$TAPEGRAD_BENCH_DATA)")
     ap.add_argument("--w9-limit", type=int, default=None, help="W9: use only this many images")
     ap.add_argument("--out", default=os.path.join(C.HERE, "RESULTS.md"), help="where RESULTS.md goes")
+    ap.add_argument("--rerender", action="store_true", help="rewrite RESULTS.md from results.json, running nothing")
     ap.add_argument("--merge", action="store_true", help="keep the other workloads' rows of the existing "
                     "results.json (each row keeps its own date and load) and replace only those rerun")
     args = ap.parse_args(argv)
     args.argv = list(sys.argv[1:] if argv is None else argv)
+    if args.rerender:
+        with open(os.path.join(os.path.dirname(args.out), "results.json")) as f:
+            saved = json.load(f)
+        args.argv = saved.get("argv", [])
+        with open(args.out, "w") as f:
+            f.write(render(saved["results"], saved["machine"], args, saved["load_start"], saved["load_end"]))
+        print(f"wrote {args.out}")
+        return 0
     todo = plan(args)
     load_start = load_text()
     loads = _loads(load_start)
@@ -317,8 +330,8 @@ def main(argv=None):
         with open(args.out, "w") as f:
             f.write(render(written, info, args, load_start, load_end))
         with open(json_path, "w") as f:
-            json.dump({"machine": info, "load_start": load_start, "load_end": load_end, "results": written}, f,
-                      indent=1, default=str)
+            json.dump({"argv": args.argv, "machine": info, "load_start": load_start, "load_end": load_end,
+                       "results": written}, f, indent=1, default=str)
         print(f"wrote {args.out} and {json_path}")
     failed = [f"{r['workload']}@{r['threads']}" for r in results if not r["checks_passed"]]
     if failed:

@@ -91,3 +91,21 @@ def test_scripts_run_alone():
     assert proc.returncode == 0, proc.stderr[-3000:]
     res = json.loads(proc.stdout)
     assert res["workload"] == "W2" and res["checks_passed"] and res["checks"]
+
+
+def test_merge_keeps_other_rows_and_rerender(tmp_path, torch):
+    out = tmp_path / "RESULTS.md"
+    run = lambda *a: subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--write", "--out",
+                                     str(out), *a], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert run("--only", "W2").returncode == 0
+    proc = run("--only", "W7", "--merge")
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert [r["workload"] for r in data["results"]] == ["W2", "W7"]
+    assert "rows W7@1 rerun" in data["machine"]["merged"]
+    out.unlink()
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--rerender", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    text = out.read_text()
+    assert "| W2 | 1 |" in text and "| W7 | 1 |" in text and "--only W7 --merge" in text
