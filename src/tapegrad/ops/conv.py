@@ -459,10 +459,43 @@ def _pool_out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
+def _max_pool_tiled(x, d, kernel, O):
+    """The common case (windows that tile the input: stride == kernel, no padding, no dilation), fast: the K
+    window offsets become a leading axis of one contiguous copy, so the max is K-1 contiguous passes."""
+    S = x.shape[x.ndim - d:]
+    lead = x.shape[:x.ndim - d]
+    nl, K = len(lead), math.prod(kernel)
+    crop = x[(Ellipsis,) + tuple(slice(0, O[i] * kernel[i]) for i in range(d))]
+    xr = crop.reshape(lead + tuple(v for i in range(d) for v in (O[i], kernel[i])))
+    order = [nl + 2 * i + 1 for i in range(d)] + list(range(nl)) + [nl + 2 * i for i in range(d)]
+    w = np.ascontiguousarray(xr.transpose(order)).reshape((K,) + lead + tuple(O))
+    vals = np.maximum.reduce(w, axis=0)          # a NaN propagates: a NaN wins, as in torch
+    nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
+    kidx = np.full(vals.shape, K - 1, np.int16 if K < 32768 else np.int64)
+    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins
+        np.copyto(kidx, t, where=w[t] == vals)
+    if nan:                                      # torch's kernel takes every NaN it meets: the last one wins
+        for t in range(K):
+            np.copyto(kidx, t, where=np.isnan(w[t]))
+    # flat per-plane input index: sum_i (o_i * k_i + kc_i) * P_i, with P_i the plane strides
+    P = [math.prod(S[i + 1:]) for i in range(d)]
+    base = np.zeros(tuple(O), np.int64)
+    for i in range(d):
+        shape = [1] * d
+        shape[i] = O[i]
+        base = base + (np.arange(O[i], dtype=np.int64) * (kernel[i] * P[i])).reshape(shape)
+    kc = np.unravel_index(np.arange(K), kernel)
+    offs = sum(kc[i].astype(np.int64) * P[i] for i in range(d))
+    return vals, base + offs[kidx]
+
+
 def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
     S = x.shape[x.ndim - d:]
     lead = x.shape[:x.ndim - d]
     O = tuple(_pool_out_size(S[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(d))
+    if (tuple(stride) == tuple(kernel) and not any(padding) and all(v == 1 for v in dilation) and x.size
+            and all(O[i] * kernel[i] <= S[i] for i in range(d))):
+        return _max_pool_tiled(x, d, kernel, O)
     need = [(O[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 for i in range(d)]
     after = [max(need[i] - S[i] - padding[i], padding[i]) for i in range(d)]
     fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
