@@ -322,11 +322,14 @@ def main(argv=None):
         written = results
         if args.merge and os.path.exists(json_path):
             with open(json_path) as f:
-                old = json.load(f)["results"]
+                saved = json.load(f)
+            old = saved["results"]
             new_keys = {(r["workload"], r["threads"]) for r in results}
             written = [r for r in old if (r["workload"], r["threads"]) not in new_keys] + results
             written.sort(key=lambda r: (list(WORKLOADS).index(r["workload"]), r["threads"]))
-            info["merged"] = f"rows {', '.join(f'{w}@{t}' for w, t in sorted(new_keys))} rerun on {info['date']}"
+            rows = ", ".join(f"{w}@{t}" for w, t in sorted(new_keys))
+            now = f"rows {rows} rerun on {info['date']}"
+            info["merged"] = "; ".join(filter(None, [saved["machine"].get("merged"), now]))
         with open(args.out, "w") as f:
             f.write(render(written, info, args, load_start, load_end))
         with open(json_path, "w") as f:
