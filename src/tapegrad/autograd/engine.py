@@ -216,6 +216,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     b[nr] = g
                 else:
                     b[nr] = b[nr] + g     # paths meet: sum (recorded when create_graph)
+            grads_in = g = buf = None     # drop our references: AccumulateGrad may then keep a gradient uncopied
     finally:
         _state.enabled = prev
         quiet_exit(token)

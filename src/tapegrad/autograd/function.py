@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
@@ -196,8 +197,16 @@ class AccumulateGrad(Node):
         if var is None or not var._rg:    # frozen after the graph was recorded: torch skips it too
             return
         if var._grad is None:
-            # copy: the same gradient object may also flow to another leaf or belong to the caller
-            var._grad = grad if (create_graph and grad._rg) else grad._detached_copy()
+            if create_graph and grad._rg:
+                var._grad = grad
+            elif _getrefcount(grad) <= 3 and _getrefcount(grad._array) <= 2 and grad._array.base is None and \
+                    grad._array.flags.writeable:
+                # nobody else holds this gradient (the engine's buffer and this call's arguments are the
+                # references counted): keep it, as torch's AccumulateGrad "steals" it, instead of copying
+                var._grad = grad
+            else:
+                # copy: the same gradient object also flows to another leaf, or belongs to the caller
+                var._grad = grad._detached_copy()
         elif create_graph or var._grad._rg:
             var._grad = var._grad + grad
         else:
