@@ -43,7 +43,7 @@ class SGD(Optimizer):
                     else:
                         b = buf._array
                         b *= momentum
-                        b += (1 - dampening) * g
+                        b += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf._array if nesterov else buf._array
                 p._array -= lr * g
                 touched(p)
