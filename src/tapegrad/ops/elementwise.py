@@ -1628,7 +1628,24 @@ class Relu(Primitive):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return _w(result._array > 0, grad, 0.0)
+        return _ReluGrad.apply(grad, result)
+
+
+class _ReluGrad(Primitive):
+    """``grad`` where ``result > 0``, else 0: ReluBackward's formula as one NumPy pass (torch's
+    threshold_backward); differentiable in ``grad`` for double backward, constant in ``result``."""
+
+    node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def forward(ctx, grad, result):
+        mask = result > 0
+        ctx.mask = mask
+        return grad * mask
+
+    @staticmethod
+    def backward(ctx, gg):
+        return _ReluGrad.apply(gg, Tensor._make(ctx.mask)), None
 
 
 class Hardtanh(Primitive):
