@@ -271,27 +271,34 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
 
     ``save`` is "input", "result", "both" or "none": what backward needs (the rest is passed as None).
     """
+    if save not in ("input", "result", "both", "none"):
+        raise ValueError(f"unary({name!r}): save must be 'input', 'result', 'both' or 'none', not {save!r}")
+    default = _dtype.get_default_dtype
 
     def fwd(ctx, x):
-        if floating:
-            x = as_float(x)
-        if save == "input":
-            ctx.save_inputs(0)
-        elif save == "result":
+        if floating and x.dtype.kind not in "fc":
+            x = x.astype(default().np)
+        if save == "result":
             ctx.save_result()
+        elif save == "input":
+            ctx.save_inputs(0)
         elif save == "both":
             ctx.save_result(0)
         return forward(x)
 
-    def bwd(ctx, grad):
-        saved = ctx.saved_tensors
-        if save == "input":
-            return backward(grad, saved[0], None)
-        if save == "result":
-            return backward(grad, None, saved[0])
-        if save == "both":
-            return backward(grad, saved[1], saved[0])
-        return backward(grad, None, None)
+    if save == "result":       # (the branch is taken once here, not on every backward)
+        def bwd(ctx, grad):
+            return backward(grad, None, ctx.saved_tensors[0])
+    elif save == "input":
+        def bwd(ctx, grad):
+            return backward(grad, ctx.saved_tensors[0], None)
+    elif save == "both":
+        def bwd(ctx, grad):
+            result, x = ctx.saved_tensors
+            return backward(grad, x, result)
+    else:
+        def bwd(ctx, grad):
+            return backward(grad, None, None)
 
     return type(name, (Primitive,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd),
                                      "node_name": node_name or name + "Backward0", "__doc__": f"{name} op"})
