@@ -131,6 +131,8 @@ def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padd
     ins = x.shape[2:]
     kernel = w.shape[2:]
     og = w.shape[1]
+    if groups == 1 and x.size and w.size:
+        return _conv_transpose_g1(x, w, stride, padding, dilation, output_padding)
     cg = cin // groups
     kt, it = math.prod(kernel), math.prod(ins)
     wm = w.reshape(groups, cg, og * kt).transpose(0, 2, 1)                 # (G, Og*K, Cg)
@@ -145,6 +147,25 @@ def _conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padd
     buf = buf[(Ellipsis,) + tuple(slice(padding[i], padding[i] + outs[i]) for i in range(d))]
     buf = buf.reshape((groups * og, N) + tuple(outs))
     return np.ascontiguousarray(np.moveaxis(buf, 1, 0))
+
+
+def _conv_transpose_g1(x, w, stride, padding, dilation, output_padding):
+    """The transposed convolution (also conv's input gradient) without groups, laid out for fast col2im: one
+    tensordot gives ``(K..., Cout, I..., N)``, so each kernel offset adds a block whose rows are long contiguous
+    runs (spatial x batch) into ``(Cout, O..., N)``, instead of many short strided rows."""
+    N = x.shape[0]
+    d = x.ndim - 2
+    ins, kernel, og = x.shape[2:], w.shape[2:], w.shape[1]
+    wt = np.transpose(w, tuple(range(2, 2 + d)) + (1, 0))                    # (K..., Cout, Cin)
+    xt = np.transpose(x, (1,) + tuple(range(2, 2 + d)) + (0,))               # (Cin, I..., N)
+    cols = np.tensordot(wt, xt, axes=([d + 1], [0]))                           # (K..., Cout, I..., N)
+    full = [(ins[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 for i in range(d)]
+    outs = [full[i] - 2 * padding[i] + output_padding[i] for i in range(d)]
+    buf = np.zeros((og,) + tuple(max(full[i], padding[i] + outs[i]) for i in range(d)) + (N,), dtype=cols.dtype)
+    for k in _offsets(kernel):
+        buf[(slice(None),) + _strided_slices(k, dilation, stride, ins)] += cols[k]
+    buf = buf[(slice(None),) + tuple(slice(padding[i], padding[i] + outs[i]) for i in range(d))]
+    return np.ascontiguousarray(np.moveaxis(buf, -1, 0))                        # (N, Cout, O...)
 
 
 def _weight_grad(x, g, kernel, stride, padding, dilation, groups):
