@@ -181,6 +181,28 @@ class InstanceNorm3d(_InstanceNorm):
     _ndim = 3
 
 
+def _affine_params(module, shape, affine, bias, dtype):
+    """An elementwise affine's ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or both registered as None
+    (torch's layout, so state_dict keys match)."""
+    if affine:
+        module.weight = Parameter(creation.empty(shape, dtype=dtype))
+        if bias:
+            module.bias = Parameter(creation.empty(shape, dtype=dtype))
+        else:
+            module.register_parameter("bias", None)
+    else:
+        module.register_parameter("weight", None)
+        module.register_parameter("bias", None)
+    module.reset_parameters()
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
 class LayerNorm(Module):
     """Normalise over the trailing ``normalized_shape`` dims, then ``* weight + bias``.
 
@@ -195,22 +217,10 @@ class LayerNorm(Module):
         self.normalized_shape = tuple(normalized_shape)
         self.eps = eps
         self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(self.normalized_shape, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_params(self, self.normalized_shape, elementwise_affine, bias, dtype)
 
     def reset_parameters(self):
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
@@ -231,22 +241,10 @@ class GroupNorm(Module):
         self.num_channels = num_channels
         self.eps = eps
         self.affine = affine
-        if self.affine:
-            self.weight = Parameter(creation.empty(num_channels, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_channels, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
-        self.reset_parameters()
+        _affine_params(self, (num_channels,), affine, bias, dtype)
 
     def reset_parameters(self):
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
