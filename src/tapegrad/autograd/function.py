@@ -317,20 +317,25 @@ _RESULT = _Result()
 class FunctionMeta(type):
     """Gives every Function subclass its own node class, named as PyTorch names it (``MulBackward0``).
 
-    The node class is made the first time the op is recorded (``cls._backward_cls``), not when the op is
-    declared: hundreds of ops are declared at import and most programs record a few dozen.
+    The node class is made the first time the op is recorded (``_node_class(cls)``), not when the op is
+    declared: hundreds of ops are declared at import and most programs record a few dozen. Each class starts
+    with its own ``_node_cls = None`` (so a subclass never sees its parent's node class).
     """
+
+    def __init__(cls, name, bases, attrs):
+        super().__init__(name, bases, attrs)
+        cls._node_cls = None
 
     @property
     def _backward_cls(cls):
-        node_cls = cls.__dict__.get("_node_cls")
-        if node_cls is None:
-            name = cls.__dict__.get("node_name") or (cls.__name__ + ("Backward0" if cls._array_forward
-                                                                     else "Backward"))
-            node_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "_name": name,
-                                                     "__module__": cls.__module__})
-            cls._node_cls = node_cls
-        return node_cls
+        return cls._node_cls or _node_class(cls)
+
+
+def _node_class(cls):
+    name = cls.__dict__.get("node_name") or (cls.__name__ + ("Backward0" if cls._array_forward else "Backward"))
+    node_cls = cls._node_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "_name": name,
+                                                             "__module__": cls.__module__})
+    return node_cls
 
 
 class Function(metaclass=FunctionMeta):
@@ -420,7 +425,7 @@ def _apply(cls, *args, **kwargs):
                 if out.__class__ is tuple:
                     return tuple(T._make(o) if o.__class__ is not T else o for o in out)
                 return T._make(out)
-            ctx = cls._backward_cls()
+            ctx = (cls._node_cls or _node_class(cls))()
             ctx._inputs = args
             ctx._to_save = None
             ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
@@ -434,7 +439,7 @@ def _apply(cls, *args, **kwargs):
         else:
             outputs, single = (T._make(out),), True
     else:
-        ctx = cls._backward_cls()
+        ctx = (cls._node_cls or _node_class(cls))()
         ctx._inputs = args
         ctx._to_save = None
         ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args]) if record else \
