@@ -404,3 +404,15 @@ def test_docstring_examples():
     from tapegrad.ops import nn_ops
     res = doctest.testmod(nn_ops, extraglobs={"F": F, "tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted > 30 and res.failed == 0
+
+
+@pytest.mark.parametrize("inplace", [False, True])
+def test_celu_backward_uses_torchs_float32_alpha(torch, inplace):
+    """torch's celu derivative uses 1 / float32(alpha), even in float64: the gradients agree to the last bits."""
+    x = np.random.default_rng(0).standard_normal(8)
+    grads = []
+    for m in (tapegrad, torch):
+        a = m.tensor(x, requires_grad=True)
+        m.nn.functional.celu(a * 1, alpha=1.3, inplace=inplace).sum().backward()
+        grads.append(a.grad.numpy())
+    np.testing.assert_allclose(grads[0], grads[1], rtol=1e-15, atol=0)

@@ -171,13 +171,7 @@ ACTIVATIONS = [
 ]
 # values away from the kinks so that torch's and tapegrad's subgradient choices cannot differ
 _act_x = R.uniform(0.05, 3.5, (2, 3, 4)) * R.choice([-1.0, 1.0], (2, 3, 4))
-# torch computes this backward with a float32 constant even in float64 (celu's
-# input scale), a ~3e-8 relative difference that tapegrad's F ops (ops/elementwise.py) do not reproduce yet
-_F32_CONST = {"CELU"}
-CASES += [(name, make, [_act_x], None, TE) if name not in _F32_CONST else
-          pytest.param(name, make, [_act_x], None, TE, marks=pytest.mark.xfail(
-              reason=f"F.{name.lower()} backward in float64 differs from torch's by ~3e-8 (torch uses a float32 "
-                     "constant); owned by ops/elementwise.py"))
+CASES += [(name, make, [_act_x], None, TE)
           for name, make in ACTIVATIONS]
 
 LOSSES = [

@@ -1725,12 +1725,31 @@ class EluInplace(Primitive):
         return _w(r._array <= 0, grad * iscale * (r + alpha * scale), grad * scale), None, None, None
 
 
+def _celu_backward_scale(ctx):
+    # torch's derivative of celu uses input_scale = 1.0 / alpha.toFloat(): alpha rounded to float32 (even for
+    # float64 tensors), while its forward uses 1 / alpha exactly
+    alpha, scale, _ = ctx.p
+    ctx.p = (alpha, scale, 1.0 / float(np.float32(alpha)))
+
+
 class Celu(Elu):
     node_name = "CeluBackward0"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):
+        out = Elu.forward(ctx, x, alpha, scale, input_scale)
+        _celu_backward_scale(ctx)
+        return out
 
 
 class CeluInplace(EluInplace):
     node_name = "CeluBackward1"
+
+    @staticmethod
+    def forward(ctx, x, alpha, scale, input_scale):
+        out = EluInplace.forward(ctx, x, alpha, scale, input_scale)
+        _celu_backward_scale(ctx)
+        return out
 
 
 class Threshold(Primitive):
