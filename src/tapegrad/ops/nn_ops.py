@@ -482,12 +482,16 @@ def _softmax_dim(name, ndim, stacklevel=3):
     return 0 if ndim in (0, 1, 3) else 1
 
 
-def _log_softmax_np(x, dim):
+def _shifted(x, dim):
+    """x minus its (finite) max along ``dim``: exp() of it cannot overflow."""
     m = np.max(x, axis=dim, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0)
-    s = x - m
-    with np.errstate(divide="ignore"):
-        return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+    return x - np.where(np.isfinite(m), m, 0)
+
+
+def _log_softmax_np(x, dim):
+    # (called inside a forward: NumPy's warnings are already off, see Function.apply)
+    s = _shifted(x, dim)
+    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
 
 
 class Softmax(Primitive):
@@ -502,8 +506,7 @@ class Softmax(Primitive):
             return x.copy()
         if x.ndim == 0:
             return np.ones_like(x)
-        m = np.max(x, axis=dim, keepdims=True)
-        e = np.exp(x - np.where(np.isfinite(m), m, 0))
+        e = np.exp(_shifted(x, dim))
         e /= np.sum(e, axis=dim, keepdims=True)
         return e
 
