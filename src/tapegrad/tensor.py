@@ -281,6 +281,7 @@ class Tensor:
             return
         if fn._retained is None:
             fn._retained = {}
+            fn._hooked = True
         fn._retained[self._output_nr] = weakref.ref(self)
 
     def register_hook(self, hook):

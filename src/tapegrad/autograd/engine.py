@@ -7,7 +7,9 @@
 3. After a node ran, release what it saved (unless ``retain_graph``): a second backward then raises.
 
 Grad mode during the walk is ``create_graph``: with it on, the backward formulas (tapegrad ops) record a new
-graph, which is how higher derivatives come for free.
+graph, which is how higher derivatives come for free. Without it (the common case) no graph of the backward is
+needed, and ops whose formula also runs on NumPy arrays (``array_backward``) get arrays: the gradients flow as
+plain ndarrays and are wrapped into a Tensor only where a user can see them (hooks, ``.grad``, results).
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ _sum_to_shape = None
 
 
 def _reduce_grad(g, shape, node, index):
-    """Sum a broadcast gradient back to its input's shape (differentiably), or raise if it can't be."""
+    """Sum a broadcast gradient (Tensor or array) back to its input's shape, or raise if it can't be."""
     global _sum_to_shape
     if _sum_to_shape is None:
         from ..ops._util import sum_to_shape as _sum_to_shape
-    gs = g._array.shape
+    gs = g.shape
     n = len(shape)
     if len(gs) >= n and all(s == 1 or s == t for s, t in zip(shape, gs[len(gs) - n:])):
         return _sum_to_shape(g, shape)
@@ -51,6 +53,7 @@ def run_node(node, grads):
                 grads = list(r)
     if node.__class__ is AccumulateGrad:
         return []
+    node._arrays = False
     n_none = 0
     if len(grads) > 1 or grads[0] is None:
         for g in grads:
@@ -83,7 +86,7 @@ def run_node(node, grads):
     for g in out:       # each gradient back to its input's shape and dtype
         if g is not None:
             meta = metas[i]
-            if meta is None:
+            if not meta:         # (None: no gradient needed; False: not a tensor)
                 res[i] = None
             else:
                 try:
@@ -101,6 +104,46 @@ def run_node(node, grads):
             r = hook(tuple(res), tuple(grads))
             if r is not None:
                 res = list(r)
+    return res
+
+
+def _run_arrays(node, grads):
+    """``run_node`` for an ``array_backward`` op without hooks: ndarrays in, ndarrays out, the same checks."""
+    if len(grads) > 1 and node._materialize:
+        for i, g in enumerate(grads):
+            if g is None:
+                shape, dtype = node._out_meta[i]
+                grads[i] = np.zeros(shape, dtype)
+    if node._saved is _f._FREED:
+        raise RuntimeError(FREED_MSG)
+    node._arrays = True
+    try:
+        out = node._forward_cls.backward(node, *grads)
+    finally:
+        node._arrays = False
+    if out.__class__ is not tuple:
+        out = (out,)
+    metas = node._input_meta
+    if len(out) != len(metas):
+        if len(out) > len(metas) and all(g is None for g in out[len(metas):]):
+            out = out[:len(metas)]
+        else:
+            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                               f"(expected {len(metas)}, got {len(out)})")
+    res = list(out)
+    for i, g in enumerate(out):       # each gradient back to its input's shape and dtype
+        if g is not None:
+            meta = metas[i]
+            if not meta:         # (None: no gradient needed; False: not a tensor)
+                res[i] = None
+                continue
+            if g.__class__ is _f._Tensor:
+                g = g._array
+            if g.shape != meta[0]:
+                g = _reduce_grad(g, meta[0], node, i)
+            if g.dtype != meta[1]:
+                g = g.astype(meta[1])
+            res[i] = g
     return res
 
 
@@ -144,7 +187,12 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 needed.add(node)
     results = [None] * (len(inputs) if inputs is not None else 0)
 
-    # 3. seed the buffers with the root gradients
+    # 3. seed the buffers with the root gradients (as arrays, unless the backward itself is recorded, or
+    # anomaly mode / autograd.trace watch every node's Tensors)
+    arrays = not create_graph and not _observers
+    T = _f._Tensor
+    if arrays:
+        root_grads = [g._array for g in root_grads]
     buffers = {}
     for (node, nr), g in zip(edges, root_grads):
         buf = buffers.get(node)
@@ -162,6 +210,10 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             buf = pop(node, None)
             if buf is None or (needed is not None and node not in needed):
                 continue
+            # the Tensor path: the graph of the backward is recorded, or a user sees these gradients
+            tensors = not arrays or node._hooked or (captures is not None and node in captures)
+            if tensors and arrays:
+                buf = [None if g is None else T._make(g) for g in buf]
             if node._tensor_prehooks:
                 for nr, hooks in node._tensor_prehooks.items():
                     for hook in hooks:
@@ -187,7 +239,14 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                                 t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
             if node.__class__ is AccumulateGrad:
                 if captures is None and accumulate and buf[0] is not None:
-                    node.accumulate(buf[0], create_graph)
+                    if tensors:
+                        node.accumulate(buf[0], create_graph)
+                    else:
+                        g = buf[0]
+                        buf = None      # (so that an unshared gradient array is kept, not copied)
+                        node.accumulate_array(g)
+                        g = None
+                        continue
                     if _observers:
                         for obs in _observers:
                             obs(node, buf, None)
@@ -195,7 +254,15 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             if captures is not None and not any(nxt in needed for nxt, _ in node._next if nxt is not None):
                 continue
             try:
-                grads_in = run_node(node, buf)
+                if tensors:
+                    grads_in = run_node(node, buf)
+                    if arrays:
+                        grads_in = [None if g is None else g._array for g in grads_in]
+                elif node._array_backward:
+                    grads_in = _run_arrays(node, buf)
+                else:       # an op whose backward needs Tensors
+                    grads_in = [None if g is None else g._array
+                                for g in run_node(node, [None if g is None else T._make(g) for g in buf])]
                 if _observers:
                     for obs in _observers:
                         obs(node, buf, grads_in)

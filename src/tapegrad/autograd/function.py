@@ -139,6 +139,8 @@ class Node:
     _next = ()
     sequence_nr = -1
     _hooks = _prehooks = _tensor_prehooks = _retained = None
+    _hooked = False          # True once any hook or retain_grad is set: the engine then takes the Tensor path
+    _array_backward = False  # the op's backward formula also runs on ndarrays (see Function.array_backward)
 
     def name(self) -> str:
         return self._name
@@ -150,18 +152,21 @@ class Node:
     def register_hook(self, fn):
         if self._hooks is None:
             self._hooks = []
+        self._hooked = True
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
 
     def register_prehook(self, fn):
         if self._prehooks is None:
             self._prehooks = []
+        self._hooked = True
         self._prehooks.append(fn)
         return RemovableHandle(self._prehooks, fn)
 
     def _add_tensor_prehook(self, output_nr, fn):
         if self._tensor_prehooks is None:
             self._tensor_prehooks = {}
+        self._hooked = True
         hooks = self._tensor_prehooks.setdefault(output_nr, [])
         hooks.append(fn)
         return RemovableHandle(hooks, fn)
@@ -213,6 +218,27 @@ class AccumulateGrad(Node):
             var._grad._array += grad._array
             var._grad._vc[0] += 1
 
+    def accumulate_array(self, grad):
+        """``accumulate`` for a gradient that arrives as an ndarray (a backward without create_graph)."""
+        var = self._variable()
+        if var is None or not var._rg:
+            return
+        if var._grad is None:
+            # keep the array when nobody else holds it (the engine dropped its references before this call: the
+            # argument and getrefcount's own are what is counted), else copy it
+            if grad.__class__ is np.ndarray and _getrefcount(grad) <= 3 and grad.base is None and \
+                    grad.flags.writeable:
+                var._grad = _Tensor._make(grad)
+            else:
+                var._grad = _Tensor._make(np.array(grad))
+        else:
+            old = var._grad
+            if old._rg:
+                var._grad = old + _Tensor._make(grad)
+            else:
+                old._array += grad
+                old._vc[0] += 1
+
 
 _NO_GRAD_NEEDED = (False,) * 64
 
@@ -228,7 +254,7 @@ class BackwardNode(Node):
     # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
     # what only some nodes have is a class-level default, overridden in the instance dict when set.
     __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved", "_saved_versions",
-                 "needs_input_grad", "_to_save", "_nontensor")   # (set by Function.apply / _link)
+                 "needs_input_grad", "_to_save", "_arrays")   # (set by Function.apply / _link)
     _forward_cls = None
     _non_diff = _dirty = _site = None
     _materialize = True
@@ -263,6 +289,7 @@ class BackwardNode(Node):
     # --- what backward reads ------------------------------------------------------------------------------
     @property
     def saved_tensors(self):
+        """What forward saved, as Tensors — or as ndarrays while the engine runs an ``array_backward``."""
         try:
             saved = self._saved
         except AttributeError:   # a ctx that was never linked into a graph
@@ -271,15 +298,16 @@ class BackwardNode(Node):
             raise RuntimeError(FREED_MSG)
         if saved is None:
             return ()
+        arrays = self._arrays
         res = []
         for s, v in zip(saved, self._saved_versions):
             if v is not None:          # a saved input: still the version it had when saved?
                 vc = s._vcl
                 if vc is not None and vc[0] != v:
                     raise _input_version_error(s, v)
-                res.append(s)
+                res.append(s._array if arrays else s)
             elif s.__class__ is SavedTensor:
-                res.append(s.unpack(self))
+                res.append(s.unpack(self) if not arrays or s._vc[0] != s._version else s._data)
             else:
                 res.append(s)
         return tuple(res)
@@ -288,8 +316,9 @@ class BackwardNode(Node):
 
     @property
     def next_functions(self):
-        if self._nontensor and not self._forward_cls._scalar_edges:
-            return tuple(e for i, e in enumerate(self._next) if i not in self._nontensor)
+        meta = self._input_meta     # False marks an argument that was not a tensor (a Python number, a dim...)
+        if not self._forward_cls._scalar_edges and any(m is False for m in meta):
+            return tuple(e for e, m in zip(self._next, meta) if m is not False)
         return self._next
 
     def _release(self):
@@ -325,6 +354,7 @@ class FunctionMeta(type):
     def __init__(cls, name, bases, attrs):
         super().__init__(name, bases, attrs)
         cls._node_cls = None
+        cls._array_backward = attrs.get("array_backward", False)   # declared by each class itself, not inherited
 
     @property
     def _backward_cls(cls):
@@ -334,6 +364,7 @@ class FunctionMeta(type):
 def _node_class(cls):
     name = cls.__dict__.get("node_name") or (cls.__name__ + ("Backward0" if cls._array_forward else "Backward"))
     node_cls = cls._node_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "_name": name,
+                                                             "_array_backward": cls._array_backward,
                                                              "__module__": cls.__module__})
     return node_cls
 
@@ -357,6 +388,11 @@ class Function(metaclass=FunctionMeta):
     """
 
     _array_forward = False   # Primitive: forward on ndarrays
+    # A class that sets ``array_backward = True`` promises that its backward formula runs unchanged on NumPy
+    # arrays (operators, ``sum_to_shape``, ``kernel``): when no graph of the backward is needed
+    # (``create_graph=False``), the engine then passes arrays and ``ctx.saved_tensors`` gives arrays — no
+    # Tensor, node or dispatch per backward op. Not inherited: each class declares it for its own formula.
+    array_backward = False
     _scalar_edges = False    # list Python-number arguments in next_functions as (None, 0), as torch's arithmetic
     node_name = None
 
@@ -406,62 +442,94 @@ class _Scratch:
 
 
 def _apply(cls, *args, **kwargs):
-    """Run forward; if recording, link the ctx into the graph as the outputs' grad_fn."""
+    """Run forward; if recording (grad mode on and an input requires grad), link ctx into the graph."""
     T = _Tensor
-    record = False
     if _state.enabled:
         for a in args:
             if isinstance(a, T) and a._rg:
-                record = True
-                break
-    if cls._array_forward:
-        raw = [a._array if isinstance(a, T) else a for a in args]
-        # built-in ops are silent about inf/nan, as torch's (NumPy would warn); the backward walk is silenced
-        # once for all its ops, so only ops outside it pay for this
-        token = None if quiet_state() is QUIET else quiet_enter(QUIET)
-        try:
-            if not record:   # the fast path: one NumPy call and one Tensor wrapper
-                out = cls.forward(_Scratch(), *raw, **kwargs)
-                if out.__class__ is tuple:
-                    return tuple(T._make(o) if o.__class__ is not T else o for o in out)
-                return T._make(out)
-            ctx = (cls._node_cls or _node_class(cls))()
-            ctx._inputs = args
-            ctx._to_save = None
-            ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args])
-            out = cls.forward(ctx, *raw, **kwargs)
-        finally:
-            if token is not None:
-                quiet_exit(token)
-        if out.__class__ is tuple:
-            outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
-            single = False
+                return _record(cls, args, kwargs) if cls._array_forward else _apply_function(cls, args, kwargs, True)
+    if not cls._array_forward:
+        return _apply_function(cls, args, kwargs, False)
+    # the fast path of a built-in op: one NumPy call and one Tensor wrapper
+    raw = [a._array if isinstance(a, T) else a for a in args]
+    # built-in ops are silent about inf/nan, as torch's (NumPy would warn); the backward walk is silenced
+    # once for all its ops, so only ops outside it pay for this
+    token = None if quiet_state() is QUIET else quiet_enter(QUIET)
+    try:
+        out = cls.forward(_Scratch(), *raw, **kwargs)
+    finally:
+        if token is not None:
+            quiet_exit(token)
+    if out.__class__ is tuple:
+        return tuple(T._make(o) if o.__class__ is not T else o for o in out)
+    return T._make(out)
+
+
+Function.apply = classmethod(_apply)   # one call less per op than a method that calls _apply
+
+
+def _record(cls, args, kwargs):
+    """A built-in op that is recorded: its edges, forward on the arrays, the outputs linked to the node."""
+    T = _Tensor
+    ctx = (cls._node_cls or _node_class(cls))()
+    raw, need, nxt, meta = [], [], [], []
+    for a in args:                # one pass: the arrays for forward, and the node's edges and input metadata
+        if isinstance(a, T):
+            arr = a._array
+            raw.append(arr)
+            if a._rg:
+                fn = a.grad_fn
+                nxt.append((fn, a._output_nr) if fn is not None else (a._acc or a._accumulator(), 0))
+                meta.append((arr.shape, arr.dtype))
+                need.append(True)
+                continue
+            meta.append(None)          # a tensor that needs no gradient
         else:
-            outputs, single = (T._make(out),), True
-    else:
-        ctx = (cls._node_cls or _node_class(cls))()
-        ctx._inputs = args
-        ctx._to_save = None
-        ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args]) if record else \
-            _NO_GRAD_NEEDED
-        with no_grad():
-            if cls.setup_context is not None and _is_ctxless(cls):
-                out = cls.forward(*args, **kwargs)
-                cls.setup_context(ctx, args, out)
-            else:
-                out = cls.forward(ctx, *args, **kwargs)
-        single = out.__class__ is not tuple
-        outputs = (out,) if single else out
-        outputs = _user_outputs(ctx, args, outputs)
+            raw.append(a)
+            meta.append(False)         # not a tensor
+        nxt.append(_NO_EDGE)
+        need.append(False)
+    ctx._inputs = args
+    ctx._to_save = None
+    ctx.needs_input_grad = tuple(need)
+    token = None if quiet_state() is QUIET else quiet_enter(QUIET)
+    try:
+        out = cls.forward(ctx, *raw, **kwargs)
+    finally:
+        if token is not None:
+            quiet_exit(token)
+    ctx._next = tuple(nxt)
+    ctx._input_meta = tuple(meta)
+    if out.__class__ is tuple:
+        outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
+        _link_outputs(ctx, outputs)
+        return outputs
+    out = T._make(out)
+    _link_outputs(ctx, (out,))
+    return out
+
+
+def _apply_function(cls, args, kwargs, record):
+    """A user-defined Function: forward on Tensors (with grad mode off), then link when recording."""
+    ctx = (cls._node_cls or _node_class(cls))()
+    ctx._inputs = args
+    ctx._to_save = None
+    T = _Tensor
+    ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args]) if record else _NO_GRAD_NEEDED
+    with no_grad():
+        if cls.setup_context is not None and _is_ctxless(cls):
+            out = cls.forward(*args, **kwargs)
+            cls.setup_context(ctx, args, out)
+        else:
+            out = cls.forward(ctx, *args, **kwargs)
+    single = out.__class__ is not tuple
+    outputs = _user_outputs(ctx, args, (out,) if single else out)
     if record:
         _link(ctx, args, outputs)
     elif ctx._dirty:
         for t in ctx._dirty:
             t._vc[0] += 1
     return outputs[0] if single else outputs
-
-
-Function.apply = classmethod(_apply)   # one call less per op than a method that calls _apply
 
 
 def _is_ctxless(cls):
@@ -485,28 +553,30 @@ _NO_EDGE = (None, 0)
 
 
 def _link(ctx, args, outputs):
-    """Record ctx as the node that made ``outputs`` from ``args``."""
+    """Record ctx as the node that made ``outputs`` from ``args`` (a user Function, after its forward)."""
     T = _Tensor
-    nxt, meta, nontensor = [], [], ()
-    for i, a in enumerate(args):
+    nxt, meta = [], []
+    for a in args:
         if isinstance(a, T):
             if a._rg:
                 fn = a.grad_fn
-                if fn is not None:
-                    nxt.append((fn, a._output_nr))
-                else:
-                    acc = a._acc
-                    nxt.append((acc if acc is not None else a._accumulator(), 0))
+                nxt.append((fn, a._output_nr) if fn is not None else (a._acc or a._accumulator(), 0))
                 arr = a._array
                 meta.append((arr.shape, arr.dtype))
                 continue
+            meta.append(None)
         else:
-            nontensor += (i,)
+            meta.append(False)
         nxt.append(_NO_EDGE)
-        meta.append(None)
     ctx._next = tuple(nxt)
     ctx._input_meta = tuple(meta)
-    ctx._nontensor = nontensor
+    _link_outputs(ctx, outputs)
+
+
+def _link_outputs(ctx, outputs):
+    """Make ctx the ``grad_fn`` of its (floating) outputs and keep what it saved for backward."""
+    T = _Tensor
+    ctx._arrays = False
     dirty = ctx._dirty
     if dirty:
         for t in dirty:

@@ -14,12 +14,13 @@ import weakref
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Primitive
+from ..autograd.function import Primitive, _Scratch
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
-__all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "bind", "as_float", "promote", "op_error",
-           "apply_inplace", "mark_view", "unary", "Tensor", "Primitive", "shape_str", "to_array"]
+__all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "expand_to", "kernel", "mT", "bind",
+           "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
+           "shape_str", "to_array"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -54,18 +55,38 @@ def normalize_dims(dim, ndim: int) -> tuple:
     return tuple(sorted(d for d in dims if ndim)) if ndim else ()
 
 
-def sum_to_shape(g: Tensor, shape) -> Tensor:
-    """Sum ``g`` down to ``shape`` (the reverse of broadcasting), with differentiable ops."""
-    gs = g._array.shape
+# --- the few helpers an ``array_backward`` formula needs beyond operators: each takes a Tensor (recorded under
+# create_graph) or an ndarray (the engine's array path) and returns the same kind ---------------------------------
+def sum_to_shape(g, shape):
+    """Sum ``g`` down to ``shape`` (the reverse of broadcasting)."""
+    gs = g.shape
     if gs == tuple(shape):
         return g
     lead = len(gs) - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
     if dims:
-        g = g.sum(dims, keepdim=True)
+        g = g.sum(dims, keepdim=True) if g.__class__ is Tensor else np.sum(g, axis=dims, keepdims=True)
     if lead:
         g = g.reshape(tuple(shape))
     return g
+
+
+def expand_to(g, shape):
+    """Broadcast ``g`` to ``shape`` (a view)."""
+    return g.expand(shape) if g.__class__ is Tensor else np.broadcast_to(g, shape)
+
+
+def mT(g):
+    """Swap the last two dims (a view)."""
+    return g.transpose(-1, -2) if g.__class__ is Tensor else np.swapaxes(g, -1, -2)
+
+
+def kernel(cls, grad, *args):
+    """Run the backward kernel ``cls`` (a Primitive such as ``_TanhGrad``): applied on Tensors, so that it is
+    recorded for double backward; called directly on arrays in the engine's array path."""
+    if grad.__class__ is Tensor:
+        return cls.apply(grad, *args)
+    return cls.forward(_Scratch(), grad, *args)
 
 
 def bind(**methods):
@@ -266,10 +287,12 @@ def _write(x: Tensor, out: Tensor, fn):
     x._vc[0] += 1
 
 
-def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True):
+def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True,
+          array_backward=False):
     """Make a one-input Primitive from a NumPy forward and a Tensor backward ``backward(grad, x, result)``.
 
     ``save`` is "input", "result", "both" or "none": what backward needs (the rest is passed as None).
+    ``array_backward``: the formula runs on arrays too (see ``Function.array_backward``).
     """
     if save not in ("input", "result", "both", "none"):
         raise ValueError(f"unary({name!r}): save must be 'input', 'result', 'both' or 'none', not {save!r}")
@@ -301,4 +324,5 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
             return backward(grad, None, None)
 
     return type(name, (Primitive,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd),
-                                     "node_name": node_name or name + "Backward0", "__doc__": f"{name} op"})
+                                     "node_name": node_name or name + "Backward0", "__doc__": f"{name} op",
+                                     "array_backward": array_backward})

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, as_float, bind, promote, quiet, shape_str, unary
+from ._util import Primitive, Tensor, apply_inplace, as_float, bind, kernel, promote, quiet, shape_str, unary
 
 __all__ = [
     # arithmetic
@@ -217,6 +217,7 @@ class Add(Primitive):
     """a + alpha * b, broadcasting."""
 
     _scalar_edges = True
+    array_backward = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -236,6 +237,7 @@ class Sub(Primitive):
     """a - alpha * b, broadcasting."""
 
     _scalar_edges = True
+    array_backward = True
 
     @staticmethod
     def forward(ctx, a, b, alpha=1):
@@ -269,6 +271,7 @@ class Rsub(Primitive):
     """number - a (Python's ``2 - x``)."""
 
     node_name = "RsubBackward1"
+    array_backward = True
 
     @staticmethod
     @_quiet
@@ -286,6 +289,7 @@ class Mul(Primitive):
     """a * b, broadcasting."""
 
     _scalar_edges = True
+    array_backward = True
 
     @staticmethod
     @_quiet
@@ -305,6 +309,7 @@ class Div(Primitive):
     """a / b (true division: integers give the default float dtype)."""
 
     _scalar_edges = True
+    array_backward = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -391,6 +396,8 @@ class FloorDivide(Primitive):
 class Neg(Primitive):
     """-a."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, a):
         if a.dtype == np.bool_:
@@ -426,6 +433,8 @@ def _pow_np(a, e, d):
 class Pow(Primitive):
     """tensor ** number."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, a, exponent):
         a, e, d = promote(a, exponent)
@@ -442,7 +451,7 @@ class Pow(Primitive):
         a, = ctx.saved_tensors
         e = ctx.exponent
         if e == 0:
-            return _zeros_like(grad), None
+            return (_zeros_like(grad) if grad.__class__ is Tensor else np.zeros_like(grad)), None
         return grad * (e * a ** (e - 1)), None
 
 
@@ -1200,32 +1209,26 @@ def _sigmoid_np(x):
     return np.reciprocal(t, out=t)
 
 
-def _errstate(f, x):
-    return np.asarray(f(x))    # (forwards run with NumPy's warnings off already)
-
-
-def _e(f):
-    return lambda x: _errstate(f, x)
-
-
-Exp = unary("Exp", _e(np.exp), lambda grad, x, r: grad * r, save="result")
-Exp2 = unary("Exp2", _e(np.exp2), lambda grad, x, r: grad * (r * _LN2), save="result")
-Expm1 = unary("Expm1", _e(np.expm1), lambda grad, x, r: grad * (r + 1), save="result")
-Log = unary("Log", _e(np.log), lambda grad, x, r: grad / x)
-Log2 = unary("Log2", _e(np.log2), lambda grad, x, r: grad / (x * _LN2))
-Log10 = unary("Log10", _e(np.log10), lambda grad, x, r: grad / (x * _LN10))
-Log1P = unary("Log1P", _e(np.log1p), lambda grad, x, r: grad / (x + 1))
-Sqrt = unary("Sqrt", _e(np.sqrt), lambda grad, x, r: grad / (2 * r), save="result")
-Rsqrt = unary("Rsqrt", _e(lambda x: 1 / np.sqrt(x)), lambda grad, x, r: -0.5 * grad * r ** 3, save="result")
-Reciprocal = unary("Reciprocal", _e(np.reciprocal), lambda grad, x, r: -grad * (r * r), save="result")
+Exp = unary("Exp", np.exp, lambda grad, x, r: grad * r, save="result", array_backward=True)
+Exp2 = unary("Exp2", np.exp2, lambda grad, x, r: grad * (r * _LN2), save="result", array_backward=True)
+Expm1 = unary("Expm1", np.expm1, lambda grad, x, r: grad * (r + 1), save="result", array_backward=True)
+Log = unary("Log", np.log, lambda grad, x, r: grad / x, array_backward=True)
+Log2 = unary("Log2", np.log2, lambda grad, x, r: grad / (x * _LN2), array_backward=True)
+Log10 = unary("Log10", np.log10, lambda grad, x, r: grad / (x * _LN10), array_backward=True)
+Log1P = unary("Log1P", np.log1p, lambda grad, x, r: grad / (x + 1), array_backward=True)
+Sqrt = unary("Sqrt", np.sqrt, lambda grad, x, r: grad / (2 * r), save="result", array_backward=True)
+Rsqrt = unary("Rsqrt", lambda x: 1 / np.sqrt(x), lambda grad, x, r: -0.5 * grad * r ** 3, save="result",
+              array_backward=True)
+Reciprocal = unary("Reciprocal", np.reciprocal, lambda grad, x, r: -grad * (r * r), save="result",
+                   array_backward=True)
 Sin = unary("Sin", np.sin, lambda grad, x, r: grad * cos(x))
 Cos = unary("Cos", np.cos, lambda grad, x, r: grad * -sin(x))
-Tan = unary("Tan", np.tan, lambda grad, x, r: grad * (1 + r * r), save="result")
-Asin = unary("Asin", _e(np.arcsin), lambda grad, x, r: grad * rsqrt(-x * x + 1))
-Acos = unary("Acos", _e(np.arccos), lambda grad, x, r: grad * -rsqrt(-x * x + 1))
-Atan = unary("Atan", np.arctan, lambda grad, x, r: grad / (x * x + 1))
-Sinh = unary("Sinh", _e(np.sinh), lambda grad, x, r: grad * cosh(x))
-Cosh = unary("Cosh", _e(np.cosh), lambda grad, x, r: grad * sinh(x))
+Tan = unary("Tan", np.tan, lambda grad, x, r: grad * (1 + r * r), save="result", array_backward=True)
+Asin = unary("Asin", np.arcsin, lambda grad, x, r: grad * rsqrt(-x * x + 1))
+Acos = unary("Acos", np.arccos, lambda grad, x, r: grad * -rsqrt(-x * x + 1))
+Atan = unary("Atan", np.arctan, lambda grad, x, r: grad / (x * x + 1), array_backward=True)
+Sinh = unary("Sinh", np.sinh, lambda grad, x, r: grad * cosh(x))
+Cosh = unary("Cosh", np.cosh, lambda grad, x, r: grad * sinh(x))
 class _TanhGrad(Primitive):
     """``grad * (1 - result²)`` in one NumPy pass (TanhBackward's formula as one op: fast first backward,
     and itself differentiable for double backward)."""
@@ -1263,11 +1266,12 @@ class _SigmoidGrad(Primitive):
                 gg * grad * (1 - 2 * result) if need[1] else None)
 
 
-Tanh = unary("Tanh", np.tanh, lambda grad, x, r: _TanhGrad.apply(grad, r), save="result")
+Tanh = unary("Tanh", np.tanh, lambda grad, x, r: kernel(_TanhGrad, grad, r), save="result", array_backward=True)
 Asinh = unary("Asinh", np.arcsinh, lambda grad, x, r: grad * rsqrt(x * x + 1))
-Acosh = unary("Acosh", _e(np.arccosh), lambda grad, x, r: grad * rsqrt(x * x - 1))
-Atanh = unary("Atanh", _e(np.arctanh), lambda grad, x, r: grad / (1 - x * x))
-Sigmoid = unary("Sigmoid", _sigmoid_np, lambda grad, x, r: _SigmoidGrad.apply(grad, r), save="result")
+Acosh = unary("Acosh", np.arccosh, lambda grad, x, r: grad * rsqrt(x * x - 1))
+Atanh = unary("Atanh", np.arctanh, lambda grad, x, r: grad / (1 - x * x), array_backward=True)
+Sigmoid = unary("Sigmoid", _sigmoid_np, lambda grad, x, r: kernel(_SigmoidGrad, grad, r), save="result",
+                array_backward=True)
 Erf = unary("Erf", _erf_np, lambda grad, x, r: grad * (_2_SQRTPI * exp(-x * x)))
 Erfc = unary("Erfc", _erfc_np, lambda grad, x, r: grad * (-_2_SQRTPI * exp(-x * x)))
 Erfinv = unary("Erfinv", _erfinv_np, lambda grad, x, r: grad * ((math.sqrt(math.pi) / 2) * exp(r * r)),
@@ -1380,11 +1384,14 @@ class NanToNum(Primitive):
 
 
 def _unary_fn(name, cls, doc, example):
-    def fn(input):  # noqa: A002
-        return cls.apply(input)
+    apply = cls.apply
+
+    def fn(input, *, out=None):  # noqa: A002
+        res = apply(input)
+        return res if out is None else _copy_out(name, res, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{doc}\n\n    >>> {example}\n    "
-    return _with_out(fn)
+    return fn
 
 
 exp = _unary_fn("exp", Exp, "e ** input, elementwise.", "tapegrad.exp(tapegrad.tensor([0.]))\n    tensor([1.])")
@@ -1617,6 +1624,8 @@ def clamp_max(input, max):  # noqa: A001,A002
 class Relu(Primitive):
     """max(x, 0); the gradient at 0 is 0, as torch's."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x):
         if x.dtype == np.bool_:
@@ -1627,7 +1636,7 @@ class Relu(Primitive):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
-        return _ReluGrad.apply(grad, result)
+        return kernel(_ReluGrad, grad, result)
 
 
 class _ReluGrad(Primitive):
@@ -2412,6 +2421,8 @@ def equal(input, other):  # noqa: A002
 # --- copies and casts ---------------------------------------------------------------------------------------
 class Clone(Primitive):
     """A copy with its own memory; the gradient passes through."""
+
+    array_backward = True
 
     @staticmethod
     def forward(ctx, x, memory_format=None):

@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype
-from ._util import Primitive, Tensor, bind, op_error, promote, sum_to_shape
+from ._util import Primitive, Tensor, bind, mT, op_error, promote, sum_to_shape
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross", "trace", "chain_matmul", "cdist", "norm", "det",
@@ -176,6 +176,7 @@ class Matmul(Primitive):
     """``a @ b`` with NumPy's (and torch's) rules for 1-d operands and broadcast batch dims."""
 
     node_name = "UnsafeViewBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, a, b):
@@ -205,20 +206,21 @@ class Matmul(Primitive):
         need = ctx.needs_input_grad
         if a.ndim == 1 and b.ndim == 1:
             return (grad * b if need[0] else None), (grad * a if need[1] else None)
-        a2 = a.unsqueeze(0) if a.ndim == 1 else a
-        b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+        # (reshape, not unsqueeze, and @: the same formula runs on Tensors and on arrays)
+        a2 = a.reshape((1,) + tuple(a.shape)) if a.ndim == 1 else a
+        b2 = b.reshape(tuple(b.shape) + (1,)) if b.ndim == 1 else b
         g2 = grad
         if a.ndim == 1:
-            g2 = g2.unsqueeze(-2)
+            g2 = g2.reshape(tuple(g2.shape[:-1]) + (1,) + tuple(g2.shape[-1:]))
         if b.ndim == 1:
-            g2 = g2.unsqueeze(-1)
+            g2 = g2.reshape(tuple(g2.shape) + (1,))
         ga = gb = None
         if need[0]:
-            ga = sum_to_shape(matmul(g2, b2.transpose(-1, -2)), a2.shape)
+            ga = sum_to_shape(g2 @ mT(b2), a2.shape)
             if a.ndim == 1:
                 ga = ga.reshape(a.shape)
         if need[1]:
-            gb = sum_to_shape(matmul(a2.transpose(-1, -2), g2), b2.shape)
+            gb = sum_to_shape(mT(a2) @ g2, b2.shape)
             if b.ndim == 1:
                 gb = gb.reshape(b.shape)
         return ga, gb
@@ -226,26 +228,32 @@ class Matmul(Primitive):
 
 class Dot(Matmul):
     node_name = "DotBackward0"
+    array_backward = True
 
 
 class Vdot(Matmul):
     node_name = "VdotBackward0"
+    array_backward = True
 
 
 class Mv(Matmul):
     node_name = "MvBackward0"
+    array_backward = True
 
 
 class Mm(Matmul):
     node_name = "MmBackward0"
+    array_backward = True
 
 
 class Bmm(Matmul):
     node_name = "BmmBackward0"
+    array_backward = True
 
 
 class VecMat(Matmul):
     node_name = "SqueezeBackward4"
+    array_backward = True
 
 
 _BY_NDIM = {(1, 1): Dot, (2, 1): Mv, (2, 2): Mm, (1, 2): VecMat}

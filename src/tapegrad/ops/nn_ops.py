@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, bind, normalize_dim, op_error, shape_str
+from ._util import Primitive, Tensor, bind, mT, normalize_dim, op_error, shape_str
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -351,6 +351,7 @@ class _Addmm(Primitive):
     """``bias + x @ weight.T`` for a 2-d ``x`` (torch's addmm path of linear): AddmmBackward0."""
 
     node_name = "AddmmBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, bias, x, w):
@@ -374,19 +375,15 @@ class _Addmm(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        if not _state.enabled:          # fast path: no graph is being recorded for the gradient
-            g = grad._array
-            return ((Tensor._make(g.sum(0)) if ctx.bias_1d else grad) if need[0] else None,
-                    Tensor._make(g @ w._array) if need[1] else None,
-                    Tensor._make(g.T @ x._array) if need[2] else None)
-        return (grad if need[0] else None, grad.matmul(w) if need[1] else None,
-                _T(grad).matmul(x) if need[2] else None)
+        return ((grad.sum(0) if ctx.bias_1d else grad) if need[0] else None, grad @ w if need[1] else None,
+                mT(grad) @ x if need[2] else None)
 
 
 class _MmT(Primitive):
     """``x @ weight.T`` for a 2-d ``x`` (linear without bias): MmBackward0."""
 
     node_name = "MmBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, x, w):
@@ -400,17 +397,14 @@ class _MmT(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        if not _state.enabled:
-            g = grad._array
-            return (Tensor._make(g @ w._array) if need[0] else None,
-                    Tensor._make(g.T @ x._array) if need[1] else None)
-        return (grad.matmul(w) if need[0] else None, _T(grad).matmul(x) if need[1] else None)
+        return grad @ w if need[0] else None, mT(grad) @ x if need[1] else None
 
 
 class _View(Primitive):
     """A reshape with a fixed node name (ViewBackward0 / UnsafeViewBackward0 / SqueezeBackward4)."""
 
     node_name = "ViewBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -424,10 +418,12 @@ class _View(Primitive):
 
 class _UnsafeView(_View):
     node_name = "UnsafeViewBackward0"
+    array_backward = True
 
 
 class _Squeeze4(_View):
     node_name = "SqueezeBackward4"
+    array_backward = True
 
 
 def linear(input, weight, bias=None):
@@ -525,6 +521,8 @@ class Softmax(Primitive):
 class LogSoftmax(Primitive):
     """x - logsumexp(x) along ``dim`` (stable); backward g - exp(y) * sum(g)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dim):
         _float_only("log_softmax", "log_softmax_lastdim_kernel_impl", x)
@@ -539,10 +537,9 @@ class LogSoftmax(Primitive):
     @staticmethod
     def backward(ctx, grad):
         y, = ctx.saved_tensors
+        if y.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            return grad - np.exp(y) * np.sum(grad, axis=ctx.dim if y.ndim else None, keepdims=True), None
         d = ctx.dim if y._array.ndim else None
-        if not _state.enabled:
-            g = grad._array
-            return Tensor._make(g - np.exp(y._array) * np.sum(g, axis=d, keepdims=True)), None
         return grad - y.exp() * (grad.sum(d, keepdim=True) if d is not None else grad), None
 
 
@@ -631,6 +628,8 @@ def glu(input, dim=-1):
 class NllLoss(Primitive):
     """-input[n, target[n]] * weight[target[n]] (ignore_index skipped), reduced; input (C,) or (N, C, *)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, t, weight, reduction, ignore_index):
         C = x.shape[0] if x.ndim == 1 else x.shape[1]
@@ -676,14 +675,13 @@ class NllLoss(Primitive):
     @staticmethod
     def backward(ctx, grad):
         if ctx.unsq:
-            grad = grad.unsqueeze(1)
-        if not _state.enabled:
-            return Tensor._make(grad._array * ctx.m), None, None, None, None
+            grad = grad.reshape(grad.shape[:1] + (1,) + grad.shape[1:])
         return grad * ctx.m, None, None, None, None
 
 
 class NllLoss2d(NllLoss):
     node_name = "NllLoss2DBackward0"
+    array_backward = True
 
 
 def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean"):

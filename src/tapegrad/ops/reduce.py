@@ -20,7 +20,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, normalize_dims
+from ._util import Primitive, Tensor, apply_inplace, bind, expand_to, normalize_dim, normalize_dims
 
 __all__ = ["sum", "mean", "prod", "var", "std", "var_mean", "std_mean", "max", "min", "amax", "amin", "argmax",
            "argmin", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "all", "any", "median", "nanmedian",
@@ -61,7 +61,7 @@ def _expand_back(grad, shape, dims, keepdim):
     """Broadcast the gradient of a reduction back over the reduced dims (differentiable)."""
     if not keepdim and dims:
         grad = grad.reshape(_kept_shape(shape, dims))
-    return grad.expand(shape)
+    return expand_to(grad, shape)
 
 
 def _const(arr, like):
@@ -206,6 +206,8 @@ def _select_backward(grad, idx_keep, dim, shape, keepdim, zero_d):
 class Sum(Primitive):
     """Sum over ``dims`` (all when None); integer and bool inputs sum to int64, as in torch."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dims=None, keepdim=False, dtype=None):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, normalize_dims(dims, x.ndim), keepdim
@@ -220,6 +222,7 @@ class Sum(Primitive):
 
 class SumDim(Sum):
     node_name = "SumBackward1"
+    array_backward = True
 
 
 class Nansum(Primitive):
@@ -242,6 +245,8 @@ class Nansum(Primitive):
 class Mean(Primitive):
     """Mean over ``dims`` (all when None); floating inputs only, as in torch."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dims=None, keepdim=False, dtype=None):
         if dtype is not None:
@@ -262,6 +267,7 @@ class Mean(Primitive):
 
 class MeanDim(Mean):
     node_name = "MeanBackward1"
+    array_backward = True
 
 
 def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 - torch's name
