@@ -283,7 +283,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     b[nr] = g
                 else:
                     b[nr] = b[nr] + g     # paths meet: sum (recorded when create_graph)
-            grads_in = g = buf = None     # drop our references: AccumulateGrad may then keep a gradient uncopied
+            grads_in = g = b = buf = None    # drop our references: AccumulateGrad may then keep a gradient uncopied
     finally:
         _state.enabled = prev
         quiet_exit(token)

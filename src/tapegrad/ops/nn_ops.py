@@ -357,9 +357,9 @@ class _Addmm(Primitive):
     def forward(ctx, bias, x, w):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
-        d = np.result_type(x, w, bias)
-        if x.dtype != d or w.dtype != d:
-            x, w = x.astype(d), w.astype(d)
+        if not x.dtype == w.dtype == bias.dtype:
+            d = np.result_type(x, w, bias)
+            x, w = x.astype(d, copy=False), w.astype(d, copy=False)
         ctx.save_inputs(1, 2)
         ctx.bias_1d = bias.ndim == 1
         out = x @ w.T
@@ -478,16 +478,20 @@ def _softmax_dim(name, ndim, stacklevel=3):
     return 0 if ndim in (0, 1, 3) else 1
 
 
+# (ufunc.reduce rather than np.max / np.sum: the same kernels without NumPy's Python-level wrapper, ~2 µs each)
 def _shifted(x, dim):
     """x minus its (finite) max along ``dim``: exp() of it cannot overflow."""
-    m = np.max(x, axis=dim, keepdims=True)
-    return x - np.where(np.isfinite(m), m, 0)
+    m = np.maximum.reduce(x, axis=dim, keepdims=True)
+    finite = np.isfinite(m)
+    if not np.logical_and.reduce(finite, axis=None):
+        m = np.where(finite, m, 0)
+    return x - m
 
 
 def _log_softmax_np(x, dim):
     # (called inside a forward: NumPy's warnings are already off, see Function.apply)
     s = _shifted(x, dim)
-    return s - np.log(np.sum(np.exp(s), axis=dim, keepdims=True))
+    return s - np.log(np.add.reduce(np.exp(s), axis=dim, keepdims=True))
 
 
 class Softmax(Primitive):
@@ -538,7 +542,7 @@ class LogSoftmax(Primitive):
     def backward(ctx, grad):
         y, = ctx.saved_tensors
         if y.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
-            return grad - np.exp(y) * np.sum(grad, axis=ctx.dim if y.ndim else None, keepdims=True), None
+            return grad - np.exp(y) * np.add.reduce(grad, axis=ctx.dim if y.ndim else None, keepdims=True), None
         d = ctx.dim if y._array.ndim else None
         return grad - y.exp() * (grad.sum(d, keepdim=True) if d is not None else grad), None
 
@@ -636,39 +640,49 @@ class NllLoss(Primitive):
         if t.dtype.kind not in "iub":
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy_name(t)}")
         ignored = t == ignore_index
-        tt = np.where(ignored, 0, t).astype(np.intp, copy=False)
-        bad = ((tt < 0) | (tt >= C)) & ~ignored
-        if bad.any():
-            raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        some_ignored = bool(np.logical_or.reduce(ignored, axis=None))
+        tt = (np.where(ignored, 0, t) if some_ignored else t).astype(np.intp, copy=False)
+        if tt.size and (np.minimum.reduce(tt, axis=None) < 0 or np.maximum.reduce(tt, axis=None) >= C):
+            bad = ((tt < 0) | (tt >= C)) & ~ignored
+            if bad.any():
+                raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
         if weight is not None:
             if weight.shape != (C,):
                 raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but "
                                    f"got weight tensor of shape: {shape_str(weight.shape)}")
             w = weight.astype(x.dtype, copy=False)[tt]
-        else:
+        elif some_ignored:
             w = np.ones(tt.shape, x.dtype)
-        w = np.where(ignored, np.zeros((), x.dtype), w)
+        else:
+            w = None            # every weight is 1 (the common case: no array of ones)
+        if w is not None and some_ignored:
+            w = np.where(ignored, np.zeros((), x.dtype), w)
         if x.ndim == 1:
             picked = x[tt]
+        elif x.ndim == 2:
+            rows = np.arange(tt.shape[0])
+            picked = x[rows, tt]
         else:
             picked = np.take_along_axis(x, tt[:, None], axis=1)[:, 0]
-        loss = -picked * w
-        coef = -w
+        loss = -picked if w is None else -picked * w
+        coef = -1 if w is None else -w
         if reduction == "none":
             out = loss
         elif reduction == "sum":
-            out = np.asarray(loss.sum(), x.dtype)
+            out = np.asarray(np.add.reduce(loss, axis=None), x.dtype)
         else:
-            total = w.sum()
-            with np.errstate(invalid="ignore", divide="ignore"):
-                out = np.asarray(loss.sum() / total, x.dtype)
-                coef = coef / total
+            total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
+            out = np.asarray(np.add.reduce(loss, axis=None) / total, x.dtype)
+            coef = coef / total
         if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
             m = np.zeros(x.shape, x.dtype)
             if x.ndim == 1:
                 m[tt] = coef
+            elif x.ndim == 2:
+                m[rows, tt] = coef
             else:
-                np.put_along_axis(m, tt[:, None], np.asarray(coef)[:, None], axis=1)
+                np.put_along_axis(m, tt[:, None], np.broadcast_to(np.asarray(coef, x.dtype), tt.shape)[:, None],
+                                  axis=1)
             ctx.m, ctx.unsq = m, reduction == "none" and x.ndim > 1
         return out
 
