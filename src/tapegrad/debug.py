@@ -134,7 +134,7 @@ def _wrap_site(inner):
         now = _epoch[0]
         oldest = now
         old = None
-        for nxt, _ in ctx._next:
+        for nxt in ctx._next_fns:
             if nxt is None or nxt.__class__ is AccumulateGrad:
                 continue
             s = getattr(nxt, "_site", None)

@@ -61,7 +61,7 @@ def run_node(node, grads):
                 n_none += 1
     if n_none:
         if n_none == len(grads):
-            return [None] * len(node._next)
+            return [None] * len(node._next_fns)
         if node._materialize:
             for i, g in enumerate(grads):
                 if g is None:
@@ -169,7 +169,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             continue
         seen.add(node)
         order.append(node)
-        for nxt, _ in node._next:
+        for nxt in node._next_fns:
             if nxt is not None and nxt not in seen:
                 stack.append(nxt)
     order.sort(key=_seq_key, reverse=True)
@@ -183,7 +183,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
             captures.setdefault(node, []).append((nr, k))
         needed = set()
         for node in reversed(order):
-            if node in captures or any(nxt in needed for nxt, _ in node._next if nxt is not None):
+            if node in captures or any(nxt in needed for nxt in node._next_fns if nxt is not None):
                 needed.add(node)
     results = [None] * (len(inputs) if inputs is not None else 0)
 
@@ -251,7 +251,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                         for obs in _observers:
                             obs(node, buf, None)
                 continue
-            if captures is not None and not any(nxt in needed for nxt, _ in node._next if nxt is not None):
+            if captures is not None and not any(nxt in needed for nxt in node._next_fns if nxt is not None):
                 continue
             try:
                 if tensors:
@@ -272,7 +272,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 raise
             if not retain_graph:
                 node._release()
-            for (nxt, nr), g in zip(node._next, grads_in):
+            for nxt, nr, g in zip(node._next_fns, node._next_nrs, grads_in):
                 if nxt is None or g is None:
                     continue
                 b = buffers.get(nxt)

@@ -136,7 +136,7 @@ class Node:
 
     # Defaults live on the class, so making a node sets nothing it doesn't need (the hot path).
     _name = "Node"
-    _next = ()
+    _next_fns = _next_nrs = ()   # the edges: node and output number of each input (None, 0 where none flows)
     sequence_nr = -1
     _hooks = _prehooks = _tensor_prehooks = _retained = None
     _hooked = False          # True once any hook or retain_grad is set: the engine then takes the Tensor path
@@ -147,7 +147,7 @@ class Node:
 
     @property
     def next_functions(self):
-        return self._next
+        return tuple(zip(self._next_fns, self._next_nrs))
 
     def register_hook(self, fn):
         if self._hooks is None:
@@ -253,8 +253,8 @@ class BackwardNode(Node):
 
     # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
     # what only some nodes have is a class-level default, overridden in the instance dict when set.
-    __slots__ = ("_next", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved", "_saved_versions",
-                 "needs_input_grad", "_to_save", "_arrays")   # (set by Function.apply / _link)
+    __slots__ = ("_next_fns", "_next_nrs", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved",
+                 "_saved_versions", "needs_input_grad", "_to_save", "_arrays")   # (set by Function.apply / _link)
     _forward_cls = None
     _non_diff = _dirty = _site = None
     _materialize = True
@@ -317,9 +317,10 @@ class BackwardNode(Node):
     @property
     def next_functions(self):
         meta = self._input_meta     # False marks an argument that was not a tensor (a Python number, a dim...)
+        edges = tuple(zip(self._next_fns, self._next_nrs))
         if not self._forward_cls._scalar_edges and any(m is False for m in meta):
-            return tuple(e for e, m in zip(self._next, meta) if m is not False)
-        return self._next
+            return tuple(e for e, m in zip(edges, meta) if m is not False)
+        return edges
 
     def _release(self):
         """Free what backward needed: a second backward then raises PyTorch's error."""
@@ -472,14 +473,19 @@ def _record(cls, args, kwargs):
     """A built-in op that is recorded: its edges, forward on the arrays, the outputs linked to the node."""
     T = _Tensor
     ctx = (cls._node_cls or _node_class(cls))()
-    raw, need, nxt, meta = [], [], [], []
+    raw, need, fns, nrs, meta = [], [], [], [], []
     for a in args:                # one pass: the arrays for forward, and the node's edges and input metadata
         if isinstance(a, T):
             arr = a._array
             raw.append(arr)
             if a._rg:
                 fn = a.grad_fn
-                nxt.append((fn, a._output_nr) if fn is not None else (a._acc or a._accumulator(), 0))
+                if fn is not None:
+                    fns.append(fn)
+                    nrs.append(a._output_nr)
+                else:
+                    fns.append(a._acc or a._accumulator())
+                    nrs.append(0)
                 meta.append((arr.shape, arr.dtype))
                 need.append(True)
                 continue
@@ -487,7 +493,8 @@ def _record(cls, args, kwargs):
         else:
             raw.append(a)
             meta.append(False)         # not a tensor
-        nxt.append(_NO_EDGE)
+        fns.append(None)
+        nrs.append(0)
         need.append(False)
     ctx._inputs = args
     ctx._to_save = None
@@ -498,7 +505,8 @@ def _record(cls, args, kwargs):
     finally:
         if token is not None:
             quiet_exit(token)
-    ctx._next = tuple(nxt)
+    ctx._next_fns = tuple(fns)
+    ctx._next_nrs = tuple(nrs)
     ctx._input_meta = tuple(meta)
     if out.__class__ is tuple:
         outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
@@ -549,26 +557,26 @@ def _user_outputs(ctx, args, outputs):
     return tuple(res)
 
 
-_NO_EDGE = (None, 0)
-
-
 def _link(ctx, args, outputs):
     """Record ctx as the node that made ``outputs`` from ``args`` (a user Function, after its forward)."""
     T = _Tensor
-    nxt, meta = [], []
+    fns, nrs, meta = [], [], []
     for a in args:
         if isinstance(a, T):
             if a._rg:
                 fn = a.grad_fn
-                nxt.append((fn, a._output_nr) if fn is not None else (a._acc or a._accumulator(), 0))
+                fns.append(fn if fn is not None else a._acc or a._accumulator())
+                nrs.append(a._output_nr if fn is not None else 0)
                 arr = a._array
                 meta.append((arr.shape, arr.dtype))
                 continue
             meta.append(None)
         else:
             meta.append(False)
-        nxt.append(_NO_EDGE)
-    ctx._next = tuple(nxt)
+        fns.append(None)
+        nrs.append(0)
+    ctx._next_fns = tuple(fns)
+    ctx._next_nrs = tuple(nrs)
     ctx._input_meta = tuple(meta)
     _link_outputs(ctx, outputs)
 

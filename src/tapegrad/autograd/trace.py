@@ -107,7 +107,7 @@ class Trace:
             self.steps.append(Step(len(self.steps) + 1, node, "AccumulateGrad", list(grads_out), edges))
             return
         edges = []
-        for (nxt, nr), g in zip(node._next, grads_in):
+        for nxt, nr, g in zip(node._next_fns, node._next_nrs, grads_in):
             if nxt is None:
                 continue
             if nxt.__class__ is AccumulateGrad:
