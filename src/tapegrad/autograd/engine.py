@@ -20,7 +20,7 @@ import numpy as np
 
 from .._npcompat import QUIET, quiet_enter, quiet_exit
 from . import function as _f
-from .function import FREED_MSG, AccumulateGrad
+from .function import _FREED, FREED_MSG, AccumulateGrad
 from .grad_mode import _state
 
 __all__ = ["backward", "grad", "run_backward", "run_node"]
@@ -114,7 +114,7 @@ def _run_arrays(node, grads):
             if g is None:
                 shape, dtype = node._out_meta[i]
                 grads[i] = np.zeros(shape, dtype)
-    if node._saved is _f._FREED:
+    if node._saved is _FREED:
         raise RuntimeError(FREED_MSG)
     node._arrays = True
     try:
@@ -130,20 +130,18 @@ def _run_arrays(node, grads):
         else:
             raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
                                f"(expected {len(metas)}, got {len(out)})")
-    res = list(out)
-    for i, g in enumerate(out):       # each gradient back to its input's shape and dtype
-        if g is not None:
-            meta = metas[i]
-            if not meta:         # (None: no gradient needed; False: not a tensor)
-                res[i] = None
-                continue
-            if g.__class__ is _f._Tensor:
-                g = g._array
-            if g.shape != meta[0]:
-                g = _reduce_grad(g, meta[0], node, i)
-            if g.dtype != meta[1]:
-                g = g.astype(meta[1])
-            res[i] = g
+    res = []
+    for g, meta in zip(out, metas):       # each gradient back to its input's shape and dtype
+        if g is None or not meta:         # (meta None: no gradient needed; False: not a tensor)
+            res.append(None)
+            continue
+        if g.__class__ is _f._Tensor:
+            g = g._array
+        if g.shape != meta[0]:
+            g = _reduce_grad(g, meta[0], node, len(res))
+        if g.dtype != meta[1]:
+            g = g.astype(meta[1])
+        res.append(g)
     return res
 
 
@@ -190,7 +188,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     # 3. seed the buffers with the root gradients (as arrays, unless the backward itself is recorded, or
     # anomaly mode / autograd.trace watch every node's Tensors)
     arrays = not create_graph and not _observers
-    T = _f._Tensor
     if arrays:
         root_grads = [g._array for g in root_grads]
     buffers = {}
@@ -201,6 +198,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     # 4. the walk
+    walk = _Walk(arrays, create_graph, captures, needed, results, inputs, accumulate)
+    plain = arrays and captures is None      # the common case: no graph of the backward, nothing captured
     prev = _state.enabled
     _state.enabled = create_graph
     token = quiet_enter(QUIET)   # NumPy's inf/nan warnings off for the whole walk (torch is silent)
@@ -208,64 +207,22 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         pop = buffers.pop
         for node in order:
             buf = pop(node, None)
-            if buf is None or (needed is not None and node not in needed):
-                continue
-            # the Tensor path: the graph of the backward is recorded, or a user sees these gradients
-            tensors = not arrays or node._hooked or (captures is not None and node in captures)
-            if tensors and arrays:
-                buf = [None if g is None else T._make(g) for g in buf]
-            if node._tensor_prehooks:
-                for nr, hooks in node._tensor_prehooks.items():
-                    for hook in hooks:
-                        if buf[nr] is not None:
-                            r = hook(buf[nr])
-                            if r is not None:
-                                buf[nr] = r
-            if node._retained:
-                for nr, ref in node._retained.items():
-                    t = ref()
-                    if t is not None and buf[nr] is not None:
-                        g = buf[nr]
-                        t._grad = g._detached_copy() if t._grad is None else t._grad + g
-            if captures is not None and node in captures:
-                for nr, k in captures[node]:
-                    if buf[nr] is not None:
-                        results[k] = buf[nr]
-                        if accumulate:
-                            t = inputs[k]
-                            if node.__class__ is AccumulateGrad:
-                                node.accumulate(buf[nr], create_graph)
-                            else:
-                                t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
-            if node.__class__ is AccumulateGrad:
-                if captures is None and accumulate and buf[0] is not None:
-                    if tensors:
-                        node.accumulate(buf[0], create_graph)
-                    else:
-                        g = buf[0]
-                        buf = None      # (so that an unshared gradient array is kept, not copied)
-                        node.accumulate_array(g)
-                        g = None
-                        continue
-                    if _observers:
-                        for obs in _observers:
-                            obs(node, buf, None)
-                continue
-            if captures is not None and not any(nxt in needed for nxt in node._next_fns if nxt is not None):
+            if buf is None:
                 continue
             try:
-                if tensors:
-                    grads_in = run_node(node, buf)
-                    if arrays:
-                        grads_in = [None if g is None else g._array for g in grads_in]
-                elif node._array_backward:
-                    grads_in = _run_arrays(node, buf)
-                else:       # an op whose backward needs Tensors
-                    grads_in = [None if g is None else g._array
-                                for g in run_node(node, [None if g is None else T._make(g) for g in buf])]
-                if _observers:
-                    for obs in _observers:
-                        obs(node, buf, grads_in)
+                if plain and not node._hooked:        # arrays in, arrays out, no hooks to call
+                    if node.__class__ is AccumulateGrad:
+                        if accumulate and buf[0] is not None:
+                            g = buf[0]
+                            buf = None      # (so that an unshared gradient array is kept, not copied)
+                            node.accumulate_array(g)
+                            g = None
+                        continue
+                    grads_in = _run_arrays(node, buf) if node._array_backward else _run_wrapped(node, buf)
+                else:
+                    grads_in = _visit(node, buf, walk)
+                    if grads_in is None:
+                        continue
             except (RuntimeError, ValueError, TypeError) as e:   # say which node, and where it was created
                 from .anomaly import annotate
                 annotate(e, node)
@@ -288,6 +245,69 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         _state.enabled = prev
         quiet_exit(token)
     return results
+
+
+class _Walk:
+    """The settings of one backward walk that the general path of a node reads."""
+
+    __slots__ = ("arrays", "create_graph", "captures", "needed", "results", "inputs", "accumulate")
+
+    def __init__(self, *values):
+        for name, v in zip(self.__slots__, values):
+            setattr(self, name, v)
+
+
+def _run_wrapped(node, buf):
+    """An op whose backward needs Tensors, in the array walk: wrap the gradients, unwrap its results."""
+    T = _f._Tensor
+    return [None if g is None else g._array for g in run_node(node, [None if g is None else T._make(g) for g in buf])]
+
+
+def _visit(node, buf, w):
+    """One node of the walk on the general path: Tensor gradients (hooks, retain_grad, captures of
+    ``autograd.grad``, create_graph, observers). Returns the input gradients, or None when nothing flows on."""
+    if w.needed is not None and node not in w.needed:
+        return None
+    captures, arrays = w.captures, w.arrays
+    if arrays:                # a user sees these gradients: as Tensors
+        buf = [None if g is None else _f._Tensor._make(g) for g in buf]
+    if node._tensor_prehooks:
+        for nr, hooks in node._tensor_prehooks.items():
+            for hook in hooks:
+                if buf[nr] is not None:
+                    r = hook(buf[nr])
+                    if r is not None:
+                        buf[nr] = r
+    if node._retained:
+        for nr, ref in node._retained.items():
+            t = ref()
+            if t is not None and buf[nr] is not None:
+                g = buf[nr]
+                t._grad = g._detached_copy() if t._grad is None else t._grad + g
+    if captures is not None and node in captures:
+        for nr, k in captures[node]:
+            if buf[nr] is not None:
+                w.results[k] = buf[nr]
+                if w.accumulate:
+                    t = w.inputs[k]
+                    if node.__class__ is AccumulateGrad:
+                        node.accumulate(buf[nr], w.create_graph)
+                    else:
+                        t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
+    if node.__class__ is AccumulateGrad:
+        if captures is None and w.accumulate and buf[0] is not None:
+            node.accumulate(buf[0], w.create_graph)
+            for obs in _observers:
+                obs(node, buf, None)
+        return None
+    if captures is not None and not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
+        return None
+    grads_in = run_node(node, buf)
+    for obs in _observers:
+        obs(node, buf, grads_in)
+    if arrays:
+        grads_in = [None if g is None else g._array for g in grads_in]
+    return grads_in
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
