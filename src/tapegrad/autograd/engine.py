@@ -268,8 +268,10 @@ def _visit(node, buf, w):
     ``autograd.grad``, create_graph, observers). Returns the input gradients, or None when nothing flows on."""
     if w.needed is not None and node not in w.needed:
         return None
-    captures, arrays = w.captures, w.arrays
-    if arrays:                # a user sees these gradients: as Tensors
+    captures = w.captures
+    arrays = w.arrays and not (node._hooked or (captures is not None and node in captures))
+    wrapped = w.arrays and not arrays
+    if wrapped:               # a user sees these gradients: as Tensors
         buf = [None if g is None else _f._Tensor._make(g) for g in buf]
     if node._tensor_prehooks:
         for nr, hooks in node._tensor_prehooks.items():
@@ -296,16 +298,21 @@ def _visit(node, buf, w):
                         t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
     if node.__class__ is AccumulateGrad:
         if captures is None and w.accumulate and buf[0] is not None:
-            node.accumulate(buf[0], w.create_graph)
+            if arrays:
+                node.accumulate_array(buf[0])
+            else:
+                node.accumulate(buf[0], w.create_graph)
             for obs in _observers:
                 obs(node, buf, None)
         return None
     if captures is not None and not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
         return None
+    if arrays:                # (a node of autograd.grad's walk that no user sees)
+        return _run_arrays(node, buf) if node._array_backward else _run_wrapped(node, buf)
     grads_in = run_node(node, buf)
     for obs in _observers:
         obs(node, buf, grads_in)
-    if arrays:
+    if wrapped:
         grads_in = [None if g is None else g._array for g in grads_in]
     return grads_in
 
