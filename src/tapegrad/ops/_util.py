@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from .. import _dtype
-from ..autograd.function import Primitive, _Scratch
+from ..autograd.function import Primitive
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -82,11 +82,12 @@ def mT(g):
 
 
 def kernel(cls, grad, *args):
-    """Run the backward kernel ``cls`` (a Primitive such as ``_TanhGrad``): applied on Tensors, so that it is
-    recorded for double backward; called directly on arrays in the engine's array path."""
+    """Run the backward kernel ``cls`` (a Primitive such as ``_TanhGrad``, whose ``compute`` is its arithmetic on
+    arrays): applied on Tensors, so that it is recorded for double backward; computed directly on arrays in
+    the engine's array path."""
     if grad.__class__ is Tensor:
         return cls.apply(grad, *args)
-    return cls.forward(_Scratch(), grad, *args)
+    return cls.compute(grad, *args)
 
 
 def bind(**methods):

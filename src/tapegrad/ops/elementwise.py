@@ -214,44 +214,74 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's name
 
 # --- arithmetic ---------------------------------------------------------------------------------------------
 class Add(Primitive):
-    """a + alpha * b, broadcasting."""
+    """a + b, broadcasting."""
 
     _scalar_edges = True
     array_backward = True
 
     @staticmethod
-    def forward(ctx, a, b, alpha=1):
+    def forward(ctx, a, b):
         a, b, _ = promote(a, b)
-        if alpha == 1:
-            return a + b
+        return a + b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, grad
+
+
+class AddAlpha(Primitive):
+    """a + alpha * b (``add(a, b, alpha=...)``; the same node as ``a + b`` in torch; alpha is a keyword, so that
+    next_functions lists the two operands only, as torch's)."""
+
+    node_name = "AddBackward0"
+    _scalar_edges = True
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        a, b, _ = promote(a, b)
         ctx.alpha = alpha
         return a + alpha * b
 
     @staticmethod
     def backward(ctx, grad):
-        alpha = getattr(ctx, "alpha", 1)
-        return grad, (grad if alpha == 1 else grad * alpha), None
+        return grad, grad * ctx.alpha
 
 
 class Sub(Primitive):
-    """a - alpha * b, broadcasting."""
+    """a - b, broadcasting."""
 
     _scalar_edges = True
     array_backward = True
 
     @staticmethod
-    def forward(ctx, a, b, alpha=1):
+    def forward(ctx, a, b):
         _sub_check(a, b)
-        a, b, d = promote(a, b)
-        if alpha == 1:
-            return a - b
+        a, b, _ = promote(a, b)
+        return a - b
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, -grad
+
+
+class SubAlpha(Primitive):
+    """a - alpha * b (``sub(a, b, alpha=...)``)."""
+
+    node_name = "SubBackward0"
+    _scalar_edges = True
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, a, b, alpha):
+        _sub_check(a, b)
+        a, b, _ = promote(a, b)
         ctx.alpha = alpha
         return a - alpha * b
 
     @staticmethod
     def backward(ctx, grad):
-        alpha = getattr(ctx, "alpha", 1)
-        return grad, (-grad if alpha == 1 else grad * -alpha), None
+        return grad, grad * -ctx.alpha
 
 
 def _is_bool(v):
@@ -510,7 +540,7 @@ def add(input, other, *, alpha=1):  # noqa: A002
     >>> tapegrad.add(tapegrad.tensor([1., 2.]), 2)
     tensor([3., 4.])
     """
-    return Add.apply(input, other, alpha) if alpha != 1 else Add.apply(input, other)
+    return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
 @_with_out
@@ -520,7 +550,7 @@ def sub(input, other, *, alpha=1):  # noqa: A002
     >>> tapegrad.sub(tapegrad.tensor([1., 2.]), 1)
     tensor([0., 1.])
     """
-    return Sub.apply(input, other, alpha) if alpha != 1 else Sub.apply(input, other)
+    return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 
 @_with_out
@@ -1259,9 +1289,13 @@ class _TanhGrad(Primitive):
     node_name = "TanhBackwardBackward0"
 
     @staticmethod
+    def compute(grad, result):
+        return grad * (_one(result.dtype) - result * result)
+
+    @staticmethod
     def forward(ctx, grad, result):
         ctx.save_inputs(0, 1)
-        return grad * (_one(result.dtype) - result * result)
+        return _TanhGrad.compute(grad, result)
 
     @staticmethod
     def backward(ctx, gg):
@@ -1277,9 +1311,13 @@ class _SigmoidGrad(Primitive):
     node_name = "SigmoidBackwardBackward0"
 
     @staticmethod
+    def compute(grad, result):
+        return grad * (result * (_one(result.dtype) - result))
+
+    @staticmethod
     def forward(ctx, grad, result):
         ctx.save_inputs(0, 1)
-        return grad * (result * (_one(result.dtype) - result))
+        return _SigmoidGrad.compute(grad, result)
 
     @staticmethod
     def backward(ctx, gg):
@@ -1667,6 +1705,10 @@ class _ReluGrad(Primitive):
     threshold_backward); differentiable in ``grad`` for double backward, constant in ``result``."""
 
     node_name = "ThresholdBackwardBackward0"
+
+    @staticmethod
+    def compute(grad, result):
+        return grad * (result > 0)
 
     @staticmethod
     def forward(ctx, grad, result):
