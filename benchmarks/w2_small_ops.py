@@ -92,6 +92,53 @@ def chain_numpy(x0, a, b, n_ops):
     return step
 
 
+FLOOR = "Python floor"
+
+
+def chain_floor(x0, a, b, n_ops):
+    """The least any Python-level engine pays (an informational engine, not a product): per op one output object
+    and one node object, one Python call forward and one backward, the graph a linked list. None of torch's
+    semantics — no DAG ordering, dtype promotion, broadcasting, version counters, grad mode, hooks or checks."""
+
+    class Var:
+        __slots__ = ("value", "node")
+
+        def __init__(self, value, node):
+            self.value, self.node = value, node
+
+    class Node:
+        __slots__ = ("backward", "saved", "parent")
+
+        def __init__(self, backward, saved, parent):
+            self.backward, self.saved, self.parent = backward, saved, parent
+
+    def sigmoid(v):
+        t = np.exp(-v)
+        t += 1
+        return np.reciprocal(t, out=t)
+
+    def op(forward, backward, x, *args, save=None):
+        out = forward(x.value, *args)
+        return Var(out, Node(backward, out if save is None else save, x.node))
+
+    ops = [(np.add, lambda g, s: g, a, None), (np.multiply, lambda g, s: g * s, b, b),
+           (np.tanh, lambda g, s: g * (1 - s * s), None, None), (np.exp, lambda g, s: g * s, None, None),
+           (sigmoid, lambda g, s: g * (s * (1 - s)), None, None)]
+
+    def step():
+        y = Var(x0, None)
+        for i in range(n_ops):
+            fwd, bwd, arg, save = ops[i % 5]
+            y = op(fwd, bwd, y, arg, save=save) if arg is not None else op(fwd, bwd, y)
+        g, node = np.ones_like(y.value), y.node
+        while node is not None:
+            g = node.backward(g, node.saved)
+            node = node.parent
+        return y.value.sum(), g
+
+    return step
+
+
 def run(quick=False, threads=1):
     import tapegrad
     torch = C.import_torch()
@@ -102,6 +149,7 @@ def run(quick=False, threads=1):
     if torch is not None:
         fns["torch"] = chain_engine(torch, x0, a, b, n_ops)
     fns["numpy"] = chain_numpy(x0, a, b, n_ops)
+    fns[FLOOR] = chain_floor(x0, a, b, n_ops)
 
     with C.pinned_threads(threads):
         outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
@@ -116,10 +164,14 @@ def run(quick=False, threads=1):
         times = C.interleaved(fns, repeats, warmup=1 if quick else 5)
 
     per_op = 1e6 / n_ops
-    engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy")}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
+    engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy", FLOOR)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), (FLOOR, "torch")],
+                      threads)
     return C.result("W2", f"{n_ops}-op chain add/mul/tanh/exp/sigmoid on float32 ({SIZE},), fwd+bwd",
-                    "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats})
+                    "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats},
+                    notes=[f"'{FLOOR}': a minimal Python tape (one output object and one node per op, one Python "
+                           "call each way, a linked list; none of torch's semantics), for information: the least "
+                           "a Python-level engine pays over hand NumPy"])
 
 
 def main(argv=None):
