@@ -198,7 +198,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     # 4. the walk
-    walk = _Walk(arrays, create_graph, captures, needed, results, inputs, accumulate)
+    walk = None
     plain = arrays and captures is None      # the common case: no graph of the backward, nothing captured
     prev = _state.enabled
     _state.enabled = create_graph
@@ -220,6 +220,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                         continue
                     grads_in = _run_arrays(node, buf) if node._array_backward else _run_wrapped(node, buf)
                 else:
+                    if walk is None:
+                        walk = _Walk(arrays, create_graph, captures, needed, results, inputs, accumulate)
                     grads_in = _visit(node, buf, walk)
                     if grads_in is None:
                         continue
@@ -252,9 +254,9 @@ class _Walk:
 
     __slots__ = ("arrays", "create_graph", "captures", "needed", "results", "inputs", "accumulate")
 
-    def __init__(self, *values):
-        for name, v in zip(self.__slots__, values):
-            setattr(self, name, v)
+    def __init__(self, arrays, create_graph, captures, needed, results, inputs, accumulate):
+        self.arrays, self.create_graph, self.captures, self.needed = arrays, create_graph, captures, needed
+        self.results, self.inputs, self.accumulate = results, inputs, accumulate
 
 
 def _run_wrapped(node, buf):

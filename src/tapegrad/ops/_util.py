@@ -65,7 +65,7 @@ def sum_to_shape(g, shape):
     lead = len(gs) - len(shape)
     dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
     if dims:
-        g = g.sum(dims, keepdim=True) if g.__class__ is Tensor else np.sum(g, axis=dims, keepdims=True)
+        g = g.sum(dims, keepdim=True) if g.__class__ is Tensor else np.add.reduce(g, axis=dims, keepdims=True)
     if lead:
         g = g.reshape(tuple(shape))
     return g
@@ -78,7 +78,7 @@ def expand_to(g, shape):
 
 def mT(g):
     """Swap the last two dims (a view)."""
-    return g.transpose(-1, -2) if g.__class__ is Tensor else np.swapaxes(g, -1, -2)
+    return g.transpose(-1, -2) if g.__class__ is Tensor else g.swapaxes(-1, -2)
 
 
 def kernel(cls, grad, *args):

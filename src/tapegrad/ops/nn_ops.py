@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, bind, mT, normalize_dim, op_error, shape_str
+from ._util import Primitive, Tensor, bind, mT, normalize_dim, op_error, shape_str, sum_to_shape
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -361,7 +361,7 @@ class _Addmm(Primitive):
             d = np.result_type(x, w, bias)
             x, w = x.astype(d, copy=False), w.astype(d, copy=False)
         ctx.save_inputs(1, 2)
-        ctx.bias_1d = bias.ndim == 1
+        ctx.bias_shape = bias.shape
         out = x @ w.T
         try:
             out += bias
@@ -375,7 +375,7 @@ class _Addmm(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return ((grad.sum(0) if ctx.bias_1d else grad) if need[0] else None, grad @ w if need[1] else None,
+        return (sum_to_shape(grad, ctx.bias_shape) if need[0] else None, grad @ w if need[1] else None,
                 mT(grad) @ x if need[2] else None)
 
 
