@@ -4,6 +4,7 @@
 ``nn``, ``optim``, ``utils.data``. Submodules that are not needed for the core load on first use.
 """
 
+from . import _malloc
 from . import _dtype
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
                      float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
@@ -26,6 +27,8 @@ from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, con
 from . import autograd
 
 __version__ = "0.1.0"
+
+_malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
          "cuda", "backends", "testing"}

@@ -494,10 +494,10 @@ def _max_pool_tiled(x, d, kernel, O):
     nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
     kidx = np.full(vals.shape, K - 1, np.int16 if K < 32768 else np.int64)
     for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins
-        np.copyto(kidx, t, where=w[t] == vals)
+        np.putmask(kidx, w[t] == vals, t)        # (putmask: half the time of copyto(where=) here)
     if nan:                                      # torch's kernel takes every NaN it meets: the last one wins
         for t in range(K):
-            np.copyto(kidx, t, where=np.isnan(w[t]))
+            np.putmask(kidx, np.isnan(w[t]), t)
     # flat per-plane input index: sum_i (o_i * k_i + kc_i) * P_i, with P_i the plane strides
     P = [math.prod(S[i + 1:]) for i in range(d)]
     base = np.zeros(tuple(O), np.int64)
