@@ -328,10 +328,11 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
                 raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
             if out._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            if not out.dtype.is_floating_point:
+            arr = out._array
+            if arr.dtype.kind != "f":
                 raise RuntimeError(f"grad can be implicitly created only for real scalar outputs but got "
                                    f"{out.dtype}")
-            g = T._make(np.ones(out._array.shape, out.dtype.np))
+            g = T._make(np.ones(arr.shape, arr.dtype))
         else:
             if not isinstance(g, T):
                 g = T._make(np.asarray(g, out.dtype.np))
