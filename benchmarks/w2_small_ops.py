@@ -11,6 +11,7 @@ backward by hand); the check compares x.grad of every engine.
 from __future__ import annotations
 
 import _common as C
+import _peers
 import numpy as np
 
 N_OPS = 200
@@ -150,6 +151,9 @@ def run(quick=False, threads=1):
         fns["torch"] = chain_engine(torch, x0, a, b, n_ops)
     fns["numpy"] = chain_numpy(x0, a, b, n_ops)
     fns[FLOOR] = chain_floor(x0, a, b, n_ops)
+    peers = list(_peers.available())
+    for name in peers:
+        fns[name] = _peers.chain(name, x0, a, b, n_ops)
 
     with C.pinned_threads(threads):
         outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
@@ -164,9 +168,9 @@ def run(quick=False, threads=1):
         times = C.interleaved(fns, repeats, warmup=1 if quick else 5)
 
     per_op = 1e6 / n_ops
-    engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy", FLOOR)}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), (FLOOR, "torch")],
-                      threads)
+    engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy", FLOOR, *peers)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), (FLOOR, "torch")]
+                      + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
     return C.result("W2", f"{n_ops}-op chain add/mul/tanh/exp/sigmoid on float32 ({SIZE},), fwd+bwd",
                     "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats},
                     notes=[f"'{FLOOR}': a minimal Python tape (one output object and one node per op, one Python "

@@ -11,6 +11,7 @@ check compares the losses of a few steps and the weights after them.
 from __future__ import annotations
 
 import _common as C
+import _peers
 import numpy as np
 
 SIZES = (784, 256, 128, 10)
@@ -100,8 +101,12 @@ class NumpyMLP:
         return self.params
 
 
-def trainers(state, batches, which=("tapegrad", "torch", "numpy"), sizes=SIZES):
+ENGINES = ("tapegrad", "torch", "numpy", _peers.MYGRAD, _peers.AUTOGRAD)
+
+
+def trainers(state, batches, which=ENGINES, sizes=SIZES):
     out = {}
+    peers = _peers.available()
     for name in which:
         if name == "tapegrad":
             import tapegrad
@@ -111,6 +116,8 @@ def trainers(state, batches, which=("tapegrad", "torch", "numpy"), sizes=SIZES):
             out[name] = C.Trainer(torch, build_model(torch, sizes), state, batches, sgd)
         elif name == "numpy":
             out[name] = NumpyMLP(state, batches)
+        elif name in peers:
+            out[name] = _peers.PeerMLP(name, state, batches, LR, MOMENTUM)
     return out
 
 
@@ -124,8 +131,10 @@ def run(quick=False, threads=1):
         checks, _ = C.check_training("W3", trainers(state, batches, sizes=sizes), 3, rtol=1e-4)
         tr = trainers(state, batches, sizes=sizes)
         times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy")}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
+    peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
+    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", *peers)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
+                      + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
     title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
     return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps})
 
