@@ -75,7 +75,7 @@ def test_a_wrong_engine_fails_the_check(torch):
     batches = w3_mlp.make_batches(2, 4, sizes[0])
     good = w3_mlp.trainers(state, batches, sizes=sizes)
     lines, _ = C.check_training("W3", good, 3, rtol=1e-4)
-    assert len(lines) == 2
+    assert len(lines) == len(good) - 1       # every engine compared with tapegrad (peers when installed)
     bad = w3_mlp.trainers(state, batches, sizes=sizes)
     bad["numpy"].params["0.weight"] *= np.float32(1.01)
     with pytest.raises(C.CheckFailed, match="tapegrad vs numpy"):
