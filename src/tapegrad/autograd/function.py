@@ -452,7 +452,9 @@ def _apply(cls, *args, **kwargs):
     if not cls._array_forward:
         return _apply_function(cls, args, kwargs, False)
     # the fast path of a built-in op: one NumPy call and one Tensor wrapper
-    raw = [a._array if isinstance(a, T) else a for a in args]
+    raw = []
+    for a in args:       # (a loop: cheaper than a list comprehension for the usual one or two arguments)
+        raw.append(a._array if isinstance(a, T) else a)
     # built-in ops are silent about inf/nan, as torch's (NumPy would warn); the backward walk is silenced
     # once for all its ops, so only ops outside it pay for this
     token = None if quiet_state() is QUIET else quiet_enter(QUIET)
