@@ -8,12 +8,11 @@ For add, mul, tanh and exp on a float32 (16,) tensor, best of several runs, in �
 - ``backward``: one node of a 200-op chain of that op during ``backward()`` (the walk, the formula, its kernel);
 - the same for torch (``torch no_grad``, ``torch recorded``, ``torch backward``) when it is installed.
 
-    python benchmarks/breakdown.py [--markdown]
+    python benchmarks/breakdown.py
 """
 
 from __future__ import annotations
 
-import sys
 import time
 
 import numpy as np
@@ -31,29 +30,30 @@ def best_us(fn, number, repeat=7):
     return best * 1e6
 
 
+def op_row(T, op, x0, c):
+    """µs per op for one op on engine T (tapegrad or torch): no_grad, recorded, backward per node."""
+    x = T.from_numpy(x0.copy()).requires_grad_()
+    with T.no_grad():
+        nog = best_us(lambda: op(T, x, c), 20000)
+    rec = best_us(lambda: op(T, x, c), 20000)
+
+    def chain():
+        y = x
+        for _ in range(N_CHAIN):
+            y = op(T, y, c)
+        return y.sum()
+
+    def chain_backward():
+        chain().backward()
+
+    fwd = best_us(chain, 30) / N_CHAIN
+    both = best_us(chain_backward, 30) / N_CHAIN
+    return nog, rec, both - fwd
+
+
 def engine_rows(T, ops, x0, c0):
-    """µs per op for an engine T (tapegrad or torch): no_grad, recorded, backward per node."""
     c = T.from_numpy(c0)
-    rows = {}
-    for name, op in ops.items():
-        x = T.from_numpy(x0.copy()).requires_grad_()
-        with T.no_grad():
-            nog = best_us(lambda: op(T, x, c), 20000)
-        rec = best_us(lambda: op(T, x, c), 20000)
-
-        def chain():
-            y = x
-            for _ in range(N_CHAIN):
-                y = op(T, y, c)
-            return y.sum()
-
-        def chain_backward():
-            chain().backward()
-
-        fwd = best_us(chain, 30) / N_CHAIN
-        both = best_us(chain_backward, 30) / N_CHAIN
-        rows[name] = (nog, rec, both - fwd)
-    return rows
+    return {name: op_row(T, op, x0, c) for name, op in ops.items()}
 
 
 def run():
@@ -90,18 +90,10 @@ def table(numpy_us, tg, th):
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    try:
-        from threadpoolctl import threadpool_limits
-        limits = threadpool_limits(1)
-    except ImportError:
-        limits = None
-    try:
+    import _common as C
+    with C.pinned_threads(1):
         numpy_us, tg, th = run()
-    finally:
-        if limits is not None:
-            limits.unregister() if hasattr(limits, "unregister") else None
-    print("µs per op on a float32 (16,) tensor, best of 7 runs (exp's row includes its `* 0.5`):")
+    print("µs per op on a float32 (16,) tensor, 1 thread, best of 7 runs (exp's row includes its `* 0.5`):")
     print(table(numpy_us, tg, th))
 
 
