@@ -8,19 +8,23 @@ For add, mul, tanh and exp on a float32 (16,) tensor, best of several runs, in Â
 - ``backward``: one node of a 200-op chain of that op during ``backward()`` (the walk, the formula, its kernel);
 - the same for torch (``torch no_grad``, ``torch recorded``, ``torch backward``) when it is installed.
 
-    python benchmarks/breakdown.py
+    python benchmarks/breakdown.py [--quick]     (--quick: a few iterations, to check that it runs)
 """
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
 
 N_CHAIN = 200
+QUICK = False
 
 
 def best_us(fn, number, repeat=7):
+    if QUICK:
+        number, repeat = max(1, number // 1000), 1
     best = float("inf")
     for _ in range(repeat):
         t0 = time.perf_counter()
@@ -90,7 +94,9 @@ def table(numpy_us, tg, th):
 
 
 def main(argv=None):
+    global QUICK
     import _common as C
+    QUICK = "--quick" in (sys.argv[1:] if argv is None else argv)
     with C.pinned_threads(1):
         numpy_us, tg, th = run()
     print("Âµs per op on a float32 (16,) tensor, 1 thread, best of 7 runs (exp's row includes its `* 0.5`):")

@@ -84,6 +84,14 @@ def test_a_wrong_engine_fails_the_check(torch):
         C.assert_close("x", np.array([1e-30, 2e-30]), np.array([1e-30, 3e-30]), rtol=1e-4)
 
 
+def test_breakdown_runs():
+    """benchmarks/breakdown.py (the per-op cost table) still runs."""
+    proc = subprocess.run([sys.executable, os.path.join(BENCH, "breakdown.py"), "--quick"], capture_output=True,
+                          text=True, timeout=300, cwd=ROOT, env={**os.environ, "PYTHONPATH": os.path.join(ROOT, "src")})
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "| add |" in proc.stdout and "tapegrad backward/node" in proc.stdout
+
+
 def test_scripts_run_alone():
     """Each workload script is runnable on its own (W2 as the example: --quick --json)."""
     proc = subprocess.run([sys.executable, os.path.join(BENCH, "w2_small_ops.py"), "--quick", "--json"],
