@@ -91,8 +91,11 @@ class SavedTensor:
     __slots__ = ("_data", "_vc", "_version", "_output_nr")
 
     def __init__(self, tensor, output_nr):
-        self._vc = tensor._vc
-        self._version = self._vc[0]
+        vc = tensor._vcl
+        if vc is None:                   # (the tensor's version counter, made now: it must be shared)
+            vc = tensor._vcl = [0]
+        self._vc = vc
+        self._version = vc[0]
         self._output_nr = output_nr
         self._data = tensor._array
 
@@ -514,8 +517,11 @@ def _record(cls, args, kwargs):
         outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
         _link_outputs(ctx, outputs)
         return outputs
+    if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
+        _link_outputs(ctx, (out,))
+        return out
     out = T._make(out)
-    _link_outputs(ctx, (out,))
+    _link_outputs(ctx, (out,), fresh=True)
     return out
 
 
@@ -583,8 +589,9 @@ def _link(ctx, args, outputs):
     _link_outputs(ctx, outputs)
 
 
-def _link_outputs(ctx, outputs):
-    """Make ctx the ``grad_fn`` of its (floating) outputs and keep what it saved for backward."""
+def _link_outputs(ctx, outputs, fresh=False):
+    """Make ctx the ``grad_fn`` of its (floating) outputs and keep what it saved for backward. ``fresh``: the
+    outputs were just made, so no saved input can be one of them."""
     T = _Tensor
     ctx._arrays = False
     dirty = ctx._dirty
@@ -634,11 +641,10 @@ def _link_outputs(ctx, outputs):
             if s is _RESULT:
                 s = SavedTensor(outputs[0], 0)
             elif isinstance(s, T):
-                for j, o in enumerate(outputs):
-                    if s is o:
-                        s = SavedTensor(s, j)
-                        break
-                else:
+                j = -1 if fresh else _position(s, outputs)
+                if j >= 0:                   # an output saved as such: no reference cycle through it
+                    s = SavedTensor(s, j)
+                else:                        # an input: kept with the version it has now
                     vc = s._vcl
                     v = 0 if vc is None else vc[0]
             saved.append(s)
@@ -646,6 +652,13 @@ def _link_outputs(ctx, outputs):
         ctx._saved = tuple(saved)
         ctx._saved_versions = tuple(versions)
     ctx._inputs = None
+
+
+def _position(t, outputs):
+    for j, o in enumerate(outputs):
+        if t is o:
+            return j
+    return -1
 
 
 def _marked(o, non_diff):
