@@ -110,6 +110,26 @@ def _im2col_t(x, kernel, out_sizes, stride, padding, dilation, groups):
     return win.transpose(perm).reshape(groups, (C // groups) * math.prod(kernel), N * math.prod(out_sizes))
 
 
+def _channels_last(x, kernel, out_sizes, groups, dilation):
+    """Whether columns from a channels-last copy (``_cols_cl``) beat ``_im2col_t``: the copy into columns runs
+    over contiguous stretches of ``K_last * C`` elements there and of ``O_last`` here (measured on LeNet's second
+    conv, C=6: 692 -> 458 µs; its first, C=1, keeps ``_im2col_t``)."""
+    return (groups == 1 and all(v == 1 for v in dilation) and x.size > 0 and all(o > 0 for o in out_sizes)
+            and kernel[-1] * x.shape[1] > out_sizes[-1])
+
+
+def _cols_cl(x, kernel, out_sizes, stride, padding):
+    """Columns ``(N * prod(O), prod(K) * C)`` of the padded input, channels last (no groups, no dilation)."""
+    N, C = x.shape[:2]
+    d = len(kernel)
+    xc = np.ascontiguousarray(np.moveaxis(_pad_array(x, padding, padding), 1, -1))        # (N, *S, C)
+    st = xc.strides
+    win = as_strided(xc, (N,) + tuple(out_sizes) + tuple(kernel) + (C,),
+                     (st[0],) + tuple(st[1 + i] * stride[i] for i in range(d)) + st[1:1 + d] + (st[-1],),
+                     writeable=False)                                                      # (N, *O, *K, C)
+    return win.reshape(N * math.prod(out_sizes), math.prod(kernel) * C)
+
+
 def _conv_forward(x, w, stride, padding, dilation, groups, out_sizes=None):
     N = x.shape[0]
     d = x.ndim - 2
@@ -118,6 +138,10 @@ def _conv_forward(x, w, stride, padding, dilation, groups, out_sizes=None):
         out_sizes = tuple(_conv_out_size(x.shape[2 + i], kernel[i], stride[i], padding[i], dilation[i])
                           for i in range(d))
     cout = w.shape[0]
+    if _channels_last(x, kernel, out_sizes, groups, dilation):
+        cols = _cols_cl(x, kernel, out_sizes, stride, padding)
+        out = cols @ np.moveaxis(w, 1, -1).reshape(cout, -1).T                             # (N * prod(O), Cout)
+        return np.ascontiguousarray(np.moveaxis(out.reshape((N,) + tuple(out_sizes) + (cout,)), -1, 1))
     cols = _im2col_t(x, kernel, out_sizes, stride, padding, dilation, groups)
     wm = w.reshape(groups, cout // groups, math.prod(w.shape[1:]))
     out = np.matmul(wm, cols)                                          # (G, Cout/G, N * prod(O))
@@ -173,6 +197,10 @@ def _weight_grad(x, g, kernel, stride, padding, dilation, groups):
     N, C = x.shape[:2]
     cout = g.shape[1]
     out_sizes = g.shape[2:]
+    if _channels_last(x, kernel, out_sizes, groups, dilation):
+        cols = _cols_cl(x, kernel, out_sizes, stride, padding)                          # (N*O, K*C)
+        gw = np.moveaxis(g, 1, -1).reshape(-1, cout).T @ cols                           # (Cout, K*C)
+        return np.ascontiguousarray(np.moveaxis(gw.reshape((cout,) + tuple(kernel) + (C,)), -1, 1))
     cols = _im2col_t(x, kernel, out_sizes, stride, padding, dilation, groups)   # (G, Cg*K, N*O)
     ot = math.prod(out_sizes)
     gm = g.reshape(N, groups, cout // groups, ot).transpose(1, 2, 0, 3).reshape(groups, cout // groups, N * ot)
