@@ -520,9 +520,12 @@ def _max_pool_tiled(x, d, kernel, O):
     w = np.ascontiguousarray(xr.transpose(order)).reshape((K,) + lead + tuple(O))
     vals = np.maximum.reduce(w, axis=0)          # a NaN propagates: a NaN wins, as in torch
     nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
-    kidx = np.full(vals.shape, K - 1, np.int16 if K < 32768 else np.int64)
-    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins
-        np.putmask(kidx, w[t] == vals, t)        # (putmask: half the time of copyto(where=) here)
+    itype = np.int16 if K < 32768 else np.int64
+    kidx = np.full(vals.shape, K - 1, itype)
+    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins:
+        kidx -= itype(t)                         # kidx = t where w[t] is the max, else kidx, as arithmetic
+        kidx *= w[t] != vals                     # (branch-free: ~10x faster than a masked copy on random data)
+        kidx += itype(t)
     if nan:                                      # torch's kernel takes every NaN it meets: the last one wins
         for t in range(K):
             np.putmask(kidx, np.isnan(w[t]), t)
@@ -535,7 +538,9 @@ def _max_pool_tiled(x, d, kernel, O):
         base = base + (np.arange(O[i], dtype=np.int64) * (kernel[i] * P[i])).reshape(shape)
     kc = np.unravel_index(np.arange(K), kernel)
     offs = sum(kc[i].astype(np.int64) * P[i] for i in range(d))
-    return vals, base + offs[kidx]
+    flat = np.take(offs, kidx)                   # (take: faster than offs[kidx])
+    flat += base
+    return vals, flat
 
 
 def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
