@@ -366,36 +366,23 @@ def test_no_grad_for_weight(torch):
         F.nll_loss(tg(X), tg(np.array([0, 1, 2])), weight=w)
 
 
-def test_training_step_is_fast():
-    """linear + cross_entropy + backward costs little more than the NumPy work it needs (best of several runs:
-    the machine may be shared)."""
-    import time
+def test_training_step_gradients_match_numpy_in_float32():
+    """linear + cross_entropy + backward gives the gradients of the NumPy formulas, in float32, with no graph of
+    the backward (its speed is measured in benchmarks/, never asserted here)."""
     r = np.random.default_rng(0)
     x = tg(r.standard_normal((256, 512)), dtype=np.float32)
     w, b = tg(r.standard_normal((10, 512)) * 0.01, True, np.float32), tg(np.zeros(10), True, np.float32)
     t = tg(r.integers(0, 10, 256))
     xa, wa = x.numpy(), w.detach().numpy()
-
-    def raw():
-        z = xa @ wa.T
-        e = np.exp(z - z.max(1, keepdims=True))
-        g = e / e.sum(1, keepdims=True)
-        return g.T @ xa, g.sum(0)
-
-    def step():
-        F.cross_entropy(F.linear(x, w, b), t).backward()
-
-    def best(fn):
-        times = []
-        for _ in range(7):
-            start = time.perf_counter()
-            for _ in range(3):
-                fn()
-            times.append((time.perf_counter() - start) / 3)
-        return min(times)
-
-    assert best(step) < 4 * best(raw) + 2e-3
-    assert w.grad.dtype == tapegrad.float32
+    z = xa @ wa.T
+    e = np.exp(z - z.max(1, keepdims=True))
+    g = e / e.sum(1, keepdims=True)
+    g[np.arange(256), t.numpy()] -= 1
+    g /= 256
+    F.cross_entropy(F.linear(x, w, b), t).backward()
+    assert w.grad.dtype == tapegrad.float32 and w.grad.grad_fn is None and not w.grad.requires_grad
+    np.testing.assert_allclose(w.grad.numpy(), g.T @ xa, rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(b.grad.numpy(), g.sum(0), rtol=1e-4, atol=1e-6)
 
 
 def test_docstring_examples():
