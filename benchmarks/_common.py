@@ -60,6 +60,14 @@ def pinned_threads(n, with_torch=True):
                 torch.set_num_threads(old_torch)
 
 
+def cycle(y, n_ops, steps):
+    """Apply the callables ``steps`` (each ``y -> y``) in turn, ``n_ops`` times in all: the op chains of W2 and W6,
+    written once for every engine (each passes its own five steps)."""
+    for i in range(n_ops):
+        y = steps[i % len(steps)](y)
+    return y
+
+
 class Elapsed(float):
     """Seconds measured by the callable itself (returned to ``interleaved`` instead of its wall time)."""
 

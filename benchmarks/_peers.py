@@ -8,6 +8,7 @@ checked against tapegrad's like every engine's. Written in each library's own id
 
 from __future__ import annotations
 
+import _common as C
 import numpy as np
 
 MYGRAD, AUTOGRAD = "MyGrad", "HIPS autograd"
@@ -36,22 +37,11 @@ def chain(name, x0, a, b, n_ops):
         import mygrad as mg
         from mygrad.nnet.activations import sigmoid
 
+        steps = (lambda y: y + a, lambda y: y * b, mg.tanh, mg.exp, sigmoid)
+
         def step():
             x = mg.tensor(x0)
-            y = x
-            for i in range(n_ops):
-                k = i % 5
-                if k == 0:
-                    y = y + a
-                elif k == 1:
-                    y = y * b
-                elif k == 2:
-                    y = mg.tanh(y)
-                elif k == 3:
-                    y = mg.exp(y)
-                else:
-                    y = sigmoid(y)
-            loss = y.sum()
+            loss = C.cycle(x, n_ops, steps).sum()
             loss.backward()
             return loss.data, x.grad
         return step
@@ -59,21 +49,10 @@ def chain(name, x0, a, b, n_ops):
     import autograd
     import autograd.numpy as anp
 
+    steps = (lambda y: y + a, lambda y: y * b, anp.tanh, anp.exp, lambda y: 1 / (1 + anp.exp(-y)))
+
     def f(x):
-        y = x
-        for i in range(n_ops):
-            k = i % 5
-            if k == 0:
-                y = y + a
-            elif k == 1:
-                y = y * b
-            elif k == 2:
-                y = anp.tanh(y)
-            elif k == 3:
-                y = anp.exp(y)
-            else:
-                y = 1 / (1 + anp.exp(-y))
-        return anp.sum(y)
+        return anp.sum(C.cycle(x, n_ops, steps))
 
     value_and_grad = autograd.value_and_grad(f)
 

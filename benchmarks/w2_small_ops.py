@@ -30,22 +30,11 @@ def chain_engine(T, x0, a0, b0, n_ops):
     """The same source for tapegrad and torch (``import tapegrad as torch`` runs PyTorch code)."""
     a, b = T.from_numpy(a0), T.from_numpy(b0)
 
+    steps = (lambda y: y + a, lambda y: y * b, T.tanh, T.exp, T.sigmoid)
+
     def step():
         x = T.from_numpy(x0).requires_grad_()
-        y = x
-        for i in range(n_ops):
-            k = i % 5
-            if k == 0:
-                y = y + a
-            elif k == 1:
-                y = y * b
-            elif k == 2:
-                y = T.tanh(y)
-            elif k == 3:
-                y = T.exp(y)
-            else:
-                y = T.sigmoid(y)
-        loss = y.sum()
+        loss = C.cycle(x, n_ops, steps).sum()
         loss.backward()
         return loss, x.grad
 

@@ -36,21 +36,11 @@ def data(seed=0):
 def chain_engine(T, x0, a0, b0, binv0, n_ops):
     a, b, binv = T.from_numpy(a0), T.from_numpy(b0), T.from_numpy(binv0)
 
+    steps = (lambda y: y + a, lambda y: y * b, T.exp, T.log, lambda y: y * binv)
+
     def step():
         x = T.from_numpy(x0.copy()).requires_grad_()
-        y = x
-        for i in range(n_ops):
-            k = i % 5
-            if k == 0:
-                y = y + a
-            elif k == 1:
-                y = y * b
-            elif k == 2:
-                y = T.exp(y)
-            elif k == 3:
-                y = T.log(y)
-            else:
-                y = y * binv
+        y = C.cycle(x, n_ops, steps)
         y.backward()
         return y.detach(), x.grad
 
