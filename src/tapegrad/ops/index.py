@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, shape_str
+from ._util import Primitive, Tensor, apply_inplace, bind, kernel, mark_view, normalize_dim, shape_str
 
 __all__ = [
     "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
@@ -132,6 +132,8 @@ def _specified_dims(items):
 class Select(Primitive):
     """``x.select(dim, index)``: a view without dimension ``dim``."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -139,7 +141,7 @@ class Select(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return SelectBackwardOp.apply(grad, ctx.shape, ctx.dim, ctx.index), None, None
+        return kernel(SelectBackwardOp, grad, ctx.shape, ctx.dim, ctx.index), None, None
 
 
 class SelectBackwardOp(Primitive):
@@ -162,6 +164,8 @@ class SelectBackwardOp(Primitive):
 class Slice(Primitive):
     """``x[..., start:stop:step]`` along ``dim`` (a view)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dim, start, stop, step):
         ctx.shape, ctx.key = x.shape, (slice(None),) * dim + (slice(start, stop, step),)
@@ -170,7 +174,7 @@ class Slice(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return SliceBackwardOp.apply(grad, ctx.shape, ctx.args), None, None, None, None
+        return kernel(SliceBackwardOp, grad, ctx.shape, ctx.args), None, None, None, None
 
 
 class SliceBackwardOp(Primitive):

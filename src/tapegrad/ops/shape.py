@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.grad_mode import _state
 from ..tensor import Size
-from ._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, op_error, shape_str
+from ._util import Primitive, Tensor, apply_inplace, bind, kernel, mark_view, normalize_dim, op_error, shape_str
 from .reduce import _write_out
 
 __all__ = ["reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "unsqueeze",
@@ -67,6 +67,8 @@ def _try_view(a, shape):
 class View(Primitive):
     """The same data seen with another shape (``view`` requires it to be possible without a copy)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, shape, must_view=False):
         shape = _infer_shape(shape, x.size)
@@ -86,6 +88,8 @@ class View(Primitive):
 
 class UnsafeView(View):
     """``reshape`` that has to copy (torch's ``_unsafe_view`` of a contiguous copy)."""
+
+    array_backward = True
 
 
 def reshape(input, *shape):
@@ -176,9 +180,11 @@ class Transpose(Primitive):
         ctx.dims = (dim0, dim1)
         return np.swapaxes(x, dim0, dim1) if x.ndim else x.view()
 
+    array_backward = True
+
     @staticmethod
     def backward(ctx, grad):
-        return grad.transpose(*ctx.dims), None, None
+        return (grad.swapaxes(*ctx.dims) if grad.ndim else grad), None, None
 
 
 class Permute(Primitive):
@@ -189,9 +195,12 @@ class Permute(Primitive):
         ctx.dims = dims
         return np.transpose(x, dims)
 
+    array_backward = True
+
     @staticmethod
     def backward(ctx, grad):
-        return grad.permute(tuple(np.argsort(ctx.dims).tolist())), None
+        inverse = tuple(np.argsort(ctx.dims).tolist())
+        return (grad.permute(inverse) if grad.__class__ is Tensor else grad.transpose(inverse)), None
 
 
 class T(Primitive):
@@ -203,9 +212,11 @@ class T(Primitive):
             raise RuntimeError(f"t() expects a tensor with <= 2 dimensions, but self is {x.ndim}D")
         return x.T
 
+    array_backward = True
+
     @staticmethod
     def backward(ctx, grad):
-        return grad.t()
+        return grad.t() if grad.__class__ is Tensor else grad.T
 
 
 def transpose(input, dim0, dim1):
@@ -305,6 +316,8 @@ def _mT(self):
 class Unsqueeze(Primitive):
     """Insert a dim of size 1."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.in_shape = x.shape
@@ -320,6 +333,7 @@ def _squeeze_node(name):
         """Remove dims of size 1."""
 
         node_name = name
+        array_backward = True
 
         @staticmethod
         def forward(ctx, x, dims):
@@ -364,6 +378,8 @@ def squeeze(input, dim=None):
 
 class Expand(Primitive):
     """Broadcast to a larger shape without copying (-1 keeps a dim)."""
+
+    array_backward = True
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -691,6 +707,8 @@ def rot90(input, k=1, dims=(0, 1)):
 class _Basic(Primitive):
     """``x[key]`` for a basic (view-making) key; backward places the gradient back into zeros."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, key):
         ctx.key, ctx.shape = key, x.shape
@@ -698,7 +716,7 @@ class _Basic(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return _BasicScatter.apply(grad, ctx.key, ctx.shape), None
+        return kernel(_BasicScatter, grad, ctx.key, ctx.shape), None
 
 
 class _BasicScatter(Primitive):
@@ -721,9 +739,13 @@ class _BasicScatter(Primitive):
 class Slice(_Basic):
     """A contiguous range along one dim (``narrow``, ``tensor_split``)."""
 
+    array_backward = True
+
 
 class Select(_Basic):
     """One index along one dim (``select``); the dim is removed."""
+
+    array_backward = True
 
 
 def _slice_key(d, start, stop):
@@ -1434,14 +1456,17 @@ def diagflat(input, offset=0):
 # --- in-place view ops: the tensor itself takes the new shape -----------------------------------------------------
 class TInplace(T):
     node_name = "TBackward1"
+    array_backward = True
 
 
 class TransposeInplace(Transpose):
     node_name = "TransposeBackward1"
+    array_backward = True
 
 
 class UnsqueezeInplace(Unsqueeze):
     node_name = "UnsqueezeBackward1"
+    array_backward = True
 
 
 Squeeze3, Squeeze4, Squeeze5 = (_squeeze_node(f"SqueezeBackward{i}") for i in (3, 4, 5))
