@@ -27,6 +27,7 @@ import warnings
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import _util
 from ._util import Primitive, op_error, shape_str
 
 __all__ = [
@@ -218,6 +219,7 @@ class Convolution(Primitive):
     """torch's ``aten::convolution``: (transposed) N-d convolution with stride, padding, dilation and groups."""
 
     node_name = "ConvolutionBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, dilation, transposed, output_padding, groups, out_sizes=None):
@@ -237,21 +239,22 @@ class Convolution(Primitive):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         stride, padding, dilation, groups = ctx.params
-        kernel = w._array.shape[2:]
-        d = len(kernel)
+        kernel_size = tuple(w.shape[2:])
+        d = len(kernel_size)
         gx = gw = gb = None
         if not ctx.transposed:
             if need[0]:
-                op = _transpose_out_padding(x._array.shape[2:], g._array.shape[2:], kernel, stride, padding, dilation)
-                gx = _ConvolutionGrad.apply(g, w, None, stride, padding, dilation, True, op, groups)
+                op = _transpose_out_padding(tuple(x.shape[2:]), tuple(g.shape[2:]), kernel_size, stride, padding,
+                                            dilation)
+                gx = _util.kernel(_ConvolutionGrad, g, w, None, stride, padding, dilation, True, op, groups)
             if need[1]:
-                gw = ConvWeightGrad.apply(x, g, kernel, stride, padding, dilation, groups)
+                gw = _util.kernel(ConvWeightGrad, x, g, kernel_size, stride, padding, dilation, groups)
         else:
             if need[0]:
-                gx = _ConvolutionGrad.apply(g, w, None, stride, padding, dilation, False, (0,) * d, groups,
-                                            x._array.shape[2:])
+                gx = _util.kernel(_ConvolutionGrad, g, w, None, stride, padding, dilation, False, (0,) * d, groups,
+                                  tuple(x.shape[2:]))
             if need[1]:
-                gw = ConvWeightGrad.apply(g, x, kernel, stride, padding, dilation, groups)
+                gw = _util.kernel(ConvWeightGrad, g, x, kernel_size, stride, padding, dilation, groups)
         if need[2]:
             gb = g.sum((0,) + tuple(range(2, 2 + d)))
         return gx, gw, gb, None, None, None, None, None, None, None
@@ -261,6 +264,7 @@ class _ConvolutionGrad(Convolution):
     """The input gradient of a convolution (a convolution itself; named as torch's double-backward node)."""
 
     node_name = "ConvolutionBackwardBackward0"
+    array_backward = True
 
 
 class ConvWeightGrad(Primitive):
@@ -586,6 +590,7 @@ def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
 def _max_pool_cls(d):
     class MaxPool(Primitive):
         node_name = f"MaxPool{d}DWithIndicesBackward0"
+        array_backward = True
 
         @staticmethod
         def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
@@ -597,7 +602,7 @@ def _max_pool_cls(d):
 
         @staticmethod
         def backward(ctx, g, _gi=None):
-            return _ScatterPlanes.apply(g, ctx.idx, ctx.in_shape, ctx.unique, d), None, None, None, None, None
+            return _util.kernel(_ScatterPlanes, g, ctx.idx, ctx.in_shape, ctx.unique, d), None, None, None, None, None
 
     MaxPool.__name__ = MaxPool.__qualname__ = f"MaxPool{d}d"
     return MaxPool

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, bind, mT, normalize_dim, op_error, shape_str, sum_to_shape
+from ._util import Primitive, Tensor, bind, kernel, mT, normalize_dim, op_error, shape_str, sum_to_shape
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -330,6 +330,7 @@ class _RowGather(Primitive):
     """``w[idx]`` for an integer array ``idx`` (the gather of embedding, without its checks)."""
 
     node_name = "EmbeddingBackward0"
+    array_backward = True
 
     @staticmethod
     def forward(ctx, w, idx):
@@ -338,7 +339,7 @@ class _RowGather(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return _RowScatter.apply(grad, ctx.idx, ctx.n, None), None
+        return kernel(_RowScatter, grad, ctx.idx, ctx.n, None), None
 
 
 # --- linear ---------------------------------------------------------------------------------------------------
@@ -497,6 +498,8 @@ def _log_softmax_np(x, dim):
 class Softmax(Primitive):
     """exp(x) / sum(exp(x)) along ``dim``, shifted by the max (stable); backward y * (g - sum(g * y))."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, dim):
         _float_only("softmax", "softmax_lastdim_kernel_impl", x)
@@ -513,11 +516,10 @@ class Softmax(Primitive):
     @staticmethod
     def backward(ctx, grad):
         y, = ctx.saved_tensors
+        if y.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            gy = grad * y
+            return gy - y * np.add.reduce(gy, axis=ctx.dim if y.ndim else None, keepdims=True), None
         d = ctx.dim if y._array.ndim else None
-        if not _state.enabled:
-            ya, g = y._array, grad._array
-            gy = g * ya
-            return Tensor._make(gy - ya * np.sum(gy, axis=d, keepdims=True)), None
         gy = grad * y
         return gy - y * (gy.sum(d, keepdim=True) if d is not None else gy), None
 
@@ -1537,6 +1539,8 @@ def _stats(x, dims, eps):
 class NativeLayerNorm(Primitive):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last ``k`` dims."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, w, b, k, eps):
         _float_only("layer_norm", "LayerNormKernelImpl", x)
@@ -1555,12 +1559,12 @@ class NativeLayerNorm(Primitive):
         need = ctx.needs_input_grad
         dims = ctx.dims
         lead = tuple(range(x.ndim - len(dims)))
-        if not _state.enabled:
-            g, xhat = grad._array, ctx.xhat
-            gxhat = g * w._array if w is not None else g
-            gx = Tensor._make(_xhat_grad_np(xhat, gxhat, ctx.rstd, dims)) if need[0] else None
-            gw = Tensor._make((g * xhat).sum(lead)) if need[1] else None
-            gb = Tensor._make(g.sum(lead)) if need[2] else None
+        if x.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            xhat = ctx.xhat
+            gxhat = grad * w if w is not None else grad
+            gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if need[0] else None
+            gw = np.add.reduce(grad * xhat, axis=lead) if need[1] else None
+            gb = np.add.reduce(grad, axis=lead) if need[2] else None
             return gx, gw, gb, None, None
         gxhat = grad * w if w is not None else grad
         gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
@@ -1857,6 +1861,8 @@ def _check_indices(idx, op):
 class Embedding(Primitive):
     """``weight[indices]``; the gradient is scattered back into the rows (never into ``padding_idx``)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, w, idx, padding_idx, scale_grad_by_freq):
         n = w.shape[0]
@@ -1875,7 +1881,7 @@ class Embedding(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return _RowScatter.apply(grad, ctx.idx, ctx.n, ctx.scale), None, None, None
+        return kernel(_RowScatter, grad, ctx.idx, ctx.n, ctx.scale), None, None, None
 
 
 def _renorm_(weight, idx, max_norm, norm_type):

@@ -1165,6 +1165,8 @@ concat = concatenate = cat
 class Stack(Primitive):
     """Join same-shape tensors along a new dim."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, dim, *xs):
         ctx.dim = dim
@@ -1180,6 +1182,8 @@ class Stack(Primitive):
     @staticmethod
     def backward(ctx, grad):
         d = ctx.dim
+        if grad.__class__ is not Tensor:      # arrays: plain views
+            return (None,) + tuple(grad[(slice(None),) * d + (i, Ellipsis)] for i in range(grad.shape[d]))
         return (None,) + tuple(Select.apply(grad, (slice(None),) * d + (i, Ellipsis))
                                for i in range(grad._array.shape[d]))
 
