@@ -403,3 +403,32 @@ def test_celu_backward_uses_torchs_float32_alpha(torch, inplace):
         m.nn.functional.celu(a * 1, alpha=1.3, inplace=inplace).sum().backward()
         grads.append(a.grad.numpy())
     np.testing.assert_allclose(grads[0], grads[1], rtol=1e-15, atol=0)
+
+
+def test_max_pool_indices_and_gradients_match_torch_on_ties_nan_and_padding(torch):
+    """Random windows full of ties, NaN, -0.0 and -inf (with padding, dilation, ceil_mode): torch's indices and
+    gradients — the first maximum wins, a NaN wins, and padding never wins over a real element, even -inf."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for trial in range(120):
+        x = rng.integers(-3, 3, (2, 2, int(rng.integers(5, 10)), int(rng.integers(5, 10)))).astype(np.float64)
+        x[rng.random(x.shape) < 0.3] = -np.inf
+        if trial % 2:
+            x[rng.random(x.shape) < 0.1] = np.nan
+        k, s = int(rng.integers(2, 4)), int(rng.integers(1, 3))
+        p, dil, ceil = int(rng.integers(0, k // 2 + 1)), int(rng.integers(1, 3)), bool(trial % 3 == 0)
+        try:
+            want, want_idx = torch.nn.functional.max_pool2d(torch.tensor(x), k, s, p, dil, ceil, return_indices=True)
+        except RuntimeError:
+            continue
+        xt = tg(x, True)
+        got, idx = F.max_pool2d(xt, k, s, p, dil, ceil, return_indices=True)
+        np.testing.assert_array_equal(idx.numpy(), want_idx.numpy())
+        np.testing.assert_array_equal(got.detach().numpy(), want.numpy())
+        xr = torch.tensor(x, requires_grad=True)
+        g = rng.standard_normal(tuple(want.shape))
+        torch.nn.functional.max_pool2d(xr, k, s, p, dil, ceil).backward(torch.tensor(g))
+        F.max_pool2d(xt, k, s, p, dil, ceil).backward(tg(g))
+        np.testing.assert_array_equal(xt.grad.numpy(), xr.grad.numpy())
+        checked += 1
+    assert checked > 50

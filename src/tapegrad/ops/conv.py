@@ -560,16 +560,24 @@ def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
     xp = _pad_array(x, padding, after, fill)
     win = _windows(xp, O, kernel, stride, dilation)
     # one vectorised pass per kernel offset (not per pixel); ``>`` keeps the first maximum and a NaN wins, as in torch
+    padded = any(padding) or any(after)
+    if padded:      # which window elements are real: a padding element never wins (torch looks at real ones only)
+        real = _windows(_pad_array(np.ones(S, bool), padding, after, False), O, kernel, stride, dilation)
     vals = kidx = None
     itype = np.int16 if math.prod(kernel) < 32768 else np.int64
     for t, k in enumerate(np.ndindex(*kernel)):
         v = win[(Ellipsis,) + k]
         if vals is None:
             vals, kidx = v.copy(), np.zeros(v.shape, dtype=itype)
+            if padded:
+                chosen_real = np.broadcast_to(real[(Ellipsis,) + k], v.shape).copy()
             continue
         m = v > vals
         if x.dtype.kind == "f":
             m |= np.isnan(v)
+        if padded:
+            m |= real[(Ellipsis,) + k] & ~chosen_real     # a real element beats a padding one, whatever its value
+            chosen_real |= m                              # (what wins is always real: padding cannot be > or NaN)
         np.copyto(vals, v, where=m)              # (exact: np.maximum may take +0.0 over an earlier -0.0)
         m = ~m                                   # kidx = t where v won, else kidx — branch-free arithmetic
         kidx -= itype(t)                         # (masked copies are ~10x slower on random data)
