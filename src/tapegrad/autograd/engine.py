@@ -53,7 +53,6 @@ def run_node(node, grads):
                 grads = list(r)
     if node.__class__ is AccumulateGrad:
         return []
-    node._arrays = False
     n_none = 0
     if len(grads) > 1 or grads[0] is None:
         for g in grads:
@@ -74,13 +73,8 @@ def run_node(node, grads):
     if out.__class__ is not tuple:
         out = (out,)
     metas = node._input_meta
-    n_in = len(metas)
-    if len(out) != n_in:
-        if len(out) > n_in and all(g is None for g in out[n_in:]):
-            out = out[:n_in]
-        else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                               f"(expected {n_in}, got {len(out)})")
+    if len(out) != len(metas):
+        out = _one_per_input(node, out, len(metas))
     res = list(out)
     i = 0
     for g in out:       # each gradient back to its input's shape and dtype
@@ -107,6 +101,14 @@ def run_node(node, grads):
     return res
 
 
+def _one_per_input(node, out, n_in):
+    """A backward's results cut to one per input (trailing Nones are allowed), or torch's error."""
+    if len(out) > n_in and all(g is None for g in out[n_in:]):
+        return out[:n_in]
+    raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
+                       f"(expected {n_in}, got {len(out)})")
+
+
 def _run_arrays(node, grads):
     """``run_node`` for an ``array_backward`` op without hooks: ndarrays in, ndarrays out, the same checks."""
     if len(grads) > 1 and node._materialize:
@@ -125,11 +127,7 @@ def _run_arrays(node, grads):
         out = (out,)
     metas = node._input_meta
     if len(out) != len(metas):
-        if len(out) > len(metas) and all(g is None for g in out[len(metas):]):
-            out = out[:len(metas)]
-        else:
-            raise RuntimeError(f"function {node.name()} returned an incorrect number of gradients "
-                               f"(expected {len(metas)}, got {len(out)})")
+        out = _one_per_input(node, out, len(metas))
     res = []
     for g, meta in zip(out, metas):       # each gradient back to its input's shape and dtype
         if g is None or not meta:         # (meta None: no gradient needed; False: not a tensor)

@@ -91,10 +91,7 @@ class SavedTensor:
     __slots__ = ("_data", "_vc", "_version", "_output_nr")
 
     def __init__(self, tensor, output_nr):
-        vc = tensor._vcl
-        if vc is None:                   # (the tensor's version counter, made now: it must be shared)
-            vc = tensor._vcl = [0]
-        self._vc = vc
+        self._vc = vc = tensor._vc       # (made now if the tensor had none: it must be shared)
         self._version = vc[0]
         self._output_nr = output_nr
         self._data = tensor._array

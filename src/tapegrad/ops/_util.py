@@ -18,8 +18,8 @@ from ..autograd.function import Primitive, _Scratch
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
-__all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "expand_to", "kernel", "mT", "bind",
-           "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
+__all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
+           "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
            "shape_str", "to_array"]
 
 
@@ -69,6 +69,13 @@ def sum_to_shape(g, shape):
     if lead:
         g = g.reshape(tuple(shape))
     return g
+
+
+def sum_keepdim(g, dim):
+    """Sum over ``dim``, keeping it (a 0-d ``g`` has nothing to sum: returned as is)."""
+    if not g.ndim:
+        return g
+    return g.sum(dim, keepdim=True) if g.__class__ is Tensor else np.add.reduce(g, axis=dim, keepdims=True)
 
 
 def expand_to(g, shape):

@@ -729,74 +729,49 @@ def _remainder_np(a, b, d):
         return np.asarray(np.remainder(a, b))
 
 
-class Fmod(Primitive):
-    """C's fmod: the remainder has the sign of the dividend."""
+def _mod_ops(name, mod_np, rounding, doc):
+    """fmod / remainder: ``Name`` (tensor, tensor; d/db = -div(a, b, rounding_mode)) and ``NameScalar``
+    (tensor, number). The two differ only in the kernel and the rounding of the quotient."""
 
-    node_name = "FmodBackward1"
-    _scalar_edges = True
+    class Mod(Primitive):
+        node_name = f"{name}Backward1"
+        _scalar_edges = True
 
-    @staticmethod
-    def forward(ctx, a, b):
-        a, b, d = promote(a, b)
-        ctx.save_inputs(0, 1)
-        return _fmod_np(a, b, d)
+        @staticmethod
+        def forward(ctx, a, b):
+            a, b, d = promote(a, b)
+            ctx.save_inputs(0, 1)
+            return mod_np(a, b, d)
 
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        gb = -grad * div(a, b, rounding_mode="trunc") if need[1] else None
-        return (grad if need[0] else None), gb
+        @staticmethod
+        def backward(ctx, grad):
+            a, b = ctx.saved_tensors
+            need = ctx.needs_input_grad
+            gb = -grad * div(a, b, rounding_mode=rounding) if need[1] else None
+            return (grad if need[0] else None), gb
 
+    class ModScalar(Primitive):
+        node_name = f"{name}Backward0"
 
-class FmodScalar(Primitive):
-    """fmod(tensor, number)."""
+        @staticmethod
+        def forward(ctx, a, b):
+            a, b, d = promote(a, b)
+            return mod_np(a, b, d)
 
-    node_name = "FmodBackward0"
+        @staticmethod
+        def backward(ctx, grad):
+            return grad, None
 
-    @staticmethod
-    def forward(ctx, a, b):
-        a, b, d = promote(a, b)
-        return _fmod_np(a, b, d)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None
-
-
-class Remainder(Primitive):
-    """Python's ``%``: the remainder has the sign of the divisor."""
-
-    node_name = "RemainderBackward1"
-    _scalar_edges = True
-
-    @staticmethod
-    def forward(ctx, a, b):
-        a, b, d = promote(a, b)
-        ctx.save_inputs(0, 1)
-        return _remainder_np(a, b, d)
-
-    @staticmethod
-    def backward(ctx, grad):
-        a, b = ctx.saved_tensors
-        need = ctx.needs_input_grad
-        gb = -grad * div(a, b, rounding_mode="floor") if need[1] else None
-        return (grad if need[0] else None), gb
+    Mod.__name__ = Mod.__qualname__ = name
+    ModScalar.__name__ = ModScalar.__qualname__ = name + "Scalar"
+    Mod.__doc__ = doc
+    ModScalar.__doc__ = f"{name.lower()}(tensor, number)."
+    return Mod, ModScalar
 
 
-class RemainderScalar(Primitive):
-    """remainder(tensor, number)."""
-
-    node_name = "RemainderBackward0"
-
-    @staticmethod
-    def forward(ctx, a, b):
-        a, b, d = promote(a, b)
-        return _remainder_np(a, b, d)
-
-    @staticmethod
-    def backward(ctx, grad):
-        return grad, None
+Fmod, FmodScalar = _mod_ops("Fmod", _fmod_np, "trunc", "C's fmod: the remainder has the sign of the dividend.")
+Remainder, RemainderScalar = _mod_ops("Remainder", _remainder_np, "floor",
+                                      "Python's ``%``: the remainder has the sign of the divisor.")
 
 
 class RRemainder(Primitive):

@@ -19,7 +19,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, bind, kernel, mT, normalize_dim, op_error, shape_str, sum_to_shape
+from ._util import Primitive, Tensor, bind, kernel, mT, normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -489,6 +489,24 @@ def _shifted(x, dim):
     return x - m
 
 
+def _softmax_np(x, dim):
+    e = np.exp(_shifted(x, dim))
+    e /= np.add.reduce(e, axis=dim, keepdims=True)
+    return e
+
+
+def _softmax_forward(ctx, x, dim, op, compute, at_0d):
+    """The forward both softmax and log_softmax share: checks, the saved result, the empty and 0-d cases."""
+    _float_only(op, f"{op}_lastdim_kernel_impl", x)
+    ctx.dim = dim
+    ctx.save_result()
+    if x.size == 0:
+        return x.copy()
+    if x.ndim == 0:
+        return at_0d(x)
+    return compute(x, dim)
+
+
 def _log_softmax_np(x, dim):
     # (called inside a forward: NumPy's warnings are already off, see Function.apply)
     s = _shifted(x, dim)
@@ -502,26 +520,13 @@ class Softmax(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim):
-        _float_only("softmax", "softmax_lastdim_kernel_impl", x)
-        ctx.dim = dim
-        ctx.save_result()
-        if x.size == 0:
-            return x.copy()
-        if x.ndim == 0:
-            return np.ones_like(x)
-        e = np.exp(_shifted(x, dim))
-        e /= np.sum(e, axis=dim, keepdims=True)
-        return e
+        return _softmax_forward(ctx, x, dim, "softmax", _softmax_np, np.ones_like)
 
     @staticmethod
     def backward(ctx, grad):
         y, = ctx.saved_tensors
-        if y.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
-            gy = grad * y
-            return gy - y * np.add.reduce(gy, axis=ctx.dim if y.ndim else None, keepdims=True), None
-        d = ctx.dim if y._array.ndim else None
         gy = grad * y
-        return gy - y * (gy.sum(d, keepdim=True) if d is not None else gy), None
+        return gy - y * sum_keepdim(gy, ctx.dim), None
 
 
 class LogSoftmax(Primitive):
@@ -531,22 +536,13 @@ class LogSoftmax(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim):
-        _float_only("log_softmax", "log_softmax_lastdim_kernel_impl", x)
-        ctx.dim = dim
-        ctx.save_result()
-        if x.size == 0:
-            return x.copy()
-        if x.ndim == 0:
-            return np.zeros_like(x)
-        return _log_softmax_np(x, dim)
+        return _softmax_forward(ctx, x, dim, "log_softmax", _log_softmax_np, np.zeros_like)
 
     @staticmethod
     def backward(ctx, grad):
         y, = ctx.saved_tensors
-        if y.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
-            return grad - np.exp(y) * np.add.reduce(grad, axis=ctx.dim if y.ndim else None, keepdims=True), None
-        d = ctx.dim if y._array.ndim else None
-        return grad - y.exp() * (grad.sum(d, keepdim=True) if d is not None else grad), None
+        p = y.exp() if y.__class__ is Tensor else np.exp(y)     # softmax, from the saved log-softmax
+        return grad - p * sum_keepdim(grad, ctx.dim), None
 
 
 def _softmax_call(cls, name, input, dim, dtype, stacklevel=4):
@@ -1604,6 +1600,8 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
 class NativeBatchNorm(Primitive):
     """Batch normalisation over all dims but 1 (batch statistics when training, running ones otherwise)."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, w, b, running, training, momentum, eps):
         _float_only("batch_norm", "batch_norm", x)
@@ -1642,16 +1640,16 @@ class NativeBatchNorm(Primitive):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
         dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
-        if not _state.enabled:
-            g, xhat = grad._array, ctx.xhat
-            gxhat = g * w._array.reshape(bshape) if w is not None else g
+        if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            xhat = ctx.xhat
+            gxhat = grad * w.reshape(bshape) if w is not None else grad
             if need[0]:
                 gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if ctx.training else gxhat * ctx.rstd
-                gx = Tensor._make(np.asarray(gx, g.dtype))
+                gx = np.asarray(gx, grad.dtype)
             else:
                 gx = None
-            gw = Tensor._make((g * xhat).sum(dims).reshape(C)) if need[1] else None
-            gb = Tensor._make(g.sum(dims).reshape(C)) if need[2] else None
+            gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
+            gb = grad.sum(dims).reshape(C) if need[2] else None
             return gx, gw, gb, None, None, None, None
         gxhat = grad * w.reshape(bshape) if w is not None else grad
         if ctx.training:
@@ -1702,6 +1700,8 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
 class NativeGroupNorm(Primitive):
     """Normalise each of ``G`` channel groups of every sample, then a per-channel affine map."""
 
+    array_backward = True
+
     @staticmethod
     def forward(ctx, x, w, b, G, eps):
         _float_only("group_norm", "GroupNormKernelImpl", x)
@@ -1725,13 +1725,12 @@ class NativeGroupNorm(Primitive):
         N, C = shape[:2]
         G, bshape = ctx.G, ctx.bshape
         red = tuple(d for d in range(len(shape)) if d != 1)
-        if not _state.enabled:
-            g = grad._array
-            gxhat = (g * w._array.reshape(bshape) if w is not None else g).reshape(N, G, -1)
+        if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
             xhat = ctx.xhat
-            gx = Tensor._make(_xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape)) if need[0] else None
-            gw = Tensor._make((g * xhat.reshape(shape)).sum(red)) if need[1] else None
-            gb = Tensor._make(g.sum(red)) if need[2] else None
+            gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape) if need[0] else None
+            gw = (grad * xhat.reshape(shape)).sum(red) if need[1] else None
+            gb = grad.sum(red) if need[2] else None
             return gx, gw, gb, None, None
         gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
         gx, xhat = _xhat_grad_tg(x.reshape(N, G, -1), gxhat, (2,), ctx.eps)
