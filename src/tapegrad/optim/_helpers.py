@@ -44,6 +44,22 @@ def params_with_grad(group):
             yield p, grad_of(p, maximize)
 
 
+def stepped(opt, group, *buffers):
+    """(param, grad, state, step) for each parameter of ``group`` with a gradient, its step counted first. A new
+    state starts with ``step`` 0, then one entry per item of ``buffers`` in that order (torch's keys and order): a
+    name gets a zero tensor like the parameter, a ``(name, make)`` pair gets ``make()``."""
+    for p, g in params_with_grad(group):
+        state = opt.state[p]
+        if not state:
+            state["step"] = step_state()
+            for b in buffers:
+                if b.__class__ is tuple:
+                    state[b[0]] = b[1]()
+                else:
+                    state[b] = zeros_state(p)
+        yield p, g, state, incr_step(state)
+
+
 def weight_decay(p, g, lr, wd, decoupled=False):
     """L2 penalty folded into the gradient, or (decoupled, AdamW-style) applied to the parameter."""
     if wd == 0:

@@ -7,8 +7,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import (check, incr_step, lerp_, moments_, params_with_grad, step_state, touched, weight_decay,
-                       zeros_state)
+from ._helpers import check, lerp_, moments_, stepped, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["Adam", "AdamW", "Adamax", "NAdam", "RAdam"]
@@ -20,6 +19,10 @@ def _check_adam(lr, eps, betas, weight_decay):
     check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
     check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
     check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+
+
+def _one_f32():
+    return Tensor._make(np.ones((), np.float32))   # NAdam's mu_product: float32, as torch keeps it
 
 
 class Adam(Optimizer):
@@ -43,15 +46,8 @@ class Adam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                    if amsgrad:
-                        state["max_exp_avg_sq"] = zeros_state(p)
-                step = incr_step(state)
+            extra = ("max_exp_avg_sq",) if amsgrad else ()
+            for p, g, state, step in stepped(self, group, "exp_avg", "exp_avg_sq", *extra):
                 param = p._array
                 g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
@@ -97,13 +93,7 @@ class Adamax(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_inf"] = zeros_state(p)
-                step = incr_step(state)
+            for p, g, state, step in stepped(self, group, "exp_avg", "exp_inf"):
                 g = weight_decay(p, g, lr, wd)
                 m, u = state["exp_avg"]._array, state["exp_inf"]._array
                 lerp_(m, g, 1 - beta1)
@@ -134,14 +124,7 @@ class NAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd, md = group["lr"], group["eps"], group["weight_decay"], group["momentum_decay"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["mu_product"] = Tensor._make(np.ones((), np.float32))   # float32, as torch
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                step = incr_step(state)
+            for p, g, state, step in stepped(self, group, ("mu_product", _one_f32), "exp_avg", "exp_avg_sq"):
                 bias_correction2 = 1 - beta2 ** step
                 g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
@@ -176,13 +159,7 @@ class RAdam(Optimizer):
         for group in self.param_groups:
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["exp_avg"] = zeros_state(p)
-                    state["exp_avg_sq"] = zeros_state(p)
-                step = incr_step(state)
+            for p, g, state, step in stepped(self, group, "exp_avg", "exp_avg_sq"):
                 g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
                 m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
                 moments_(m, v, g, beta1, beta2)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, incr_step, params_with_grad, step_state, touched, weight_decay, zeros_state
+from ._helpers import check, incr_step, params_with_grad, step_state, stepped, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta"]
@@ -31,16 +31,8 @@ class RMSprop(Optimizer):
         for group in self.param_groups:
             lr, alpha, eps, wd = group["lr"], group["alpha"], group["eps"], group["weight_decay"]
             momentum, centered = group["momentum"], group["centered"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["square_avg"] = zeros_state(p)
-                    if momentum > 0:
-                        state["momentum_buffer"] = zeros_state(p)
-                    if centered:
-                        state["grad_avg"] = zeros_state(p)
-                incr_step(state)
+            extra = ("momentum_buffer",) * (momentum > 0) + ("grad_avg",) * bool(centered)
+            for p, g, state, _ in stepped(self, group, "square_avg", *extra):
                 g = weight_decay(p, g, lr, wd)
                 sq = state["square_avg"]._array
                 sq *= alpha
@@ -120,13 +112,7 @@ class Adadelta(Optimizer):
         self._begin_step()
         for group in self.param_groups:
             lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
-            for p, g in params_with_grad(group):
-                state = self.state[p]
-                if not state:
-                    state["step"] = step_state()
-                    state["square_avg"] = zeros_state(p)
-                    state["acc_delta"] = zeros_state(p)
-                incr_step(state)
+            for p, g, state, _ in stepped(self, group, "square_avg", "acc_delta"):
                 g = weight_decay(p, g, lr, wd)
                 sq, acc = state["square_avg"]._array, state["acc_delta"]._array
                 sq *= rho
