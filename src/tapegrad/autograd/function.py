@@ -254,7 +254,7 @@ class BackwardNode(Node):
     # What every recorded node has lives in slots (fast, and out of the instance dict that ``_release`` scans);
     # what only some nodes have is a class-level default, overridden in the instance dict when set.
     __slots__ = ("_next_fns", "_next_nrs", "_input_meta", "_out_meta", "sequence_nr", "_inputs", "_saved",
-                 "_saved_versions", "needs_input_grad", "_to_save", "_arrays")   # (set by Function.apply / _link)
+                 "_saved_versions", "needs_input_grad", "_to_save", "_arrays")   # (set by _edges / _link_outputs)
     _forward_cls = None
     _non_diff = _dirty = _site = None
     _materialize = True
@@ -475,6 +475,31 @@ def _record(cls, args, kwargs):
     """A built-in op that is recorded: its edges, forward on the arrays, the outputs linked to the node."""
     T = _Tensor
     ctx = (cls._node_cls or _node_class(cls))()
+    raw = _edges(ctx, args)
+    ctx._inputs = args
+    ctx._to_save = None
+    token = None if quiet_state() is QUIET else quiet_enter(QUIET)
+    try:
+        out = cls.forward(ctx, *raw, **kwargs)
+    finally:
+        if token is not None:
+            quiet_exit(token)
+    if out.__class__ is tuple:
+        outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
+        _link_outputs(ctx, outputs)
+        return outputs
+    if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
+        _link_outputs(ctx, (out,))
+        return out
+    out = T._make(out)
+    _link_outputs(ctx, (out,), fresh=True)
+    return out
+
+
+def _edges(ctx, args):
+    """Give ctx one edge per argument (its node and output number, ``(None, 0)`` where no gradient flows), the
+    arguments' shapes and dtypes, and ``needs_input_grad``; return what forward gets (arrays for tensors)."""
+    T = _Tensor
     raw, need, fns, nrs, meta = [], [], [], [], []
     for a in args:                # one pass: the arrays for forward, and the node's edges and input metadata
         if isinstance(a, T):
@@ -498,28 +523,11 @@ def _record(cls, args, kwargs):
         fns.append(None)
         nrs.append(0)
         need.append(False)
-    ctx._inputs = args
-    ctx._to_save = None
     ctx.needs_input_grad = tuple(need)
-    token = None if quiet_state() is QUIET else quiet_enter(QUIET)
-    try:
-        out = cls.forward(ctx, *raw, **kwargs)
-    finally:
-        if token is not None:
-            quiet_exit(token)
     ctx._next_fns = tuple(fns)
     ctx._next_nrs = tuple(nrs)
     ctx._input_meta = tuple(meta)
-    if out.__class__ is tuple:
-        outputs = tuple(T._make(o) if o.__class__ is not T else o for o in out)
-        _link_outputs(ctx, outputs)
-        return outputs
-    if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
-        _link_outputs(ctx, (out,))
-        return out
-    out = T._make(out)
-    _link_outputs(ctx, (out,), fresh=True)
-    return out
+    return raw
 
 
 def _apply_function(cls, args, kwargs, record):
@@ -527,8 +535,10 @@ def _apply_function(cls, args, kwargs, record):
     ctx = (cls._node_cls or _node_class(cls))()
     ctx._inputs = args
     ctx._to_save = None
-    T = _Tensor
-    ctx.needs_input_grad = tuple([isinstance(a, T) and a._rg for a in args]) if record else _NO_GRAD_NEEDED
+    if record:
+        _edges(ctx, args)     # (taken before forward, as for a built-in op)
+    else:
+        ctx.needs_input_grad = _NO_GRAD_NEEDED
     with no_grad():
         if cls.setup_context is not None and _is_ctxless(cls):
             out = cls.forward(*args, **kwargs)
@@ -538,7 +548,7 @@ def _apply_function(cls, args, kwargs, record):
     single = out.__class__ is not tuple
     outputs = _user_outputs(ctx, args, (out,) if single else out)
     if record:
-        _link(ctx, args, outputs)
+        _link_outputs(ctx, outputs)
     elif ctx._dirty:
         for t in ctx._dirty:
             t._vc[0] += 1
@@ -560,30 +570,6 @@ def _user_outputs(ctx, args, outputs):
             o = o._alias()
         res.append(o)
     return tuple(res)
-
-
-def _link(ctx, args, outputs):
-    """Record ctx as the node that made ``outputs`` from ``args`` (a user Function, after its forward)."""
-    T = _Tensor
-    fns, nrs, meta = [], [], []
-    for a in args:
-        if isinstance(a, T):
-            if a._rg:
-                fn = a.grad_fn
-                fns.append(fn if fn is not None else a._acc or a._accumulator())
-                nrs.append(a._output_nr if fn is not None else 0)
-                arr = a._array
-                meta.append((arr.shape, arr.dtype))
-                continue
-            meta.append(None)
-        else:
-            meta.append(False)
-        fns.append(None)
-        nrs.append(0)
-    ctx._next_fns = tuple(fns)
-    ctx._next_nrs = tuple(nrs)
-    ctx._input_meta = tuple(meta)
-    _link_outputs(ctx, outputs)
 
 
 def _link_outputs(ctx, outputs, fresh=False):
