@@ -14,6 +14,14 @@ from ..parameter import Parameter
 __all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
+def _abs_index(container, idx):
+    """The key of item ``idx`` (negative counts from the end) of a ModuleList/ParameterList, or torch's error."""
+    idx = operator.index(idx)
+    if not (-len(container) <= idx < len(container)):
+        raise IndexError(f"index {idx} is out of range")
+    return str(idx + len(container) if idx < 0 else idx)
+
+
 class Sequential(Module):
     """Modules applied in order: ``Sequential(Linear(4, 8), ReLU(), Linear(8, 2))`` (or from an OrderedDict).
 
@@ -146,21 +154,13 @@ class ModuleList(Module):
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             return self.__class__(list(self._modules.values())[idx])
-        return self._modules[self._get_abs_string_index(idx)]
+        return self._modules[_abs_index(self, idx)]
 
     def __setitem__(self, idx, module):
-        idx = self._get_abs_string_index(idx)
+        idx = _abs_index(self, idx)
         return setattr(self, str(idx), module)
 
     def __delitem__(self, idx):
@@ -168,7 +168,7 @@ class ModuleList(Module):
             for k in range(len(self._modules))[idx]:
                 delattr(self, str(k))
         else:
-            delattr(self, self._get_abs_string_index(idx))
+            delattr(self, _abs_index(self, idx))
         str_indices = [str(i) for i in range(len(self._modules))]
         self.__dict__["_modules"] = OrderedDict(list(zip(str_indices, self._modules.values())))
 
@@ -326,14 +326,6 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not (-len(self) <= idx < len(self)):
-            raise IndexError(f"index {idx} is out of range")
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
-
     def __getitem__(self, idx):
         if isinstance(idx, slice):
             start, stop, step = idx.indices(len(self))
@@ -341,10 +333,10 @@ class ParameterList(Module):
             for i in range(start, stop, step):
                 out.append(self[i])
             return out
-        return getattr(self, self._get_abs_string_index(idx))
+        return getattr(self, _abs_index(self, idx))
 
     def __setitem__(self, idx, param):
-        idx = self._get_abs_string_index(idx)
+        idx = _abs_index(self, idx)
         if isinstance(param, Tensor) and not isinstance(param, Parameter):
             param = Parameter(param)
         return setattr(self, str(idx), param)
