@@ -513,3 +513,12 @@ def test_graph_is_freed_when_dropped():
     del y
     gc.collect()
     assert ref() is None
+
+
+def test_add_and_sub_with_alpha_list_their_two_operands_as_torch(torch):
+    for T in (tapegrad, torch):
+        a, b = T.tensor([1.0, 2.0], requires_grad=True), T.tensor([3.0, 4.0], requires_grad=True)
+        for y in (T.add(a, b, alpha=2), T.sub(a, b, alpha=3)):
+            assert [type(f).__name__ for f, _ in y.grad_fn.next_functions] == ["AccumulateGrad"] * 2
+        (T.add(a, b, alpha=2).sum() + T.sub(a, b, alpha=3).sum()).backward()
+        assert a.grad.tolist() == [2.0, 2.0] and b.grad.tolist() == [-1.0, -1.0]
