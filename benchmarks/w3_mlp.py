@@ -11,6 +11,7 @@ check compares the losses of a few steps and the weights after them.
 from __future__ import annotations
 
 import _common as C
+import _floor
 import _peers
 import numpy as np
 
@@ -101,7 +102,8 @@ class NumpyMLP:
         return self.params
 
 
-ENGINES = ("tapegrad", "torch", "numpy", _peers.MYGRAD, _peers.AUTOGRAD)
+SEMANTIC = "semantic floor"
+ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, _peers.MYGRAD, _peers.AUTOGRAD)
 
 
 def trainers(state, batches, which=ENGINES, sizes=SIZES):
@@ -116,6 +118,8 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
             out[name] = C.Trainer(torch, build_model(torch, sizes), state, batches, sgd)
         elif name == "numpy":
             out[name] = NumpyMLP(state, batches)
+        elif name == SEMANTIC:
+            out[name] = _floor.MLP(state, batches, LR, MOMENTUM)
         elif name in peers:
             out[name] = _peers.PeerMLP(name, state, batches, LR, MOMENTUM)
     return out
@@ -132,11 +136,15 @@ def run(quick=False, threads=1):
         tr = trainers(state, batches, sizes=sizes)
         times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", *peers)}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
+    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", SEMANTIC, *peers)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"),
+                              (SEMANTIC, "numpy"), (SEMANTIC, "torch"), ("tapegrad", SEMANTIC)]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
     title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
-    return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps})
+    return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps},
+                    notes=[f"'{SEMANTIC}': benchmarks/_floor.py (see W2) running this MLP (its own linear, relu, "
+                           "log_softmax, nll_loss and the same momentum update; no nn.Module), for information: "
+                           "the least an engine with torch's semantics pays over hand NumPy"])
 
 
 def main(argv=None):

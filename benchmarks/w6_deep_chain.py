@@ -20,6 +20,7 @@ import sys
 import time
 
 import _common as C
+import _floor
 import numpy as np
 
 N_OPS = 100_000
@@ -85,6 +86,7 @@ def chain_numpy(x0, a, b, binv, n_ops):
 
 
 PAUSED = "tapegrad, cyclic GC paused"
+SEMANTIC = "semantic floor"
 
 
 def gc_paused(step):
@@ -99,6 +101,29 @@ def gc_paused(step):
     return run
 
 
+def gc_profile(step):
+    """One run of ``step`` with CPython's collections timed: (seconds in collections, number of full ones). As in
+    the timed rounds, what lived before (torch's objects, the data) is frozen out of the collector's sight."""
+    spent, full, start = [0.0], [0], [0.0]
+
+    def on_gc(phase, info):
+        if phase == "start":
+            start[0] = time.perf_counter()
+        else:
+            spent[0] += time.perf_counter() - start[0]
+            full[0] += info["generation"] == 2
+
+    gc.collect()
+    gc.freeze()
+    gc.callbacks.append(on_gc)
+    try:
+        step()
+    finally:
+        gc.callbacks.remove(on_gc)
+        gc.unfreeze()
+    return spent[0], full[0]
+
+
 def make_fns(n_ops, which=("tapegrad", "torch", "numpy")):
     x, a, b, binv = data()
     fns = {}
@@ -110,6 +135,8 @@ def make_fns(n_ops, which=("tapegrad", "torch", "numpy")):
             torch = C.import_torch()
             if torch is not None:
                 fns[name] = chain_engine(torch, x, a, b, binv, n_ops)
+        elif name == SEMANTIC:
+            fns[name] = chain_engine(_floor, x, a, b, binv, n_ops)
         else:
             fns[name] = chain_numpy(x, a, b, binv, n_ops)
     return fns
@@ -154,7 +181,7 @@ def memory_runs(n_ops, engines):
 def run(quick=False, threads=1):
     n_ops = 500 if quick else N_OPS
     repeats = 1 if quick else 3
-    fns = make_fns(n_ops)
+    fns = make_fns(n_ops, ("tapegrad", "torch", "numpy", SEMANTIC))
     fns[PAUSED] = gc_paused(fns["tapegrad"])
     with C.pinned_threads(threads):
         outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
@@ -167,10 +194,15 @@ def run(quick=False, threads=1):
             C.assert_close(f"W6 x.grad tapegrad vs {name}", outs["tapegrad"][1], g, rtol=1e-2)
             checks.append(f"output and x.grad (= {float(g):.4f}): tapegrad == {name} (rtol 1e-3 / 1e-2)")
         times = C.interleaved(fns, repeats, warmup=0)
-    mem = memory_runs(n_ops, [n for n in fns if n != PAUSED] if not quick else ["tapegrad"])
-    engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy", PAUSED)}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), (PAUSED, "torch")], threads)
+        profiles = {name: gc_profile(fns[name]) for name in ("tapegrad", SEMANTIC, "torch") if name in fns}
+    mem = memory_runs(n_ops, [n for n in fns if n not in (PAUSED, SEMANTIC)] if not quick else ["tapegrad"])
+    engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy", PAUSED, SEMANTIC)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), (PAUSED, "torch"), (SEMANTIC, "torch"),
+                              ("tapegrad", SEMANTIC)], threads)
     extra = {}
+    for name, (spent, full) in profiles.items():
+        extra[f"{name}: seconds in CPython's cyclic collector during one run"] = spent
+        extra[f"{name}: full (generation 2) collections during one run"] = full
     for name, m in mem.items():
         extra[f"{name} peak RSS growth (MiB)"] = m["peak_rss_growth"] / 2 ** 20
         if "tracemalloc_peak" in m:
@@ -179,7 +211,9 @@ def run(quick=False, threads=1):
                     "s", threads, engines, ratios, checks, extra=extra,
                     notes=["memory: one run per engine in a fresh process",
                            f"'{PAUSED}': the same tapegrad run with gc.disable() around it (information only: the "
-                           "share of the time that is CPython's cyclic collector scanning the live graph)"])
+                           "share of the time that is CPython's cyclic collector scanning the live graph)",
+                           f"'{SEMANTIC}': benchmarks/_floor.py (see W2), the least an engine with torch's "
+                           "semantics pays; its graph lives in Python's heap too, so it pays the collector"])
 
 
 def main(argv=None):
