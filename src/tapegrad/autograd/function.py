@@ -91,7 +91,10 @@ class SavedTensor:
     __slots__ = ("_data", "_vc", "_version", "_output_nr")
 
     def __init__(self, tensor, output_nr):
-        self._vc = vc = tensor._vc       # (made now if the tensor had none: it must be shared)
+        vc = tensor._vcl
+        if vc is None:                   # (made now if the tensor had none: it must be shared)
+            vc = tensor._vcl = [0]
+        self._vc = vc
         self._version = vc[0]
         self._output_nr = output_nr
         self._data = tensor._array
@@ -271,8 +274,11 @@ class BackwardNode(Node):
 
     def save_result(self, *extra_positions):
         """(Primitive ops) keep output 0 (as ``saved_tensors[0]``), then the inputs at ``extra_positions``."""
-        inputs = self._inputs
-        self._to_save = (_RESULT,) + tuple(inputs[i] for i in extra_positions)
+        if extra_positions:
+            inputs = self._inputs
+            self._to_save = (_RESULT, *[inputs[i] for i in extra_positions])
+        else:
+            self._to_save = _RESULT_ONLY
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (they become outputs with this node as grad_fn)."""
@@ -342,6 +348,7 @@ class _Result:
 
 
 _RESULT = _Result()
+_RESULT_ONLY = (_RESULT,)
 
 
 class FunctionMeta(type):
@@ -491,9 +498,46 @@ def _record(cls, args, kwargs):
     if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
         _link_outputs(ctx, (out,))
         return out
+    if ctx._dirty is None and ctx._non_diff is None:
+        return _link_fresh(ctx, out)     # the common case: one new array (or a NumPy scalar, from a 0-d op)
     out = T._make(out)
     _link_outputs(ctx, (out,), fresh=True)
     return out
+
+
+def _link_fresh(ctx, out):
+    """``_link_outputs`` for one new output array (nothing dirty, nothing non-differentiable): the Tensor made
+    here, so no saved input can be it."""
+    o = _Tensor._make(out)
+    arr = o._array
+    ctx._arrays = False
+    ctx.sequence_nr = _next_seq()
+    if _site_hook is not None:
+        ctx._site = _site_hook(ctx)
+    ctx._out_meta = ((arr.shape, arr.dtype),)
+    if arr.dtype.kind in "fc":
+        o._rg = True
+        o.grad_fn = ctx
+    to_save = ctx._to_save
+    ctx._inputs = ctx._to_save = None
+    if to_save is None:
+        ctx._saved = None
+        return o
+    saved, versions = [], []
+    for s in to_save:
+        if s is _RESULT:
+            saved.append(SavedTensor(o, 0))
+            versions.append(None)
+        elif s.__class__ is _Tensor or isinstance(s, _Tensor):      # an input: kept with its version now
+            vc = s._vcl
+            saved.append(s)
+            versions.append(0 if vc is None else vc[0])
+        else:
+            saved.append(s)
+            versions.append(None)
+    ctx._saved = tuple(saved)
+    ctx._saved_versions = tuple(versions)
+    return o
 
 
 def _edges(ctx, args):
