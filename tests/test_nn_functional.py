@@ -127,6 +127,25 @@ def test_cross_entropy_graph_is_nll_over_log_softmax(torch):
     assert out.grad_fn.next_functions[0][0].name() == "LogSoftmaxBackward0"
 
 
+@pytest.mark.parametrize("target, ignore_index", [([0, 7, 2], 7), ([0, -5, 2], -5), ([0, -100, 2], -100),
+                                                  ([0, 1, 2], 7), ([1, 1, 2], 1)])
+def test_nll_ignore_index_in_and_out_of_the_class_range(torch, target, ignore_index):
+    # an ignore_index outside [0, C) matches only targets that are out of range too (then skipped, not an error)
+    x = np.random.default_rng(5).standard_normal((3, 4))
+    a, b = tg(x, True), th(torch, x, True)
+    out_a = F.nll_loss(a, tg(np.array(target)), ignore_index=ignore_index)
+    out_b = torch.nn.functional.nll_loss(b, th(torch, np.array(target)), ignore_index=ignore_index)
+    close(out_a, out_b)
+    grads_match(out_a, out_b, [a], [b])
+
+
+def test_nll_out_of_range_target_with_an_in_range_ignore_index_raises(torch):
+    x = np.zeros((3, 4))
+    for mod, f in ((tg, F), (lambda v: th(torch, v), torch.nn.functional)):
+        with pytest.raises(IndexError, match="Target 9 is out of bounds"):
+            f.nll_loss(mod(x), mod(np.array([0, 9, 1])), ignore_index=1)
+
+
 def test_all_ignored_mean_is_nan(torch):
     out_a, out_b, _, _ = both(torch, "nll_loss", [np.ones((2, 3)), np.array([1, 1])], [True, False], ignore_index=1)
     assert np.isnan(out_a.item()) and np.isnan(out_b.item())

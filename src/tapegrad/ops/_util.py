@@ -60,11 +60,15 @@ def normalize_dims(dim, ndim: int) -> tuple:
 def sum_to_shape(g, shape):
     """Sum ``g`` down to ``shape`` (the reverse of broadcasting)."""
     gs = g.shape
-    if gs == tuple(shape):
+    if gs == shape or gs == tuple(shape):
         return g
     lead = len(gs) - len(shape)
-    dims = tuple(range(lead)) + tuple(lead + i for i, s in enumerate(shape) if s == 1 and gs[lead + i] != 1)
+    dims = list(range(lead))          # the leading dims broadcasting added, and the dims it stretched from 1
+    for i, s in enumerate(shape):
+        if s == 1 and gs[lead + i] != 1:
+            dims.append(lead + i)
     if dims:
+        dims = tuple(dims)
         g = g.sum(dims, keepdim=True) if g.__class__ is Tensor else np.add.reduce(g, axis=dims, keepdims=True)
     if lead:
         g = g.reshape(tuple(shape))

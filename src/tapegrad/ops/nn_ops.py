@@ -637,13 +637,18 @@ class NllLoss(Primitive):
         C = x.shape[0] if x.ndim == 1 else x.shape[1]
         if t.dtype.kind not in "iub":
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy_name(t)}")
-        ignored = t == ignore_index
-        some_ignored = bool(np.logical_or.reduce(ignored, axis=None))
-        tt = (np.where(ignored, 0, t) if some_ignored else t).astype(np.intp, copy=False)
-        if tt.size and (np.minimum.reduce(tt, axis=None) < 0 or np.maximum.reduce(tt, axis=None) >= C):
-            bad = ((tt < 0) | (tt >= C)) & ~ignored
-            if bad.any():
-                raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
+        tt = t.astype(np.intp, copy=False)
+        in_range = not tt.size or (np.minimum.reduce(tt, axis=None) >= 0 and np.maximum.reduce(tt, axis=None) < C)
+        some_ignored = False
+        if not (in_range and not 0 <= ignore_index < C):   # (else no target can equal ignore_index: no mask)
+            ignored = t == ignore_index
+            some_ignored = bool(np.logical_or.reduce(ignored, axis=None))
+            if some_ignored:
+                tt = np.where(ignored, 0, tt)
+            if not in_range:
+                bad = ((tt < 0) | (tt >= C)) & ~ignored
+                if bad.any():
+                    raise IndexError(f"Target {int(t[bad].flat[0])} is out of bounds.")
         if weight is not None:
             if weight.shape != (C,):
                 raise RuntimeError(f"weight tensor should be defined either for all {C} classes or no classes but "
