@@ -125,6 +125,24 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
     return out
 
 
+def consecutive(trainers, steps):
+    """name -> median ms/step of ``steps`` back-to-back steps of each trainer (after one untimed step)."""
+    import gc
+    import statistics
+    import time
+    out = {}
+    for name, t in trainers.items():
+        t.step()
+        gc.collect()
+        ts = []
+        for _ in range(steps):
+            t0 = time.perf_counter()
+            t.step()
+            ts.append(time.perf_counter() - t0)
+        out[name] = statistics.median(ts) * 1e3
+    return out
+
+
 def run(quick=False, threads=1):
     sizes = (784, 32, 16, 10) if quick else SIZES
     batch = 16 if quick else 128
@@ -135,16 +153,27 @@ def run(quick=False, threads=1):
         checks, _ = C.check_training("W3", trainers(state, batches, sizes=sizes), 3, rtol=1e-4)
         tr = trainers(state, batches, sizes=sizes)
         times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
+        alone = consecutive(tr, 2 if quick else 30)
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
     engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", SEMANTIC, *peers)}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"),
                               (SEMANTIC, "numpy"), (SEMANTIC, "torch"), ("tapegrad", SEMANTIC)]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
     title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
-    return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps},
+    extra = {"steps": steps}
+    for name, ms in alone.items():
+        extra[f"{name} ms/step in a consecutive loop (median)"] = ms
+    for name in ("torch", "numpy", SEMANTIC):
+        if name in alone:
+            extra[f"tapegrad/{name} in consecutive loops"] = alone["tapegrad"] / alone[name]
+    return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra=extra,
                     notes=[f"'{SEMANTIC}': benchmarks/_floor.py (see W2) running this MLP (its own linear, relu, "
                            "log_softmax, nll_loss and the same momentum update; no nn.Module), for information: "
-                           "the least an engine with torch's semantics pays over hand NumPy"])
+                           "the least an engine with torch's semantics pays over hand NumPy",
+                           "consecutive loop: each engine's steps run back to back (as a user's loop runs), "
+                           "information only; the scored ratios are the interleaved, paired ones. Interleaving "
+                           "leaves each step to start with the other engines' data in the caches, which costs an "
+                           "engine more the more Python it runs between NumPy kernels"])
 
 
 def main(argv=None):
