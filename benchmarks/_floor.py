@@ -6,8 +6,9 @@ a linked list walked backwards), this one does, per op, what PyTorch's semantics
 forward: dispatch from a Tensor operator or function; the grad-mode check; requires_grad of every input; the
 dtype check (same dtype, else promotion); an output Tensor; a node with one edge per input (its node and output
 number), the inputs' shapes and dtypes (to check the gradients that come back), ``needs_input_grad`` and a
-sequence number (the topological order); saved inputs kept with the version they had, a saved output kept
-without a reference cycle (its array and its shared version counter);
+sequence number (the topological order); saved inputs kept with the version they had (a product's operands
+only for each other's gradient, as torch keeps them), a saved output kept without a reference cycle (its array
+and its shared version counter);
 
 backward: every reachable node found and ordered; per node its gradient buffer, the version check of what it
 saved, its formula on arrays, the release of what it saved (a second backward must fail), each input gradient
@@ -65,15 +66,21 @@ class Node:
     backward = None
 
     def saved_arrays(self):
+        if self.saved is _FREED:
+            raise RuntimeError("Trying to backward through the graph a second time")
         out = []
         for s, v in zip(self.saved, self.versions):
-            if s is None:
-                raise RuntimeError("Trying to backward through the graph a second time")
+            if s is None:          # not kept: no gradient needs it
+                out.append(None)
+                continue
             vc = s.vc
             if (0 if vc is None else vc[0]) != v:
                 raise RuntimeError("one of the variables needed for gradient computation has been modified")
             out.append(s.data)
         return out
+
+
+_FREED = ("freed",)
 
 
 class AccumulateGrad(Node):
@@ -92,7 +99,8 @@ class _SavedOutput:
 
 
 class Function:
-    save = ()          # positions of inputs to save; "out" saves the output
+    save = ()          # positions of inputs to save; "out" saves the output; "crossed": operand 0 only for operand
+    #                    1's gradient and the other way round (torch's product rule)
 
     @classmethod
     def apply(cls, *args):
@@ -133,9 +141,13 @@ class Function:
         if cls.save == "out":
             node.saved, node.versions = (_SavedOutput(out),), (0,)
         elif cls.save:
-            saved = tuple(args[i] for i in cls.save)
+            if cls.save == "crossed":
+                i, j = cls.crossed
+                saved = (args[i] if need[j] else None, args[j] if need[i] else None)
+            else:
+                saved = tuple(args[i] for i in cls.save)
             node.saved = saved
-            node.versions = tuple(0 if s.vc is None else s.vc[0] for s in saved)
+            node.versions = tuple(0 if s is None or s.vc is None else s.vc[0] for s in saved)
         else:
             node.saved = None
         return out
@@ -165,7 +177,7 @@ class Add(Function):
 
 
 class Mul(Function):
-    save = (0, 1)
+    save, crossed = "crossed", (0, 1)
 
     @staticmethod
     def forward(a, b):
@@ -236,7 +248,7 @@ class Sum(Function):
 
 # --- W3's ops: linear (addmm), relu, log_softmax, nll_loss (mean) ---------------------------------------------
 class Addmm(Function):
-    save = (1, 2)
+    save, crossed = "crossed", (1, 2)
 
     @staticmethod
     def forward(bias, x, w):
@@ -377,7 +389,8 @@ def backward(root):
                     var.grad.data += buf[0]
                 continue
             grads = node.backward(node, *buf)
-            node.saved = (None,) * len(node.saved) if node.saved else None
+            if node.saved is not None:
+                node.saved = _FREED
             for nxt, nr, g, meta in zip(node.next_fns, node.next_nrs, grads, node.input_meta):
                 if nxt is None or g is None:
                     continue

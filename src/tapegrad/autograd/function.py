@@ -268,9 +268,17 @@ class BackwardNode(Node):
         self._to_save = tensors
 
     def save_inputs(self, *positions):
-        """(Primitive ops) keep the forward inputs at these positions, as the connected Tensors."""
+        """(Primitive ops) keep the forward inputs at these positions, as the connected Tensors; a position None
+        keeps nothing there (``saved_tensors`` gives None in its place)."""
         inputs = self._inputs
-        self._to_save = [inputs[i] for i in positions]
+        self._to_save = [None if i is None else inputs[i] for i in positions]
+
+    def save_crossed(self, i, j):
+        """(Primitive ops) the product rule's saving, as torch's: input ``i`` is kept only if input ``j`` needs a
+        gradient (which is made from ``i``), and ``j`` only if ``i`` does. An operand nobody needs is not kept:
+        changing it in place before backward is then no error."""
+        need = self.needs_input_grad
+        self.save_inputs(i if need[j] else None, j if need[i] else None)
 
     def save_result(self, *extra_positions):
         """(Primitive ops) keep output 0 (as ``saved_tensors[0]``), then the inputs at ``extra_positions``."""
@@ -443,7 +451,7 @@ class _Scratch:
     def save_inputs(self, *positions):
         pass
 
-    save_result = save_for_backward = mark_non_differentiable = mark_dirty = save_inputs
+    save_result = save_for_backward = mark_non_differentiable = mark_dirty = save_crossed = save_inputs
 
     def set_materialize_grads(self, value):
         pass

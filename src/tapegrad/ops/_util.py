@@ -87,6 +87,11 @@ def expand_to(g, shape):
     return g.expand(shape) if g.__class__ is Tensor else np.broadcast_to(g, shape)
 
 
+def input_shape(ctx, i):
+    """The shape forward's input ``i`` had (known for every input that needs a gradient, saved or not)."""
+    return ctx._input_meta[i][0]
+
+
 def mT(g):
     """Swap the last two dims (a view)."""
     return g.transpose(-1, -2) if g.__class__ is Tensor else g.swapaxes(-1, -2)

@@ -325,7 +325,7 @@ class Mul(Primitive):
     @_quiet
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
-        ctx.save_inputs(0, 1)
+        ctx.save_crossed(0, 1)       # each operand only for the other's gradient
         return np.asarray(a * b)
 
     @staticmethod
@@ -347,7 +347,7 @@ class Div(Primitive):
         if d.kind not in "fc":
             f = _dtype.get_default_dtype().np
             a, b = np.asarray(a, f), np.asarray(b, f)
-        ctx.save_inputs(0, 1)
+        ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)   # (a only for b's gradient, as torch's)
         return np.asarray(np.true_divide(a, b))   # (forwards run with NumPy's warnings off: Function.apply)
 
     @staticmethod

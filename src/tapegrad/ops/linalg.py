@@ -16,7 +16,7 @@ from collections import namedtuple
 import numpy as np
 
 from .. import _dtype
-from ._util import Primitive, Tensor, bind, mT, op_error, promote, sum_to_shape
+from ._util import Primitive, Tensor, bind, input_shape, mT, op_error, promote, sum_to_shape
 
 __all__ = ["matmul", "mm", "bmm", "mv", "dot", "vdot", "inner", "outer", "ger", "addmm", "addmv", "addr", "baddbmm",
            "addbmm", "einsum", "tensordot", "kron", "cross", "trace", "chain_matmul", "cdist", "norm", "det",
@@ -197,32 +197,34 @@ class Matmul(Primitive):
                            f" cannot be multiplied ({ka} != {kb}) [mat1 and mat2 shapes cannot be multiplied "
                            f"({sa} and {sb})]")
         _same_dtype(a, b)
-        ctx.save_inputs(0, 1)
+        ctx.save_crossed(0, 1)       # each operand only for the other's gradient
         return np.matmul(a, b)
 
     @staticmethod
     def backward(ctx, grad):
-        a, b = ctx.saved_tensors
+        a, b = ctx.saved_tensors     # (a is None when b needs no gradient, and the other way round)
         need = ctx.needs_input_grad
-        if a.ndim == 1 and b.ndim == 1:
+        sa = input_shape(ctx, 0) if need[0] else tuple(a.shape)
+        sb = input_shape(ctx, 1) if need[1] else tuple(b.shape)
+        if len(sa) == 1 and len(sb) == 1:
             return (grad * b if need[0] else None), (grad * a if need[1] else None)
         # (reshape, not unsqueeze, and @: the same formula runs on Tensors and on arrays)
-        a2 = a.reshape((1,) + tuple(a.shape)) if a.ndim == 1 else a
-        b2 = b.reshape(tuple(b.shape) + (1,)) if b.ndim == 1 else b
         g2 = grad
-        if a.ndim == 1:
+        if len(sa) == 1:
             g2 = g2.reshape(tuple(g2.shape[:-1]) + (1,) + tuple(g2.shape[-1:]))
-        if b.ndim == 1:
+        if len(sb) == 1:
             g2 = g2.reshape(tuple(g2.shape) + (1,))
         ga = gb = None
         if need[0]:
-            ga = sum_to_shape(g2 @ mT(b2), a2.shape)
-            if a.ndim == 1:
-                ga = ga.reshape(a.shape)
+            b2 = b.reshape(sb + (1,)) if len(sb) == 1 else b
+            ga = sum_to_shape(g2 @ mT(b2), (1,) + sa if len(sa) == 1 else sa)
+            if len(sa) == 1:
+                ga = ga.reshape(sa)
         if need[1]:
-            gb = sum_to_shape(mT(a2) @ g2, b2.shape)
-            if b.ndim == 1:
-                gb = gb.reshape(b.shape)
+            a2 = a.reshape((1,) + sa) if len(sa) == 1 else a
+            gb = sum_to_shape(mT(a2) @ g2, sb + (1,) if len(sb) == 1 else sb)
+            if len(sb) == 1:
+                gb = gb.reshape(sb)
         return ga, gb
 
 
@@ -387,8 +389,12 @@ class Addmm(Primitive):
         return np.matmul(a, b)
 
     @staticmethod
-    def grads(g, a, b):
-        return matmul(g, _mT(b)), matmul(_mT(a), g)
+    def grad_mat1(g, b):
+        return matmul(g, _mT(b))
+
+    @staticmethod
+    def grad_mat2(g, a):
+        return matmul(_mT(a), g)
 
     @staticmethod
     def check_dtypes(inp, a, b):
@@ -402,7 +408,7 @@ class Addmm(Primitive):
     def forward(cls, ctx, inp, a, b, beta, alpha):
         inp, a, b = cls.check_dtypes(inp, a, b)
         ctx.beta, ctx.alpha = beta, alpha
-        ctx.save_inputs(1, 2)
+        ctx.save_crossed(1, 2)       # each factor only for the other's gradient
         p = cls.product(a, b)
         if alpha != 1:
             p = p * np.asarray(alpha, p.dtype)
@@ -417,11 +423,15 @@ class Addmm(Primitive):
         gi = ga = gb = None
         if need[0]:
             gi = grad * ctx.beta if ctx.beta != 1 else grad
-        if need[1] or need[2]:
-            ga, gb = cls.grads(grad, a, b)
+        if need[1]:
+            ga = cls.grad_mat1(grad, b)
             if ctx.alpha != 1:
-                ga, gb = ga * ctx.alpha, gb * ctx.alpha
-        return gi, (ga if need[1] else None), (gb if need[2] else None), None, None
+                ga = ga * ctx.alpha
+        if need[2]:
+            gb = cls.grad_mat2(grad, a)
+            if ctx.alpha != 1:
+                gb = gb * ctx.alpha
+        return gi, ga, gb, None, None
 
 
 class Addmv(Addmm):
@@ -433,8 +443,12 @@ class Addmv(Addmm):
         return inp, a, b
 
     @staticmethod
-    def grads(g, a, b):
-        return g.unsqueeze(-1) * b, mv(_mT(a), g)
+    def grad_mat1(g, b):
+        return g.unsqueeze(-1) * b
+
+    @staticmethod
+    def grad_mat2(g, a):
+        return mv(_mT(a), g)
 
 
 class Addr(Addmm):
@@ -449,8 +463,12 @@ class Addr(Addmm):
         return np.multiply.outer(a, b)
 
     @staticmethod
-    def grads(g, a, b):
-        return mv(g, b), mv(_mT(g), a)
+    def grad_mat1(g, b):
+        return mv(g, b)
+
+    @staticmethod
+    def grad_mat2(g, a):
+        return mv(_mT(g), a)
 
 
 class Baddbmm(Addmm):
@@ -470,9 +488,12 @@ class Addbmm(Addmm):
         return np.matmul(a, b).sum(0)
 
     @staticmethod
-    def grads(g, a, b):
-        g = g.unsqueeze(0)
-        return matmul(g, _mT(b)), matmul(_mT(a), g)
+    def grad_mat1(g, b):
+        return matmul(g.unsqueeze(0), _mT(b))
+
+    @staticmethod
+    def grad_mat2(g, a):
+        return matmul(_mT(a), g.unsqueeze(0))
 
 
 def _check_add_shape(fn, inp, shape):

@@ -361,7 +361,7 @@ class _Addmm(Primitive):
         if not x.dtype == w.dtype == bias.dtype:
             d = np.result_type(x, w, bias)
             x, w = x.astype(d, copy=False), w.astype(d, copy=False)
-        ctx.save_inputs(1, 2)
+        ctx.save_crossed(1, 2)
         ctx.bias_shape = bias.shape
         out = x @ w.T
         try:
@@ -391,7 +391,7 @@ class _MmT(Primitive):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
         d = np.result_type(x, w)
-        ctx.save_inputs(0, 1)
+        ctx.save_crossed(0, 1)
         return x.astype(d, copy=False) @ w.astype(d, copy=False).T
 
     @staticmethod
@@ -448,6 +448,7 @@ def linear(input, weight, bias=None):
     if shape[-1] != weight._array.shape[1]:
         raise _mm_error((math.prod(shape[:-1]), shape[-1]), weight._array.shape[::-1])
     x2 = _View.apply(input, (-1, shape[-1])) if nd > 1 else _View.apply(input, (1, shape[-1]))
+    x2._vc = input._vc    # (a view: a change of input in place before backward is seen where x2 is saved)
     if bias is not None:
         return _View.apply(_Addmm.apply(bias, x2, weight), out_shape)
     out = _MmT.apply(x2, weight)
