@@ -1,6 +1,9 @@
 """What a node keeps for backward, as torch keeps it: an operand of a product is saved only for the *other*
 operand's gradient. So an operand that no gradient needs may be changed in place between forward and backward
-(no error in torch, none here), while changing one that is needed raises torch's in-place error."""
+(no error in torch, none here), while changing one that is needed raises torch's in-place error.
+
+(kron is not in the table: torch's kron keeps contiguous copies of its operands, so no change after forward is
+an error there; tapegrad's keeps the operands themselves, crossed.)"""
 
 import numpy as np
 import pytest
@@ -27,6 +30,13 @@ OPS = {
     "addr": (lambda T, a, b: T.addr(T.ones(3, 4), a, b), (3,), (4,)),
     "baddbmm": (lambda T, a, b: T.baddbmm(T.ones(2, 3, 5), a, b), (2, 3, 4), (2, 4, 5)),
     "addbmm": (lambda T, a, b: T.addbmm(T.ones(3, 5), a, b), (2, 3, 4), (2, 4, 5)),
+    "addcmul": (lambda T, a, b: T.addcmul(T.ones(3, 4), a, b, value=0.5), (3, 4), (3, 4)),
+    "addcdiv": (lambda T, a, b: T.addcdiv(T.ones(3, 4), a, b, value=0.5), (3, 4), (3, 4)),
+    "cross": (lambda T, a, b: T.linalg.cross(a, b), (4, 3), (4, 3)),
+    "outer": (lambda T, a, b: T.outer(a, b), (3,), (4,)),
+    "inner": (lambda T, a, b: T.inner(a, b), (3, 4), (2, 4)),
+    "einsum": (lambda T, a, b: T.einsum("ij,jk->ik", a, b), (3, 4), (4, 5)),
+    "tensordot": (lambda T, a, b: T.tensordot(a, b, dims=1), (3, 4), (4, 5)),
 }
 
 

@@ -961,7 +961,7 @@ class Addcmul(Primitive):
         _no_bool("addcmul_cpu_out", d)
         if d.kind in "iub" and not isinstance(value, (bool, int, np.integer)):
             raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
-        ctx.save_inputs(1, 2)
+        ctx.save_crossed(1, 2)
         ctx.value = value
         return np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
 
@@ -988,7 +988,8 @@ class Addcdiv(Primitive):
                 "(input + value * tensor1 / tensor2) for float inputs. The future addcdiv behavior can be "
                 "implemented with true_divide: (input + value * torch.true_divide(tensor1, tensor2)).")
         x, t1, t2 = _cast_all((x, t1, t2), d)
-        ctx.save_inputs(1, 2)
+        need = ctx.needs_input_grad          # (what torch keeps: t1 for t2's gradient, t2 for either's)
+        ctx.save_inputs(1 if need[2] else None, 2 if need[1] or need[2] else None)
         ctx.value = value
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.asarray(x + d.type(value) * (t1 / t2))

@@ -613,7 +613,9 @@ class Einsum(Primitive):
     def forward(ctx, eq, *ops):
         ctx.eq = eq
         ctx.shapes = [o.shape for o in ops]
-        ctx.save_inputs(*range(1, len(ops) + 1))
+        need = ctx.needs_input_grad      # an operand is kept only for the other operands' gradients (as torch)
+        pos = range(1, len(ops) + 1)
+        ctx.save_inputs(*[i if any(need[k] for k in pos if k != i) else None for i in pos])
         dt = ops[0].dtype
         for o in ops[1:]:
             if o.dtype != dt:
@@ -840,7 +842,7 @@ class Kron(Primitive):
         a2 = a.reshape((1,) * (n - a.ndim) + a.shape)
         b2 = b.reshape((1,) * (n - b.ndim) + b.shape)
         ctx.shapes = (a2.shape, b2.shape)
-        ctx.save_inputs(0, 1)
+        ctx.save_crossed(0, 1)
         out = np.multiply.outer(a2, b2)     # (a0..an, b0..bn) -> interleave
         perm = [i for k in range(n) for i in (k, n + k)]
         return out.transpose(perm).reshape(tuple(x * y for x, y in zip(a2.shape, b2.shape)))
@@ -854,8 +856,8 @@ class Kron(Primitive):
         la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
         gs = "".join(x + y for x, y in zip(la, lb))
         need = ctx.needs_input_grad
-        ga = einsum(f"{gs},{lb}->{la}", g, b.reshape(sb)).reshape(a.shape) if need[0] else None
-        gb = einsum(f"{gs},{la}->{lb}", g, a.reshape(sa)).reshape(b.shape) if need[1] else None
+        ga = einsum(f"{gs},{lb}->{la}", g, b.reshape(sb)).reshape(input_shape(ctx, 0)) if need[0] else None
+        gb = einsum(f"{gs},{la}->{lb}", g, a.reshape(sa)).reshape(input_shape(ctx, 1)) if need[1] else None
         return ga, gb
 
 
@@ -876,7 +878,7 @@ class LinalgCross(Primitive):
         if a.dtype != b.dtype:
             raise RuntimeError(f"expected scalar type {_dtname(a)} but found {_dtname(b)}")
         ctx.dim = dim
-        ctx.save_inputs(0, 1)
+        ctx.save_crossed(0, 1)
         shape = np.broadcast_shapes(a.shape, b.shape)
         return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=dim)
 
