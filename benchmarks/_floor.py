@@ -1,4 +1,4 @@
-"""The semantic floor (W2, W6): the least a NumPy engine pays per op for torch's core autograd bookkeeping.
+"""The semantic floor (W2, W3, W6): the least a NumPy engine pays per op for torch's core autograd bookkeeping.
 
 An informational engine, not a product. Where W2's "Python floor" is a bare tape (one object and one node per op,
 a linked list walked backwards), this one does, per op, what PyTorch's semantics require of any engine:
