@@ -526,25 +526,7 @@ def _link_fresh(ctx, out):
     if arr.dtype.kind in "fc":
         o._rg = True
         o.grad_fn = ctx
-    to_save = ctx._to_save
-    ctx._inputs = ctx._to_save = None
-    if to_save is None:
-        ctx._saved = None
-        return o
-    saved, versions = [], []
-    for s in to_save:
-        if s is _RESULT:
-            saved.append(SavedTensor(o, 0))
-            versions.append(None)
-        elif s.__class__ is _Tensor or isinstance(s, _Tensor):      # an input: kept with its version now
-            vc = s._vcl
-            saved.append(s)
-            versions.append(0 if vc is None else vc[0])
-        else:
-            saved.append(s)
-            versions.append(None)
-    ctx._saved = tuple(saved)
-    ctx._saved_versions = tuple(versions)
+    _keep_saved(ctx, (o,), True)
     return o
 
 
@@ -666,27 +648,35 @@ def _link_outputs(ctx, outputs, fresh=False):
     if dirty:
         for t in dirty:
             t._vc[0] += 1
+    _keep_saved(ctx, outputs, fresh)
+
+
+def _keep_saved(ctx, outputs, fresh):
+    """Turn what forward asked to save (``ctx._to_save``) into ``ctx._saved`` and ``ctx._saved_versions``: an
+    output as a ``SavedTensor`` (no reference cycle through it), an input as itself with the version it has now,
+    anything else (a number, None for "not kept") as is. ``fresh``: the outputs were just made, so no saved input
+    can be one of them."""
     to_save = ctx._to_save
-    ctx._to_save = None
-    ctx._saved = None
-    if to_save is not None:
-        saved, versions = [], []
-        for s in to_save:
-            v = None
-            if s is _RESULT:
-                s = SavedTensor(outputs[0], 0)
-            elif isinstance(s, T):
-                j = -1 if fresh else _position(s, outputs)
-                if j >= 0:                   # an output saved as such: no reference cycle through it
-                    s = SavedTensor(s, j)
-                else:                        # an input: kept with the version it has now
-                    vc = s._vcl
-                    v = 0 if vc is None else vc[0]
-            saved.append(s)
-            versions.append(v)
-        ctx._saved = tuple(saved)
-        ctx._saved_versions = tuple(versions)
-    ctx._inputs = None
+    ctx._inputs = ctx._to_save = None
+    if to_save is None:
+        ctx._saved = None
+        return
+    saved, versions = [], []
+    for s in to_save:
+        v = None
+        if s is _RESULT:
+            s = SavedTensor(outputs[0], 0)
+        elif isinstance(s, _Tensor):
+            j = -1 if fresh else _position(s, outputs)
+            if j >= 0:
+                s = SavedTensor(s, j)
+            else:
+                vc = s._vcl
+                v = 0 if vc is None else vc[0]
+        saved.append(s)
+        versions.append(v)
+    ctx._saved = tuple(saved)
+    ctx._saved_versions = tuple(versions)
 
 
 def _position(t, outputs):

@@ -518,6 +518,15 @@ def _pool_out_size(size, k, s, p, d, ceil_mode):
     return out
 
 
+def _set_where_not(kidx, keep, t):
+    """``kidx[~keep] = t`` in place, by arithmetic (``(kidx - t) * keep + t``): branch-free, ~10x faster than a
+    masked copy on random data."""
+    t = kidx.dtype.type(t)
+    kidx -= t
+    kidx *= keep
+    kidx += t
+
+
 def _max_pool_tiled(x, d, kernel, O):
     """The common case (windows that tile the input: stride == kernel, no padding, no dilation), fast: the K
     window offsets become a leading axis of one contiguous copy, so the max is K-1 contiguous passes."""
@@ -532,10 +541,8 @@ def _max_pool_tiled(x, d, kernel, O):
     nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
     itype = np.int16 if K < 32768 else np.int64
     kidx = np.full(vals.shape, K - 1, itype)
-    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins:
-        kidx -= itype(t)                         # kidx = t where w[t] is the max, else kidx, as arithmetic
-        kidx *= w[t] != vals                     # (branch-free: ~10x faster than a masked copy on random data)
-        kidx += itype(t)
+    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins
+        _set_where_not(kidx, w[t] != vals, t)
     if nan:                                      # torch's kernel takes every NaN it meets: the last one wins
         for t in range(K):
             np.putmask(kidx, np.isnan(w[t]), t)
@@ -585,10 +592,7 @@ def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
             m |= real[(Ellipsis,) + k] & ~chosen_real     # a real element beats a padding one, whatever its value
             chosen_real |= m                              # (what wins is always real: padding cannot be > or NaN)
         np.copyto(vals, v, where=m)              # (exact: np.maximum may take +0.0 over an earlier -0.0)
-        m = ~m                                   # kidx = t where v won, else kidx — branch-free arithmetic
-        kidx -= itype(t)                         # (masked copies are ~10x slower on random data)
-        kidx *= m
-        kidx += itype(t)
+        _set_where_not(kidx, ~m, t)
     # flat per-plane input index of the chosen element: coord_i = o_i * s_i - p_i + k_i * d_i
     kcoords = np.unravel_index(kidx, kernel)
     flat = np.zeros(kidx.shape, dtype=np.int64)

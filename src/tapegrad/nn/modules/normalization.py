@@ -29,15 +29,7 @@ class _NormBase(Module):
         self.momentum = momentum
         self.affine = affine
         self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(creation.empty(num_features, dtype=dtype))
-            if bias:
-                self.bias = Parameter(creation.empty(num_features, dtype=dtype))
-            else:
-                self.register_parameter("bias", None)
-        else:
-            self.register_parameter("weight", None)
-            self.register_parameter("bias", None)
+        _affine_params(self, (num_features,), affine, bias, dtype)
         if self.track_running_stats:
             self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
             self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
@@ -56,10 +48,7 @@ class _NormBase(Module):
 
     def reset_parameters(self):
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        _reset_affine(self)
 
     def _check_input_dim(self, input):
         raise NotImplementedError
@@ -182,8 +171,8 @@ class InstanceNorm3d(_InstanceNorm):
 
 
 def _affine_params(module, shape, affine, bias, dtype):
-    """An elementwise affine's ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or both registered as None
-    (torch's layout, so state_dict keys match)."""
+    """An elementwise affine's ``weight`` and ``bias`` of ``shape`` (uninitialised: ``reset_parameters`` sets ones
+    and zeros), or both registered as None (torch's layout, so state_dict keys match)."""
     if affine:
         module.weight = Parameter(creation.empty(shape, dtype=dtype))
         if bias:
@@ -193,7 +182,6 @@ def _affine_params(module, shape, affine, bias, dtype):
     else:
         module.register_parameter("weight", None)
         module.register_parameter("bias", None)
-    module.reset_parameters()
 
 
 def _reset_affine(module):
@@ -218,6 +206,7 @@ class LayerNorm(Module):
         self.eps = eps
         self.elementwise_affine = elementwise_affine
         _affine_params(self, self.normalized_shape, elementwise_affine, bias, dtype)
+        self.reset_parameters()
 
     def reset_parameters(self):
         _reset_affine(self)
@@ -242,6 +231,7 @@ class GroupNorm(Module):
         self.eps = eps
         self.affine = affine
         _affine_params(self, (num_channels,), affine, bias, dtype)
+        self.reset_parameters()
 
     def reset_parameters(self):
         _reset_affine(self)
