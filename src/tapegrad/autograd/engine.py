@@ -110,7 +110,8 @@ def _one_per_input(node, out, n_in):
 
 
 def _run_arrays(node, grads):
-    """``run_node`` for an ``array_backward`` op without hooks: ndarrays in, ndarrays out, the same checks."""
+    """Call an ``array_backward`` op's formula on ndarrays (no hooks): its results, not yet checked against the
+    inputs (the walk checks each one as it routes it, see ``_conformed``)."""
     if len(grads) > 1 and node._materialize:
         for i, g in enumerate(grads):
             if g is None:
@@ -123,24 +124,19 @@ def _run_arrays(node, grads):
         out = node._forward_cls.backward(node, *grads)
     finally:
         node._arrays = False
-    if out.__class__ is not tuple:
-        out = (out,)
-    metas = node._input_meta
-    if len(out) != len(metas):
-        out = _one_per_input(node, out, len(metas))
-    res = []
-    for g, meta in zip(out, metas):       # each gradient back to its input's shape and dtype
-        if g is None or not meta:         # (meta None: no gradient needed; False: not a tensor)
-            res.append(None)
-            continue
-        if g.__class__ is _f._Tensor:
-            g = g._array
-        if g.shape != meta[0]:
-            g = _reduce_grad(g, meta[0], node, len(res))
-        if g.dtype != meta[1]:
-            g = g.astype(meta[1])
-        res.append(g)
-    return res
+    return out if out.__class__ is tuple else (out,)
+
+
+def _conformed(g, node, i):
+    """A gradient of the array walk as an ndarray of input ``i``'s shape (summed if broadcast) and dtype."""
+    if g.__class__ is not np.ndarray:
+        g = g._array if g.__class__ is _f._Tensor else np.asarray(g)
+    shape, dtype = node._input_meta[i]
+    if g.shape != shape:
+        g = _reduce_grad(g, shape, node, i)
+    if g.dtype != dtype:
+        g = g.astype(dtype)
+    return g
 
 
 def _root_edge(t):
@@ -223,23 +219,30 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     grads_in = _visit(node, buf, walk)
                     if grads_in is None:
                         continue
+                if not retain_graph:
+                    node._release()
+                if len(grads_in) != len(node._next_fns):
+                    grads_in = _one_per_input(node, grads_in, len(node._next_fns))
+                i = -1
+                for nxt, nr, g, meta in zip(node._next_fns, node._next_nrs, grads_in, node._input_meta):
+                    i += 1
+                    if nxt is None or g is None:
+                        continue
+                    if arrays:           # each gradient as an array of its input's shape and dtype (run_node
+                        if g.__class__ is not np.ndarray or g.shape != meta[0] or g.dtype != meta[1]:
+                            g = _conformed(g, node, i)        # checks a Tensor walk's)
+                    b = buffers.get(nxt)
+                    if b is None:
+                        b = buffers[nxt] = [None] * len(nxt._out_meta)
+                        b[nr] = g
+                    elif b[nr] is None:
+                        b[nr] = g
+                    else:
+                        b[nr] = b[nr] + g     # paths meet: sum (recorded when create_graph)
             except (RuntimeError, ValueError, TypeError) as e:   # say which node, and where it was created
                 from .anomaly import annotate
                 annotate(e, node)
                 raise
-            if not retain_graph:
-                node._release()
-            for nxt, nr, g in zip(node._next_fns, node._next_nrs, grads_in):
-                if nxt is None or g is None:
-                    continue
-                b = buffers.get(nxt)
-                if b is None:
-                    b = buffers[nxt] = [None] * len(nxt._out_meta)
-                    b[nr] = g
-                elif b[nr] is None:
-                    b[nr] = g
-                else:
-                    b[nr] = b[nr] + g     # paths meet: sum (recorded when create_graph)
             grads_in = g = b = buf = None    # drop our references: AccumulateGrad may then keep a gradient uncopied
     finally:
         _state.enabled = prev

@@ -313,6 +313,15 @@ class BackwardNode(Node):
         if saved is None:
             return ()
         arrays = self._arrays
+        if arrays and len(saved) == 1:      # (the engine's array walk, one saved tensor: the common case)
+            s, v = saved[0], self._saved_versions[0]
+            if v is not None:
+                vc = s._vcl
+                if vc is not None and vc[0] != v:
+                    raise _input_version_error(s, v)
+                return (s._array,)
+            if s.__class__ is SavedTensor and s._vc[0] == s._version:
+                return (s._data,)
         res = []
         for s, v in zip(saved, self._saved_versions):
             if v is not None:          # a saved input: still the version it had when saved?
@@ -343,12 +352,12 @@ class BackwardNode(Node):
         if self._forward_cls._array_forward:
             # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
             d = self.__dict__
-            if d:
-                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray]
-                if arrays:
-                    for k in arrays:
+            for v in d.values():
+                if v.__class__ is np.ndarray:
+                    for k in [k for k, v in d.items() if v.__class__ is np.ndarray]:
                         del d[k]
                     self._saved = _FREED
+                    break
 
 
 class _Result:

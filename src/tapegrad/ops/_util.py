@@ -62,6 +62,8 @@ def sum_to_shape(g, shape):
     gs = g.shape
     if gs == shape or gs == tuple(shape):
         return g
+    if gs[1:] == shape:     # the most common case (a bias over a batch): one leading dim added, nothing stretched
+        return g.sum(0) if g.__class__ is Tensor else np.add.reduce(g, axis=0)
     lead = len(gs) - len(shape)
     dims = list(range(lead))          # the leading dims broadcasting added, and the dims it stretched from 1
     for i, s in enumerate(shape):
@@ -94,7 +96,9 @@ def input_shape(ctx, i):
 
 def mT(g):
     """Swap the last two dims (a view)."""
-    return g.transpose(-1, -2) if g.__class__ is Tensor else g.swapaxes(-1, -2)
+    if g.__class__ is Tensor:
+        return g.transpose(-1, -2)
+    return g.T if g.ndim == 2 else g.swapaxes(-1, -2)
 
 
 def kernel(cls, grad, *args):
