@@ -366,6 +366,7 @@ class _Result:
 
 _RESULT = _Result()
 _RESULT_ONLY = (_RESULT,)
+_NO_VERSION = (None,)     # a saved output's version lives in its SavedTensor
 
 
 class FunctionMeta(type):
@@ -669,6 +670,10 @@ def _keep_saved(ctx, outputs, fresh):
     ctx._inputs = ctx._to_save = None
     if to_save is None:
         ctx._saved = None
+        return
+    if to_save is _RESULT_ONLY:          # (the output alone: the common case of a unary op)
+        ctx._saved = (SavedTensor(outputs[0], 0),)
+        ctx._saved_versions = _NO_VERSION
         return
     saved, versions = [], []
     for s in to_save:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from ._helpers import check, params_with_grad, touched, weight_decay
+from ..tensor import Tensor
+from ._helpers import check, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -31,14 +32,18 @@ class SGD(Optimizer):
         self._begin_step()
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p, g in params_with_grad(group):
-                g = weight_decay(p, g, lr, wd)
+            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group.get("maximize", False)
+            for p in group["params"]:     # (the loop written out: it runs for every parameter of every step)
+                grad = p._grad
+                if grad is None:
+                    continue
+                g = -grad._array if maximize else grad._array
+                if wd != 0:
+                    g = weight_decay(p, g, lr, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
                     if buf is None:
-                        from ..tensor import Tensor
                         buf = state["momentum_buffer"] = Tensor._make(g.copy())
                     else:
                         b = buf._array
