@@ -14,6 +14,7 @@ import weakref
 import numpy as np
 
 from . import _dtype
+from .autograd import engine as _engine
 from .autograd import function as _function
 from .autograd.function import AccumulateGrad
 
@@ -309,8 +310,7 @@ class Tensor:
         >>> x.grad
         tensor([2., 4., 6.])
         """
-        from .autograd.engine import backward
-        backward(self, gradient, retain_graph, create_graph, inputs)
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
 
     def detach(self):
         """A tensor sharing this one's data (and version counter) but cut from the graph."""

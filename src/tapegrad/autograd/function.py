@@ -277,8 +277,8 @@ class BackwardNode(Node):
         """(Primitive ops) the product rule's saving, as torch's: input ``i`` is kept only if input ``j`` needs a
         gradient (which is made from ``i``), and ``j`` only if ``i`` does. An operand nobody needs is not kept:
         changing it in place before backward is then no error."""
-        need = self.needs_input_grad
-        self.save_inputs(i if need[j] else None, j if need[i] else None)
+        need, inputs = self.needs_input_grad, self._inputs
+        self._to_save = (inputs[i] if need[j] else None, inputs[j] if need[i] else None)
 
     def save_result(self, *extra_positions):
         """(Primitive ops) keep output 0 (as ``saved_tensors[0]``), then the inputs at ``extra_positions``."""
@@ -516,17 +516,12 @@ def _record(cls, args, kwargs):
     if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
         _link_outputs(ctx, (out,))
         return out
-    if ctx._dirty is None and ctx._non_diff is None:
-        return _link_fresh(ctx, out)     # the common case: one new array (or a NumPy scalar, from a 0-d op)
-    out = T._make(out)
-    _link_outputs(ctx, (out,), fresh=True)
-    return out
-
-
-def _link_fresh(ctx, out):
-    """``_link_outputs`` for one new output array (nothing dirty, nothing non-differentiable): the Tensor made
-    here, so no saved input can be it."""
-    o = _Tensor._make(out)
+    o = T._make(out)
+    if ctx._dirty is not None or ctx._non_diff is not None:
+        _link_outputs(ctx, (o,), fresh=True)
+        return o
+    # the common case, ``_link_outputs`` written out for one new output array (or a NumPy scalar, from a 0-d op),
+    # nothing dirty or non-differentiable: it is made here, so no saved input can be it
     arr = o._array
     ctx._arrays = False
     ctx.sequence_nr = _next_seq()

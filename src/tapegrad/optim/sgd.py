@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ._helpers import check, touched, weight_decay
+from ._helpers import check, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -51,5 +51,5 @@ class SGD(Optimizer):
                         b += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf._array if nesterov else buf._array
                 p._array -= lr * g
-                touched(p)
+                p._vc[0] += 1      # an in-place change: the parameter's version moves on
         return loss
