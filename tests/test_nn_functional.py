@@ -102,6 +102,16 @@ def test_log_softmax_inf_row(torch):
     close(F.softmax(tg(x), 1), torch.softmax(th(torch, x), 1))
 
 
+def test_softmax_rows_without_a_finite_max_are_nan_as_torch(torch):
+    inf, nan = np.inf, np.nan
+    x = np.array([[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, inf], [-inf, inf], [1e38, 3e38], [-3e38, 3e38]],
+                 np.float32)
+    for fn in ("log_softmax", "softmax"):
+        a = getattr(F, fn)(tg(x), 1).numpy()
+        b = getattr(torch, fn)(th(torch, x), 1).numpy()
+        np.testing.assert_array_equal(a, b)     # (nan where torch gives nan, equal elsewhere)
+
+
 # --- reductions, ignore_index, label smoothing ----------------------------------------------------------------
 @pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
 @pytest.mark.parametrize("kw", [{}, {"ignore_index": 2}, {"label_smoothing": 0.3}, {"ignore_index": 0,

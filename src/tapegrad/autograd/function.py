@@ -539,34 +539,26 @@ def _edges(ctx, args):
     """Give ctx one edge per argument (its node and output number, ``(None, 0)`` where no gradient flows), the
     arguments' shapes and dtypes, and ``needs_input_grad``; return what forward gets (arrays for tensors)."""
     T = _Tensor
-    raw, need, fns, nrs, meta = [], [], [], [], []
-    for a in args:                # one pass: the arrays for forward, and the node's edges and input metadata
+    rows = []
+    for a in args:   # one row per argument: (what forward gets, node, output number, metadata, needs a gradient)
         if isinstance(a, T):
             arr = a._array
-            raw.append(arr)
             if a._rg:
                 fn = a.grad_fn
-                if fn is not None:
-                    fns.append(fn)
-                    nrs.append(a._output_nr)
+                if fn is None:
+                    rows.append((arr, a._acc or a._accumulator(), 0, (arr.shape, arr.dtype), True))
                 else:
-                    fns.append(a._acc or a._accumulator())
-                    nrs.append(0)
-                meta.append((arr.shape, arr.dtype))
-                need.append(True)
-                continue
-            meta.append(None)          # a tensor that needs no gradient
+                    rows.append((arr, fn, a._output_nr, (arr.shape, arr.dtype), True))
+            else:
+                rows.append((arr, None, 0, None, False))     # metadata None: a tensor that needs no gradient
         else:
-            raw.append(a)
-            meta.append(False)         # not a tensor
-        fns.append(None)
-        nrs.append(0)
-        need.append(False)
-    ctx.needs_input_grad = tuple(need)
-    ctx._next_fns = tuple(fns)
-    ctx._next_nrs = tuple(nrs)
-    ctx._input_meta = tuple(meta)
+            rows.append((a, None, 0, False, False))         # metadata False: not a tensor
+    # the rows' columns, each as a tuple (zip(*rows) transposes in C)
+    raw, ctx._next_fns, ctx._next_nrs, ctx._input_meta, ctx.needs_input_grad = zip(*rows) if rows else _NO_ARGS
     return raw
+
+
+_NO_ARGS = ((),) * 5
 
 
 def _apply_function(cls, args, kwargs, record):

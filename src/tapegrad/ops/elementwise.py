@@ -1661,7 +1661,7 @@ class Relu(Primitive):
 
     @staticmethod
     def forward(ctx, x):
-        if x.dtype == np.bool_:
+        if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
         ctx.save_result()
         return np.maximum(x, _zero(x.dtype))

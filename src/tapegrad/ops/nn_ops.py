@@ -482,12 +482,9 @@ def _softmax_dim(name, ndim, stacklevel=3):
 
 # (ufunc.reduce rather than np.max / np.sum: the same kernels without NumPy's Python-level wrapper, ~2 µs each)
 def _shifted(x, dim):
-    """x minus its (finite) max along ``dim``: exp() of it cannot overflow."""
-    m = np.maximum.reduce(x, axis=dim, keepdims=True)
-    finite = np.isfinite(m)
-    if not np.logical_and.reduce(finite, axis=None):
-        m = np.where(finite, m, 0)
-    return x - m
+    """x minus its max along ``dim``: exp() of it cannot overflow. (A row whose max is not finite gives nan, as
+    torch's kernel: its ``x - max`` holds inf - inf or nan.)"""
+    return x - np.maximum.reduce(x, axis=dim, keepdims=True)
 
 
 def _softmax_np(x, dim):
@@ -639,7 +636,8 @@ class NllLoss(Primitive):
         if t.dtype.kind not in "iub":
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy_name(t)}")
         tt = t.astype(np.intp, copy=False)
-        in_range = not tt.size or (np.minimum.reduce(tt, axis=None) >= 0 and np.maximum.reduce(tt, axis=None) < C)
+        # 0 <= every target < C, in one reduction: seen as unsigned, a negative target is larger than any class
+        in_range = not tt.size or np.maximum.reduce(tt.view(np.uintp), axis=None) < C
         some_ignored = False
         if not (in_range and not 0 <= ignore_index < C):   # (else no target can equal ignore_index: no mask)
             ignored = t == ignore_index
@@ -668,16 +666,17 @@ class NllLoss(Primitive):
             picked = x[rows, tt]
         else:
             picked = np.take_along_axis(x, tt[:, None], axis=1)[:, 0]
-        loss = -picked if w is None else -picked * w
         coef = -1 if w is None else -w
         if reduction == "none":
-            out = loss
-        elif reduction == "sum":
-            out = np.asarray(np.add.reduce(loss, axis=None), x.dtype)
-        else:
-            total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
-            out = np.asarray(np.add.reduce(loss, axis=None) / total, x.dtype)
-            coef = coef / total
+            out = -picked if w is None else -picked * w
+        else:            # (the sum of -loss negated: the same number, one array pass less without weights)
+            s = -np.add.reduce(picked if w is None else picked * w, axis=None)
+            if reduction == "sum":
+                out = np.asarray(s, x.dtype)
+            else:
+                total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
+                out = np.asarray(s / total, x.dtype)
+                coef = coef / total
         if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
             m = np.zeros(x.shape, x.dtype)
             if x.ndim == 1:
