@@ -1,5 +1,5 @@
 """What a node keeps for backward, as torch keeps it: an operand of a product is saved only for the *other*
-operand's gradient. So an operand that no gradient needs may be changed in place between forward and backward
+operand's gradient (and fmod/remainder keep theirs only for the divisor's). So an operand that no gradient needs may be changed in place between forward and backward
 (no error in torch, none here), while changing one that is needed raises torch's in-place error.
 
 (kron is not in the table: torch's kron keeps contiguous copies of its operands, so no change after forward is
@@ -37,6 +37,9 @@ OPS = {
     "inner": (lambda T, a, b: T.inner(a, b), (3, 4), (2, 4)),
     "einsum": (lambda T, a, b: T.einsum("ij,jk->ik", a, b), (3, 4), (4, 5)),
     "tensordot": (lambda T, a, b: T.tensordot(a, b, dims=1), (3, 4), (4, 5)),
+    # not products, the same rule: only the divisor's gradient needs the operands
+    "fmod": (lambda T, a, b: T.fmod(a, b), (3, 4), (3, 4)),
+    "remainder": (lambda T, a, b: T.remainder(a, b), (3, 4), (4,)),
 }
 
 

@@ -740,15 +740,17 @@ def _mod_ops(name, mod_np, rounding, doc):
         @staticmethod
         def forward(ctx, a, b):
             a, b, d = promote(a, b)
-            ctx.save_inputs(0, 1)
+            if ctx.needs_input_grad[1]:    # (only the divisor's gradient needs the operands, as torch keeps them)
+                ctx.save_inputs(0, 1)
             return mod_np(a, b, d)
 
         @staticmethod
         def backward(ctx, grad):
-            a, b = ctx.saved_tensors
-            need = ctx.needs_input_grad
-            gb = -grad * div(a, b, rounding_mode=rounding) if need[1] else None
-            return (grad if need[0] else None), gb
+            gb = None
+            if ctx.needs_input_grad[1]:
+                a, b = ctx.saved_tensors
+                gb = -grad * div(a, b, rounding_mode=rounding)
+            return (grad if ctx.needs_input_grad[0] else None), gb
 
     class ModScalar(Primitive):
         node_name = f"{name}Backward0"
