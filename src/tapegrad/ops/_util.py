@@ -152,18 +152,37 @@ def promote(a, b):
     return a, b, d
 
 
-def mark_view(out: Tensor, base: Tensor, view_fn) -> Tensor:
-    """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter)."""
+def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
+    """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter).
+
+    ``out._base`` is ``(root, fn from root to out, multi)``; ``multi``: ``out`` is (a view of) one of several views
+    one op returned with grad mode on (split, chunk, unbind), which torch forbids to change in place while
+    recording.
+    """
     if out._array.size == 0 or np.may_share_memory(out._array, base._array):   # an empty view is still a view
         out._vc = base._vc
-        root = base._base[0] if base._base is not None else base
-        if base._base is not None:
-            inner = base._base[1]
-            out._base = (root, lambda t, f=view_fn, g=inner: f(g(t)))
+        outer = base._base
+        if outer is not None:
+            inner = outer[1]
+            out._base = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), multi or outer[2])
         else:
-            out._base = (root, view_fn)
+            out._base = (base, view_fn, multi)
         _register_view(out, base._vc)
     return out
+
+
+def check_multi_output_view(x: Tensor) -> None:
+    """torch's refusal to change in place, while recording, a view that one op returned among several."""
+    if x._base is not None and x._base[2]:
+        if x.grad_fn is None:        # (made from a base that needs no gradient: torch's wording for that case)
+            what = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
+        else:
+            name = x.grad_fn.name()
+            i = name.rfind("Backward")
+            what = f"Output {x._output_nr} of {name[:i] if i > 0 else name} is a view and is being modified inplace."
+        raise RuntimeError(f"{what} This view is the output of a function that returns multiple views. Such "
+                           "functions do not allow the output views to be modified inplace. You should replace the "
+                           "inplace operation by an out-of-place one.")
 
 
 def _register_view(view: Tensor, vc: list) -> None:
@@ -270,8 +289,10 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if _state.enabled and x._rg and x.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = x._base
-    if recording and base is not None and base[0]._rg and base[0].grad_fn is None:
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if recording and base is not None:
+        check_multi_output_view(x)
+        if base[0]._rg and base[0].grad_fn is None:
+            raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
         old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc

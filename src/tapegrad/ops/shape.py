@@ -17,7 +17,8 @@ import numpy as np
 from .. import _dtype
 from ..autograd.grad_mode import _state
 from ..tensor import Size
-from ._util import Primitive, Tensor, apply_inplace, bind, kernel, mark_view, normalize_dim, op_error, shape_str
+from ._util import (Primitive, Tensor, apply_inplace, bind, check_multi_output_view, kernel, mark_view, normalize_dim,
+                    op_error, shape_str)
 from .reduce import _write_out
 
 __all__ = ["reshape", "transpose", "swapaxes", "swapdims", "permute", "movedim", "moveaxis", "t", "unsqueeze",
@@ -826,7 +827,7 @@ def _split_sizes(input, d, sizes, cls):
         return ()
     outs = cls.apply(input, keys, d, False)
     for o, s, n in zip(outs, starts, sizes):
-        mark_view(o, input, lambda x, s=s, n=n: x.narrow(d, s, n))
+        mark_view(o, input, lambda x, s=s, n=n: x.narrow(d, s, n), multi=_state.enabled)
     return outs
 
 
@@ -937,7 +938,7 @@ def unbind(input, dim=0):
         return ()
     outs = UnbindViews.apply(input, keys, d, True)
     for i, o in enumerate(outs):
-        mark_view(o, input, lambda x, i=i: x.select(d, i))
+        mark_view(o, input, lambda x, i=i: x.select(d, i), multi=_state.enabled)
     return outs
 
 
@@ -1478,15 +1479,17 @@ Squeeze3, Squeeze4, Squeeze5 = (_squeeze_node(f"SqueezeBackward{i}") for i in (3
 
 def _inplace_view(self, cls, args, redo):
     """``x.t_()`` and friends: ``x`` becomes the view (same memory), its version is bumped, its history rebased."""
-    if _state.enabled and self._rg and self.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if _state.enabled and self._rg:
+        if self.grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+        check_multi_output_view(self)
     out = cls.apply(self, *args)
     self._array = out._array
     if out.grad_fn is not None:
         self.grad_fn, self._output_nr = out.grad_fn, 0
     if self._base is not None:
-        root, f = self._base
-        self._base = (root, lambda t, f=f: redo(f(t)))
+        root, f, multi = self._base
+        self._base = (root, lambda t, f=f: redo(f(t)), multi)
     self._vc[0] += 1
     return self
 

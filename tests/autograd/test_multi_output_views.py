@@ -1,0 +1,54 @@
+"""torch refuses to change in place, while recording, a view that one op returned among several (split, chunk,
+unbind, and views of those): the error names the view's own node and output number. Everything else stays
+allowed: such views when nothing records (no grad needed, no_grad), other views, detached or cloned pieces."""
+
+import pytest
+
+
+def _cases(T):
+    x = T.ones(4, 3, requires_grad=True)
+    y = x * 2
+
+    def under_no_grad():
+        a = y.split(2)[0]
+        with T.no_grad():
+            a.mul_(2)
+
+    return {
+        "split": lambda: y.split(2)[0].mul_(2),
+        "split_of_leaf": lambda: x.split(2)[0].mul_(2),
+        "unbind": lambda: y.unbind(0)[1].add_(1),
+        "chunk": lambda: y.chunk(2)[1].zero_(),
+        "split_sizes": lambda: y.split([1, 3])[1].mul_(2),
+        "view_of_unbind": lambda: y.unbind(0)[0].view(3).add_(1),
+        "select_of_split": lambda: y.split(2)[0][0].mul_(2),
+        "setitem": lambda: y.split(2)[0].__setitem__(0, 5.0),
+        "inplace_view": lambda: y.split(2)[0].t_(),
+        "other_arg_needs_grad": lambda: T.ones(4, 3).split(2)[0].add_(x[:2]),
+        "tensor_split": lambda: y.tensor_split(2)[0].mul_(2),
+        "base_needs_no_grad": lambda: T.ones(4, 3).split(2)[0].mul_(2),
+        "detached": lambda: y.split(2)[0].detach().mul_(2),
+        "cloned": lambda: y.split(2)[0].clone().mul_(2),
+        "under_no_grad": under_no_grad,
+    }
+
+
+def _outcome(T, name):
+    try:
+        _cases(T)[name]()
+    except RuntimeError as e:
+        return str(e)
+    return "ok"
+
+
+@pytest.mark.parametrize("name", sorted(_cases(__import__("tapegrad"))))
+def test_in_place_on_multi_output_views_as_torch(torch, name):
+    import tapegrad
+    assert _outcome(tapegrad, name) == _outcome(torch, name)
+
+
+def test_the_error_says_what_to_do():
+    import tapegrad
+    msg = _outcome(tapegrad, "unbind")
+    assert msg.startswith("Output 1 of Unbind is a view and is being modified inplace.")
+    assert msg.endswith("You should replace the inplace operation by an out-of-place one.")
