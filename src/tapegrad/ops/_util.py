@@ -152,6 +152,18 @@ def promote(a, b):
     return a, b, d
 
 
+def broadcast_or_error(a, b):
+    """The broadcast shape of shapes ``a`` and ``b``, or torch's error, which calls ``a`` "tensor a"."""
+    try:
+        return np.broadcast_shapes(a, b)
+    except ValueError:
+        n = max(len(a), len(b))
+        pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+        i = next(i for i in range(n - 1, -1, -1) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
+        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                           f"non-singleton dimension {i}") from None
+
+
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter).
 

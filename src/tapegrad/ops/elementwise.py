@@ -15,7 +15,8 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, as_float, bind, kernel, promote, shape_str, unary
+from ._util import (Primitive, Tensor, apply_inplace, as_float, bind, broadcast_or_error, kernel, promote, shape_str,
+                    unary)
 
 __all__ = [
     # arithmetic
@@ -2569,15 +2570,34 @@ def fill_(self, value):
     return apply_inplace(self, _fill, value)
 
 
+class _CopyFrom(Primitive):
+    """``x.copy_(src)``'s op: ``src`` broadcast to x's shape and cast to its dtype (torch's CopyBackwards). x's old
+    values get a zero gradient; ``src`` gets the gradient, summed over the broadcast and cast back (the engine
+    does both from src's recorded shape and dtype)."""
+
+    node_name = "CopyBackwards"
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, src):
+        if src.shape != x.shape and broadcast_or_error(x.shape, src.shape) != x.shape:
+            raise RuntimeError(f"output with shape {shape_str(x.shape)} doesn't match the broadcast shape "
+                               f"{shape_str(np.broadcast_shapes(x.shape, src.shape))}")
+        return np.broadcast_to(src, x.shape).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = None
+        if ctx.needs_input_grad[0]:
+            gx = np.zeros_like(grad) if grad.__class__ is np.ndarray else Tensor._make(np.zeros_like(grad._array))
+        return gx, grad
+
+
 def copy_(self, src, non_blocking=False):
     """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable with respect to ``src``."""
-    def _copy(x, s):
-        if not isinstance(s, Tensor):
-            s = Tensor._make(np.asarray(s))
-        if s._array.shape != x._array.shape:
-            s = s.expand(x._array.shape)
-        return to(s, x.dtype) if s.dtype is not x.dtype else Clone.apply(s)
-    return apply_inplace(self, _copy, src)
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.asarray(src))
+    return apply_inplace(self, _CopyFrom.apply, src)
 
 
 

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import Primitive, Tensor, apply_inplace, bind, kernel, mark_view, normalize_dim, shape_str
+from ._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, kernel, mark_view, normalize_dim,
+                    shape_str)
 
 __all__ = [
     "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
@@ -1129,18 +1130,6 @@ def _mask(op, mask):
     return m
 
 
-def _bshape(op, a, b):
-    """The broadcast shape of input ``a`` and mask ``b``, or torch's error (the mask is "tensor a")."""
-    try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
-        n = max(len(a), len(b))
-        pa, pb = (1,) * (n - len(b)) + tuple(b), (1,) * (n - len(a)) + tuple(a)
-        i = next(i for i in range(n - 1, -1, -1) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                           f"non-singleton dimension {i}") from None
-
-
 class MaskedFill(Primitive):
     """``x`` (broadcast with ``mask``) with the masked positions set to the number ``value``."""
 
@@ -1179,7 +1168,7 @@ def masked_fill(input, mask, value):
     tensor([0., 2., 0.])
     """
     m = _mask("masked_fill_", mask)
-    _bshape("masked_fill", input._array.shape, m.shape)
+    broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
     if isinstance(value, Tensor):
         if value._array.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -1236,7 +1225,7 @@ def masked_scatter(input, mask, source):
     tensor([1., 0., 2.])
     """
     m = _mask("masked_scatter_", mask)
-    _bshape("masked_scatter", input._array.shape, m.shape)
+    broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{input.dtype._legacy} and {source.dtype._legacy}")
@@ -1268,7 +1257,7 @@ def masked_select(input, mask, *, out=None):
     if _arr(mask).dtype != np.bool_:
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     m = _arr(mask)
-    _bshape("masked_select", input._array.shape, m.shape)
+    broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
     return MaskedSelect.apply(input, m)
 
 
