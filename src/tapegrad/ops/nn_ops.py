@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state, no_grad
-from ._util import Primitive, Tensor, bind, kernel, mT, normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape
+from ._util import (Primitive, Tensor, bind, input_shape, kernel, mT, normalize_dim, op_error, shape_str, sum_keepdim,
+                    sum_to_shape)
 
 __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "alpha_dropout_", "feature_dropout",
            "feature_dropout_", "feature_alpha_dropout", "feature_alpha_dropout_", "layer_norm", "batch_norm",
@@ -362,7 +363,6 @@ class _Addmm(Primitive):
             d = np.result_type(x, w, bias)
             x, w = x.astype(d, copy=False), w.astype(d, copy=False)
         ctx.save_crossed(1, 2)
-        ctx.bias_shape = bias.shape
         out = x @ w.T
         try:
             out += bias
@@ -376,7 +376,7 @@ class _Addmm(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
-        return (sum_to_shape(grad, ctx.bias_shape) if need[0] else None, grad @ w if need[1] else None,
+        return (sum_to_shape(grad, input_shape(ctx, 0)) if need[0] else None, grad @ w if need[1] else None,
                 mT(grad) @ x if need[2] else None)
 
 
