@@ -51,5 +51,9 @@ class SGD(Optimizer):
                         b += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf._array if nesterov else buf._array
                 p._array -= lr * g
-                p._vc[0] += 1      # an in-place change: the parameter's version moves on
+                vc = p._vcl        # an in-place change: the parameter's version moves on
+                if vc is None:
+                    p._vcl = [1]
+                else:
+                    vc[0] += 1
         return loss
