@@ -1,9 +1,12 @@
 """The backward walk: the chain rule, run once over the recorded graph, without recursion.
 
-1. Collect every node reachable from the roots (an explicit stack; a chain of a million ops is fine).
-2. Run them in reverse creation order. Every node is created after the nodes of its inputs, so this order is
-   topological: when a node runs, every consumer of its outputs has already added its gradient to the node's
-   buffer. Where paths meet, gradients are summed (the seeds' ``x * x`` gives ``2x``).
+1. A node is *ready* once a gradient arrived in its buffer; the ready nodes wait in a priority queue (a heap),
+   latest-created first, as in torch's engine. Every node is created after the nodes of its inputs, so when the
+   queue hands out a node, every node that could still add to its buffer (created later) has already run: the
+   order is topological, and where paths meet, gradients are summed first (the seeds' ``x * x`` gives ``2x``).
+2. Run the node's backward and put each input gradient into the buffer of the node it flows to, queueing that
+   node if it was not waiting yet. Nodes no gradient reaches are never visited (an explicit queue: a chain of a
+   million ops is fine).
 3. After a node ran, release what it saved (unless ``retain_graph``): a second backward then raises.
 
 Grad mode during the walk is ``create_graph``: with it on, the backward formulas (tapegrad ops) record a new
@@ -14,6 +17,7 @@ plain ndarrays and are wrapped into a Tensor only where a user can see them (hoo
 
 from __future__ import annotations
 
+from heapq import heappop, heappush
 from operator import attrgetter
 
 import numpy as np
@@ -139,6 +143,27 @@ def _conformed(g, node, i):
     return g
 
 
+def _leading_to(captures, starts):
+    """The nodes from which a path leads to a captured node (``autograd.grad``'s inputs): only those need run."""
+    seen, order = set(), []
+    stack = list(starts)
+    while stack:            # every node reachable from the roots
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        order.append(node)
+        for nxt in node._next_fns:
+            if nxt is not None and nxt not in seen:
+                stack.append(nxt)
+    order.sort(key=_seq_key)      # inputs first: a node is needed if it is captured or leads to a needed node
+    needed = set()
+    for node in order:
+        if node in captures or any(nxt in needed for nxt in node._next_fns if nxt is not None):
+            needed.add(node)
+    return needed
+
+
 def _root_edge(t):
     fn = t.grad_fn
     return (fn, t._output_nr) if fn is not None else (t._accumulator(), 0)
@@ -151,44 +176,29 @@ def _n_outputs(node):
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
     """Back-propagate ``root_grads`` from ``roots``. With ``inputs``, return their gradients (captured at the
     node that receives them) and, when ``accumulate``, add into ``.grad`` of those inputs only."""
-    # 1. every node reachable from the roots
     edges = [_root_edge(t) for t in roots]
-    seen, order = set(), []
-    stack = [e[0] for e in edges]
-    while stack:
-        node = stack.pop()
-        if node in seen:
-            continue
-        seen.add(node)
-        order.append(node)
-        for nxt in node._next_fns:
-            if nxt is not None and nxt not in seen:
-                stack.append(nxt)
-    order.sort(key=_seq_key, reverse=True)
 
-    # 2. with inputs: where to capture, and which nodes lead there (the rest need not run)
+    # with inputs: where to capture, and which nodes lead there (the rest need not run)
     captures, needed = None, None
     if inputs is not None:
         captures = {}
         for k, t in enumerate(inputs):
             node, nr = _root_edge(t)
             captures.setdefault(node, []).append((nr, k))
-        needed = set()
-        for node in reversed(order):
-            if node in captures or any(nxt in needed for nxt in node._next_fns if nxt is not None):
-                needed.add(node)
+        needed = _leading_to(captures, [e[0] for e in edges])
     results = [None] * (len(inputs) if inputs is not None else 0)
 
-    # 3. seed the buffers with the root gradients (as arrays, unless the backward itself is recorded, or
-    # anomaly mode / autograd.trace watch every node's Tensors)
+    # seed the buffers with the root gradients (as arrays, unless the backward itself is recorded, or anomaly
+    # mode / autograd.trace watch every node's Tensors); a node's creation number orders the queue (each is unique)
     arrays = not create_graph and not _observers
     if arrays:
         root_grads = [g._array for g in root_grads]
-    buffers = {}
+    buffers, ready = {}, []
     for (node, nr), g in zip(edges, root_grads):
         buf = buffers.get(node)
         if buf is None:
             buf = buffers[node] = [None] * _n_outputs(node)
+            heappush(ready, (-node.sequence_nr, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
     # 4. the walk
@@ -199,10 +209,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     token = quiet_enter(QUIET)   # NumPy's inf/nan warnings off for the whole walk (torch is silent)
     try:
         pop = buffers.pop
-        for node in order:
-            buf = pop(node, None)
-            if buf is None:
-                continue
+        while ready:
+            node = heappop(ready)[1]
+            buf = pop(node)
             try:
                 if plain and not node._hooked:        # arrays in, arrays out, no hooks to call
                     if node.__class__ is AccumulateGrad:
@@ -232,9 +241,10 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                         if g.__class__ is not np.ndarray or g.shape != meta[0] or g.dtype != meta[1]:
                             g = _conformed(g, node, i)        # checks a Tensor walk's)
                     b = buffers.get(nxt)
-                    if b is None:
+                    if b is None:          # a gradient reaches nxt: it is ready, and waits for its turn
                         b = buffers[nxt] = [None] * len(nxt._out_meta)
                         b[nr] = g
+                        heappush(ready, (-nxt.sequence_nr, nxt))
                     elif b[nr] is None:
                         b[nr] = g
                     else:
