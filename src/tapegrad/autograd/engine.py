@@ -35,7 +35,8 @@ _sum_to_shape = None
 
 
 def _reduce_grad(g, shape, node, index):
-    """Sum a broadcast gradient (Tensor or array) back to its input's shape, or raise if it can't be."""
+    """Sum a broadcast gradient (Tensor or array) back to its input's shape, or raise if it can't be. ``index``:
+    the input's position, or a callable giving it (found only for the error)."""
     global _sum_to_shape
     if _sum_to_shape is None:
         from ..ops._util import sum_to_shape as _sum_to_shape
@@ -43,6 +44,8 @@ def _reduce_grad(g, shape, node, index):
     n = len(shape)
     if len(gs) >= n and all(s == 1 or s == t for s, t in zip(shape, gs[len(gs) - n:])):
         return _sum_to_shape(g, shape)
+    if callable(index):
+        index = index()
     raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                        f"[{', '.join(map(str, gs))}] but expected shape compatible with "
                        f"[{', '.join(map(str, shape))}]")
@@ -131,13 +134,14 @@ def _run_arrays(node, grads):
     return out if out.__class__ is tuple else (out,)
 
 
-def _conformed(g, node, i):
-    """A gradient of the array walk as an ndarray of input ``i``'s shape (summed if broadcast) and dtype."""
+def _conformed(g, node, meta):
+    """A gradient of the array walk as an ndarray of its input's shape (summed if broadcast) and dtype (``meta``,
+    one of ``node._input_meta``)."""
     if g.__class__ is not np.ndarray:
         g = g._array if g.__class__ is _f._Tensor else np.asarray(g)
-    shape, dtype = node._input_meta[i]
+    shape, dtype = meta
     if g.shape != shape:
-        g = _reduce_grad(g, shape, node, i)
+        g = _reduce_grad(g, shape, node, lambda: next(k for k, m in enumerate(node._input_meta) if m is meta))
     if g.dtype != dtype:
         g = g.astype(dtype)
     return g
@@ -232,14 +236,12 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                     node._release()
                 if len(grads_in) != len(node._next_fns):
                     grads_in = _one_per_input(node, grads_in, len(node._next_fns))
-                i = -1
                 for nxt, nr, g, meta in zip(node._next_fns, node._next_nrs, grads_in, node._input_meta):
-                    i += 1
                     if nxt is None or g is None:
                         continue
                     if arrays:           # each gradient as an array of its input's shape and dtype (run_node
-                        if g.__class__ is not np.ndarray or g.shape != meta[0] or g.dtype != meta[1]:
-                            g = _conformed(g, node, i)        # checks a Tensor walk's)
+                        if g.__class__ is not np.ndarray or (g.shape, g.dtype) != meta:    # checks a Tensor
+                            g = _conformed(g, node, meta)                                   # walk's)
                     b = buffers.get(nxt)
                     if b is None:          # a gradient reaches nxt: it is ready, and waits for its turn
                         b = buffers[nxt] = [None] * len(nxt._out_meta)
