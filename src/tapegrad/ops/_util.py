@@ -167,34 +167,51 @@ def broadcast_or_error(a, b):
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter).
 
-    ``out._base`` is ``(root, fn from root to out, multi)``; ``multi``: ``out`` is (a view of) one of several views
-    one op returned with grad mode on (split, chunk, unbind), which torch forbids to change in place while
-    recording.
+    ``out._base`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
+    for (a view of) one of several views one op returned with grad mode on (split, chunk, unbind), or "no_grad"
+    for (a view of) a view made under ``no_grad``: torch forbids changing either in place while recording
+    (``check_view_inplace``).
     """
     if out._array.size == 0 or np.may_share_memory(out._array, base._array):   # an empty view is still a view
         out._vc = base._vc
+        how = "multi" if multi else None if _state.enabled else "no_grad"
         outer = base._base
         if outer is not None:
             inner = outer[1]
-            out._base = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), multi or outer[2])
+            out._base = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), how or outer[2])
         else:
-            out._base = (base, view_fn, multi)
+            out._base = (base, view_fn, how)
         _register_view(out, base._vc)
     return out
 
 
-def check_multi_output_view(x: Tensor) -> None:
-    """torch's refusal to change in place, while recording, a view that one op returned among several."""
-    if x._base is not None and x._base[2]:
-        if x.grad_fn is None:        # (made from a base that needs no gradient: torch's wording for that case)
-            what = "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
-        else:
-            name = x.grad_fn.name()
-            i = name.rfind("Backward")
-            what = f"Output {x._output_nr} of {name[:i] if i > 0 else name} is a view and is being modified inplace."
+_NO_GRAD_VIEW = ("Given that this use case is ambiguous and error-prone, it is forbidden. You can clarify your code "
+                 "by moving both the view and the inplace either both inside the no_grad block (if you don't want "
+                 "the inplace to be tracked) or both outside (if you want the inplace to be tracked).")
+
+
+def check_view_inplace(x: Tensor, recording: bool) -> None:
+    """torch's refusals to change a view in place with grad mode on (``recording``: some input of the in-place
+    op requires grad): a view one op returned among several, while recording; a view made under ``no_grad``,
+    while recording or when its base requires grad. The message names the view's own node when it has one."""
+    base = x._base
+    how = base[2] if base is not None else None
+    if how is None or not (recording or (how == "no_grad" and base[0]._rg)):
+        return
+    node = x.grad_fn
+    if node is not None:
+        name = node.name()
+        i = name.rfind("Backward")
+        output = f"Output {x._output_nr} of {name[:i] if i > 0 else name} is a view"
+    if how == "multi":
+        what = f"{output} and is being modified inplace." if node is not None else \
+            "A view was created in no_grad mode and is being modified inplace with grad mode enabled."
         raise RuntimeError(f"{what} This view is the output of a function that returns multiple views. Such "
                            "functions do not allow the output views to be modified inplace. You should replace the "
                            "inplace operation by an out-of-place one.")
+    what = f"{output} of a view which was created in no_grad mode and is" if node is not None else \
+        "A view was created in no_grad mode and is"
+    raise RuntimeError(f"{what} being modified inplace with grad mode enabled. {_NO_GRAD_VIEW}")
 
 
 def _register_view(view: Tensor, vc: list) -> None:
@@ -301,9 +318,9 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if _state.enabled and x._rg and x.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = x._base
-    if recording and base is not None:
-        check_multi_output_view(x)
-        if base[0]._rg and base[0].grad_fn is None:
+    if base is not None and _state.enabled:
+        check_view_inplace(x, recording)
+        if recording and base[0]._rg and base[0].grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)

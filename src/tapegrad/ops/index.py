@@ -19,8 +19,8 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
-from ._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, kernel, mark_view, normalize_dim,
-                    shape_str)
+from ._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, check_view_inplace, kernel, mark_view,
+                    normalize_dim, shape_str)
 
 __all__ = [
     "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
@@ -510,6 +510,8 @@ def _put_fn(x, values, key, accumulate):
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
     if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))):
+        if self._base is not None and _state.enabled:
+            check_view_inplace(self, False)     # (a view made under no_grad whose base requires grad)
         _check_value(value, self.dtype)
         k = _basic_key(self._array.shape, key)
         if k is not None:

@@ -17,7 +17,7 @@ import numpy as np
 from .. import _dtype
 from ..autograd.grad_mode import _state
 from ..tensor import Size
-from ._util import (Primitive, Tensor, apply_inplace, bind, check_multi_output_view, kernel, mark_view, normalize_dim,
+from ._util import (Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, mark_view, normalize_dim,
                     op_error, shape_str)
 from .reduce import _write_out
 
@@ -1482,14 +1482,14 @@ def _inplace_view(self, cls, args, redo):
     if _state.enabled and self._rg:
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        check_multi_output_view(self)
+        check_view_inplace(self, True)
     out = cls.apply(self, *args)
     self._array = out._array
     if out.grad_fn is not None:
         self.grad_fn, self._output_nr = out.grad_fn, 0
     if self._base is not None:
-        root, f, multi = self._base
-        self._base = (root, lambda t, f=f: redo(f(t)), multi)
+        root, f, how = self._base
+        self._base = (root, lambda t, f=f: redo(f(t)), how)
     self._vc[0] += 1
     return self
 
