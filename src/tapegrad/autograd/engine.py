@@ -35,8 +35,7 @@ _sum_to_shape = None
 
 
 def _reduce_grad(g, shape, node, index):
-    """Sum a broadcast gradient (Tensor or array) back to its input's shape, or raise if it can't be. ``index``:
-    the input's position, or a callable giving it (found only for the error)."""
+    """Sum a broadcast gradient (Tensor or array) back to its input's shape, or raise if it can't be."""
     global _sum_to_shape
     if _sum_to_shape is None:
         from ..ops._util import sum_to_shape as _sum_to_shape
@@ -44,8 +43,6 @@ def _reduce_grad(g, shape, node, index):
     n = len(shape)
     if len(gs) >= n and all(s == 1 or s == t for s, t in zip(shape, gs[len(gs) - n:])):
         return _sum_to_shape(g, shape)
-    if callable(index):
-        index = index()
     raise RuntimeError(f"Function {node.name()} returned an invalid gradient at index {index} - got "
                        f"[{', '.join(map(str, gs))}] but expected shape compatible with "
                        f"[{', '.join(map(str, shape))}]")
@@ -117,8 +114,8 @@ def _one_per_input(node, out, n_in):
 
 
 def _run_arrays(node, grads):
-    """Call an ``array_backward`` op's formula on ndarrays (no hooks): its results, not yet checked against the
-    inputs (the walk checks each one as it routes it, see ``_conformed``)."""
+    """Call an ``array_backward`` op's formula on ndarrays (no hooks): its results, one per input, not yet checked
+    against the inputs' shapes and dtypes (the walk checks each one as it routes it, see ``_conformed``)."""
     if len(grads) > 1 and node._materialize:
         for i, g in enumerate(grads):
             if g is None:
@@ -131,7 +128,9 @@ def _run_arrays(node, grads):
         out = node._forward_cls.backward(node, *grads)
     finally:
         node._arrays = False
-    return out if out.__class__ is tuple else (out,)
+    if out.__class__ is not tuple:
+        out = (out,)
+    return out if len(out) == len(node._next_fns) else _one_per_input(node, out, len(node._next_fns))
 
 
 def _conformed(g, node, meta):
@@ -140,8 +139,8 @@ def _conformed(g, node, meta):
     if g.__class__ is not np.ndarray:
         g = g._array if g.__class__ is _f._Tensor else np.asarray(g)
     shape, dtype = meta
-    if g.shape != shape:
-        g = _reduce_grad(g, shape, node, lambda: next(k for k, m in enumerate(node._input_meta) if m is meta))
+    if g.shape != shape:      # (the input's position, for the error: its metadata tuple is its own object)
+        g = _reduce_grad(g, shape, node, next(k for k, m in enumerate(node._input_meta) if m is meta))
     if g.dtype != dtype:
         g = g.astype(dtype)
     return g
@@ -173,10 +172,6 @@ def _root_edge(t):
     return (fn, t._output_nr) if fn is not None else (t._accumulator(), 0)
 
 
-def _n_outputs(node):
-    return len(node._out_meta)
-
-
 def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inputs=None, accumulate=True):
     """Back-propagate ``root_grads`` from ``roots``. With ``inputs``, return their gradients (captured at the
     node that receives them) and, when ``accumulate``, add into ``.grad`` of those inputs only."""
@@ -201,11 +196,11 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     for (node, nr), g in zip(edges, root_grads):
         buf = buffers.get(node)
         if buf is None:
-            buf = buffers[node] = [None] * _n_outputs(node)
+            buf = buffers[node] = [None] * len(node._out_meta)
             heappush(ready, (-node.sequence_nr, node))
         buf[nr] = g if buf[nr] is None else buf[nr] + g
 
-    # 4. the walk
+    # the walk
     walk = None
     plain = arrays and captures is None      # the common case: no graph of the backward, nothing captured
     prev = _state.enabled
@@ -234,8 +229,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                         continue
                 if not retain_graph:
                     node._release()
-                if len(grads_in) != len(node._next_fns):
-                    grads_in = _one_per_input(node, grads_in, len(node._next_fns))
                 for nxt, nr, g, meta in zip(node._next_fns, node._next_nrs, grads_in, node._input_meta):
                     if nxt is None or g is None:
                         continue

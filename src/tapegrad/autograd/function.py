@@ -313,15 +313,6 @@ class BackwardNode(Node):
         if saved is None:
             return ()
         arrays = self._arrays
-        if arrays and len(saved) == 1:      # (the engine's array walk, one saved tensor: the common case)
-            s, v = saved[0], self._saved_versions[0]
-            if v is not None:
-                vc = s._vcl
-                if vc is not None and vc[0] != v:
-                    raise _input_version_error(s, v)
-                return (s._array,)
-            if s.__class__ is SavedTensor and s._vc[0] == s._version:
-                return (s._data,)
         res = []
         for s, v in zip(saved, self._saved_versions):
             if v is not None:          # a saved input: still the version it had when saved?
@@ -352,12 +343,12 @@ class BackwardNode(Node):
         if self._forward_cls._array_forward:
             # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
             d = self.__dict__
-            for v in d.values():
-                if v.__class__ is np.ndarray:
-                    for k in [k for k, v in d.items() if v.__class__ is np.ndarray]:
+            if d:
+                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray]
+                if arrays:
+                    for k in arrays:
                         del d[k]
                     self._saved = _FREED
-                    break
 
 
 class _Result:
@@ -516,22 +507,8 @@ def _record(cls, args, kwargs):
     if out.__class__ is T:          # a forward that handed back a Tensor (not a fresh output)
         _link_outputs(ctx, (out,))
         return out
-    o = T._make(out)
-    if ctx._dirty is not None or ctx._non_diff is not None:
-        _link_outputs(ctx, (o,), fresh=True)
-        return o
-    # the common case, ``_link_outputs`` written out for one new output array (or a NumPy scalar, from a 0-d op),
-    # nothing dirty or non-differentiable: it is made here, so no saved input can be it
-    arr = o._array
-    ctx._arrays = False
-    ctx.sequence_nr = _next_seq()
-    if _site_hook is not None:
-        ctx._site = _site_hook(ctx)
-    ctx._out_meta = ((arr.shape, arr.dtype),)
-    if arr.dtype.kind in "fc":
-        o._rg = True
-        o.grad_fn = ctx
-    _keep_saved(ctx, (o,), True)
+    o = T._make(out)               # the common case: one new array (or a NumPy scalar, from a 0-d op)
+    _link_outputs(ctx, (o,), fresh=True)
     return o
 
 

@@ -174,7 +174,7 @@ def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     """
     if out._array.size == 0 or np.may_share_memory(out._array, base._array):   # an empty view is still a view
         out._vc = base._vc
-        how = "multi" if multi else None if _state.enabled else "no_grad"
+        how = ("multi" if multi else None) if _state.enabled else "no_grad"
         outer = base._base
         if outer is not None:
             inner = outer[1]

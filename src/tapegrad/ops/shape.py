@@ -827,7 +827,7 @@ def _split_sizes(input, d, sizes, cls):
         return ()
     outs = cls.apply(input, keys, d, False)
     for o, s, n in zip(outs, starts, sizes):
-        mark_view(o, input, lambda x, s=s, n=n: x.narrow(d, s, n), multi=_state.enabled)
+        mark_view(o, input, lambda x, s=s, n=n: x.narrow(d, s, n), multi=True)
     return outs
 
 
@@ -938,7 +938,7 @@ def unbind(input, dim=0):
         return ()
     outs = UnbindViews.apply(input, keys, d, True)
     for i, o in enumerate(outs):
-        mark_view(o, input, lambda x, i=i: x.select(d, i), multi=_state.enabled)
+        mark_view(o, input, lambda x, i=i: x.select(d, i), multi=True)
     return outs
 
 

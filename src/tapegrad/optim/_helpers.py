@@ -33,7 +33,12 @@ def grad_of(p, maximize):
 
 
 def touched(p):
-    p._vc[0] += 1
+    """An in-place update of ``p``: its version moves on (a counter made at 1 if it had none yet)."""
+    vc = p._vcl
+    if vc is None:
+        p._vcl = [1]
+    else:
+        vc[0] += 1
 
 
 def params_with_grad(group):

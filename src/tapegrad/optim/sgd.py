@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ._helpers import check, weight_decay
+from ._helpers import check, params_with_grad, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -32,14 +32,9 @@ class SGD(Optimizer):
         self._begin_step()
         for group in self.param_groups:
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
-            wd, nesterov, maximize = group["weight_decay"], group["nesterov"], group.get("maximize", False)
-            for p in group["params"]:     # (the loop written out: it runs for every parameter of every step)
-                grad = p._grad
-                if grad is None:
-                    continue
-                g = -grad._array if maximize else grad._array
-                if wd != 0:
-                    g = weight_decay(p, g, lr, wd)
+            wd, nesterov = group["weight_decay"], group["nesterov"]
+            for p, g in params_with_grad(group):
+                g = weight_decay(p, g, lr, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
@@ -51,9 +46,5 @@ class SGD(Optimizer):
                         b += g if dampening == 0 else (1 - dampening) * g
                     g = g + momentum * buf._array if nesterov else buf._array
                 p._array -= lr * g
-                vc = p._vcl        # an in-place change: the parameter's version moves on
-                if vc is None:
-                    p._vcl = [1]
-                else:
-                    vc[0] += 1
+                touched(p)
         return loss
