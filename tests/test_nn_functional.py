@@ -461,3 +461,17 @@ def test_max_pool_indices_and_gradients_match_torch_on_ties_nan_and_padding(torc
         np.testing.assert_array_equal(xt.grad.numpy(), xr.grad.numpy())
         checked += 1
     assert checked > 50
+
+
+@pytest.mark.parametrize("target", [[0, -3, 1], [0, 4, 1], [-1, 0, 0]])
+def test_nll_target_out_of_range_either_side_raises_as_torch(torch, target):
+    # (the range check is one reduction over the targets seen as unsigned: a negative one must still be caught)
+    x = np.zeros((3, 4))
+    msgs = []
+    for mod, f in ((tg, F), (lambda v: th(torch, v), torch.nn.functional)):
+        with pytest.raises(IndexError) as e:
+            f.nll_loss(mod(x), mod(np.array(target)))
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    with pytest.raises(IndexError, match=f"Target {min(target) if min(target) < 0 else max(target)} is out"):
+        F.nll_loss(tg(x), tapegrad.tensor(np.array(target, np.int32)))     # (an int32 target, cast first)

@@ -40,3 +40,16 @@ def test_copy_shape_errors_as_torch(torch, dst, src):
             T.zeros(*dst).copy_(T.ones(*src))
         msgs.append(str(e.value))
     assert msgs[0] == msgs[1]
+
+
+def test_copy_gradcheck():
+    import tapegrad
+    src = tapegrad.randn(3, dtype=tapegrad.float64, requires_grad=True)
+    base = tapegrad.randn(2, 3, dtype=tapegrad.float64, requires_grad=True)
+
+    def f(b, s):
+        x = b * 1.0
+        x.copy_(s * 2.0)
+        return x * b
+    assert tapegrad.autograd.gradcheck(f, (base, src))
+    assert tapegrad.autograd.gradgradcheck(f, (base, src))

@@ -199,3 +199,20 @@ def test_scheduler_state_dict_and_last_lr():
     s2 = tapegrad.optim.lr_scheduler.StepLR(opt2, step_size=2, gamma=0.5)
     s2.load_state_dict(sd)
     assert s2.last_epoch == 3 and math.isclose(s2.get_last_lr()[0], 0.5)
+
+
+@pytest.mark.parametrize("name", ["SGD", "Adam"])
+def test_a_step_moves_each_updated_parameter_version_on_as_torch(torch, name):
+    # (the optimizers' in-place update bumps the version counter, made at 1 when the parameter had none yet)
+    versions = []
+    for m in (tapegrad, torch):
+        p = m.nn.Parameter(m.ones(3))
+        q = m.nn.Parameter(m.ones(3))
+        opt = getattr(m.optim, name)([p, q], lr=0.1, **({"momentum": 0.9} if name == "SGD" else {}))
+        seen = []
+        for _ in range(2):
+            (p * 2).sum().backward()      # q gets no gradient: not updated, its version stays
+            opt.step()
+            seen.append((p._version, q._version))
+        versions.append(seen)
+    assert versions[0] == versions[1]
