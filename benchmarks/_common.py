@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
+import random
 import statistics
 import sys
 import time
@@ -75,8 +76,12 @@ class Elapsed(float):
 def interleaved(fns, repeats, warmup=1, collect=True):
     """Time each callable of ``fns`` (name -> zero-argument callable) ``repeats`` times, interleaved.
 
-    Round ``i`` runs every engine once (the order rotates each round), which makes the per-round ratios
-    *paired*: both sides saw the same machine state.
+    Round ``i`` runs every engine once, which makes the per-round ratios *paired*: both sides saw the same
+    machine state. The order within a round is drawn at random (seeded: the same orders on every run): which
+    engine ran just before moves a step's time by several percent (its data and code push the next engine's out
+    of the caches; torch's and HIPS autograd's steps evict the most), so a fixed or rotating order would give
+    every engine the same predecessor and bias the ratios. (Measured on W3: with fixed orders tapegrad/numpy
+    ranged from 1.14x to 1.25x and the semantic floor's from 1.04x to 1.12x.)
 
     Garbage: everything alive before the rounds (torch's ~170k objects, the models, the data) is moved out of the
     collector's sight (``gc.freeze``), as if each engine ran alone in its own process; and with ``collect`` each
@@ -102,9 +107,11 @@ def interleaved(fns, repeats, warmup=1, collect=True):
 
 
 def _rounds(fns, names, repeats, collect, times):
-    for i in range(repeats):
-        k = i % len(names)
-        for name in names[k:] + names[:k]:
+    rng = random.Random(0)
+    for _ in range(repeats):
+        order = names[:]
+        rng.shuffle(order)
+        for name in order:
             c0 = time.process_time()
             t0 = time.perf_counter()
             out = fns[name]()

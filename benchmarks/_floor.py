@@ -405,3 +405,144 @@ def backward(root):
                     b[nr] = b[nr] + g
     finally:
         _grad_enabled[0] = prev
+
+
+# --- W3's model code on this engine: the least of torch's nn.Module and optim.SGD protocols -------------------
+# W3's tapegrad and torch run ``nn.Sequential(nn.Linear, nn.ReLU, ...)``, ``F.cross_entropy`` and
+# ``optim.SGD(momentum=0.9)``. What those protocols require of any implementation, and only that: a module call
+# checks the module's hooks (and the global ones) before running forward; a parameter lives in the module's
+# ``_parameters`` (found by ``__getattr__``, as torch stores it), a child in ``_modules``; the optimizer reads
+# each group's hyper-parameters at every step (a user may change ``lr`` between steps), skips parameters without
+# a gradient, keeps a per-parameter state dict, updates in place and bumps each updated parameter's version.
+# Left out: hook calling, state_dict, train/eval, devices and dtypes, every option (nesterov, weight decay ...).
+
+_global_forward_hooks = {}
+
+
+class Module:
+    def __init__(self):
+        d = self.__dict__
+        d["_parameters"], d["_modules"] = {}, {}
+        d["_forward_hooks"], d["_forward_pre_hooks"], d["_backward_hooks"] = {}, {}, {}
+
+    def __setattr__(self, name, value):
+        if isinstance(value, Tensor) and value.requires_grad:
+            self._parameters[name] = value
+        elif isinstance(value, Module):
+            self._modules[name] = value
+        else:
+            object.__setattr__(self, name, value)
+
+    def __getattr__(self, name):
+        d = self.__dict__
+        if name in d["_parameters"]:
+            return d["_parameters"][name]
+        if name in d["_modules"]:
+            return d["_modules"][name]
+        raise AttributeError(name)
+
+    def __call__(self, *args):
+        if self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or _global_forward_hooks:
+            raise NotImplementedError("hooks are not part of the floor")
+        return self.forward(*args)
+
+    def parameters(self):
+        out = list(self._parameters.values())
+        for m in self._modules.values():
+            out.extend(m.parameters())
+        return out
+
+
+class Linear(Module):
+    def __init__(self, weight, bias):
+        super().__init__()
+        self.weight, self.bias = weight, bias
+
+    def forward(self, x):
+        return Addmm.apply(self.bias, x, self.weight)
+
+
+class ReLU(Module):
+    def forward(self, x):
+        return Relu.apply(x)
+
+
+class Sequential(Module):
+    def __init__(self, *modules):
+        super().__init__()
+        for i, m in enumerate(modules):
+            self._modules[str(i)] = m
+
+    def forward(self, x):
+        for m in self._modules.values():
+            x = m(x)
+        return x
+
+
+def cross_entropy(logits, target):
+    return NllLoss.apply(LogSoftmax.apply(logits), target)
+
+
+class SGD:
+    def __init__(self, params, lr, momentum):
+        self.param_groups = [{"params": list(params), "lr": lr, "momentum": momentum}]
+        self.state = {}
+
+    def zero_grad(self):
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.grad = None
+
+    def step(self):
+        for group in self.param_groups:
+            lr, momentum = group["lr"], group["momentum"]
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                g = p.grad.data
+                state = self.state.get(p)
+                if state is None:
+                    state = self.state[p] = {}
+                buf = state.get("momentum_buffer")
+                if buf is None:
+                    buf = state["momentum_buffer"] = g.copy()
+                else:
+                    buf *= momentum
+                    buf += g
+                p.data -= lr * buf
+                if p.vc is not None:
+                    p.vc[0] += 1
+
+
+class ModelMLP:
+    """W3's step through the model code above: ``opt.zero_grad(); cross_entropy(model(x), y).backward();
+    opt.step()`` — what tapegrad and torch run, on the semantic floor's ops."""
+
+    def __init__(self, state, batches, lr, momentum):
+        n = len(state) // 2
+        layers = []
+        for li in range(n):
+            layers.append(Linear(Tensor(state[f"{2 * li}.weight"].copy(), True),
+                                 Tensor(state[f"{2 * li}.bias"].copy(), True)))
+            if li < n - 1:
+                layers.append(ReLU())
+        self.model = Sequential(*layers)
+        self.opt = SGD(self.model.parameters(), lr, momentum)
+        self.batches = [(Tensor(x), Tensor(y)) for x, y in batches]
+        self.i = 0
+
+    def step(self):
+        x, y = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        self.opt.zero_grad()
+        loss = cross_entropy(self.model(x), y)
+        loss.backward()
+        self.opt.step()
+        return loss.data
+
+    def state(self):
+        out = {}
+        for k, m in self.model._modules.items():
+            for name, p in m._parameters.items():
+                out[f"{k}.{name}"] = p.data
+        return out

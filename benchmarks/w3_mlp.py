@@ -103,7 +103,8 @@ class NumpyMLP:
 
 
 SEMANTIC = "semantic floor"
-ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, _peers.MYGRAD, _peers.AUTOGRAD)
+MODEL_FLOOR = "model-code floor"
+ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD)
 
 
 def trainers(state, batches, which=ENGINES, sizes=SIZES):
@@ -120,6 +121,8 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
             out[name] = NumpyMLP(state, batches)
         elif name == SEMANTIC:
             out[name] = _floor.MLP(state, batches, LR, MOMENTUM)
+        elif name == MODEL_FLOOR:
+            out[name] = _floor.ModelMLP(state, batches, LR, MOMENTUM)
         elif name in peers:
             out[name] = _peers.PeerMLP(name, state, batches, LR, MOMENTUM)
     return out
@@ -155,21 +158,29 @@ def run(quick=False, threads=1):
         times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
         alone = consecutive(tr, 2 if quick else 30)
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", SEMANTIC, *peers)}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"),
-                              (SEMANTIC, "numpy"), (SEMANTIC, "torch"), ("tapegrad", SEMANTIC)]
+    floors = (SEMANTIC, MODEL_FLOOR)
+    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", *floors, *peers)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
+                      + [(f, "numpy") for f in floors] + [(f, "torch") for f in floors]
+                      + [("tapegrad", f) for f in floors]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
     title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
     extra = {"steps": steps}
     for name, ms in alone.items():
         extra[f"{name} ms/step in a consecutive loop (median)"] = ms
-    for name in ("torch", "numpy", SEMANTIC):
+    for name in ("torch", "numpy", *floors):
         if name in alone:
             extra[f"tapegrad/{name} in consecutive loops"] = alone["tapegrad"] / alone[name]
     return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra=extra,
                     notes=[f"'{SEMANTIC}': benchmarks/_floor.py (see W2) running this MLP (its own linear, relu, "
                            "log_softmax, nll_loss and the same momentum update; no nn.Module), for information: "
                            "the least an engine with torch's semantics pays over hand NumPy",
+                           f"'{MODEL_FLOOR}': the same engine running the model code tapegrad and torch run here "
+                           "(nn.Sequential of Linear/ReLU modules, cross_entropy, an SGD optimizer object), with only "
+                           "what those protocols require (_floor.py: hook checks on each module call, parameters "
+                           "found in _parameters by __getattr__, each group's hyper-parameters read at each step, "
+                           "per-parameter state, version bumps): the least any engine pays for this workload's code "
+                           "with torch's semantics",
                            "consecutive loop: each engine's steps run back to back (as a user's loop runs), "
                            "information only; the scored ratios are the interleaved, paired ones. Interleaving "
                            "leaves each step to start with the other engines' data in the caches, which costs an "
