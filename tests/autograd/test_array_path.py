@@ -98,3 +98,65 @@ def test_the_array_path_keeps_torch_errors():
     z.backward()
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         z.backward()
+
+
+# --- a gradient array that only the walk holds is reused in place (ReluBackward masks it, no new array) --------
+def _relu_graphs(T, x1, x2):
+    """Graphs where one gradient array could reach two relu nodes, or a view of it, or a user's own tensor."""
+    relu = T.nn.functional.relu
+    a, b = relu(x1), relu(x2)
+    shared = ((a + b) * 3).sum()                 # add's backward sends one (writeable) array to both relus
+    viewed = (relu(x1.reshape(2, 3)).reshape(6) * 2).sum() + relu(x2).sum()   # a view of a gradient on the way
+    fanned = (relu(x1) * relu(x1)).sum()         # two gradients meet on x1
+    return shared, viewed, fanned
+
+
+def test_reused_gradient_arrays_give_torch_gradients(torch):
+    rng = np.random.default_rng(3)
+    v1, v2 = rng.standard_normal(6), rng.standard_normal(6)
+    for k in range(3):
+        x1, x2 = leaf(v1), leaf(v2)
+        t1 = torch.tensor(v1, requires_grad=True)
+        t2 = torch.tensor(v2, requires_grad=True)
+        _relu_graphs(tapegrad, x1, x2)[k].backward()
+        _relu_graphs(torch, t1, t2)[k].backward()
+        np.testing.assert_array_equal(x1.grad.numpy(), t1.grad.numpy())
+        if t2.grad is not None:
+            np.testing.assert_array_equal(x2.grad.numpy(), t2.grad.numpy())
+
+
+def test_a_gradient_someone_else_holds_is_not_written_into():
+    x = leaf([-1.0, 2.0, -3.0, 4.0])
+    y = tapegrad.relu(x)
+    g = tapegrad.tensor([1.0, 2.0, 3.0, 4.0])
+    y.backward(g, retain_graph=True)              # the user's gradient tensor: read, never changed
+    assert g.tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert x.grad.tolist() == [0.0, 2.0, 0.0, 4.0]
+    y.backward(g)                                 # and the second walk over the same graph agrees
+    assert x.grad.tolist() == [0.0, 4.0, 0.0, 8.0]
+
+
+def test_a_gradient_captured_by_autograd_grad_is_not_written_into():
+    x = leaf([-1.0, 2.0])
+    h = x * 3
+    y = tapegrad.relu(h)
+    gh, gx = tapegrad.autograd.grad(y.sum() * 2, (h, x))   # h's gradient is captured where relu's is made
+    assert gh.tolist() == [0.0, 2.0] and gx.tolist() == [0.0, 6.0]
+    gy, = tapegrad.autograd.grad((tapegrad.relu(x * 1) * 5).sum(), (x,))
+    assert gy.tolist() == [0.0, 5.0]
+
+
+def test_reuse_happens_where_nobody_else_holds_the_array(monkeypatch):
+    from tapegrad.autograd.function import OWN_GRAD
+    from tapegrad.ops.elementwise import Relu
+    seen = []
+    backward = Relu.backward
+
+    def spy(ctx, grad):
+        seen.append(ctx._arrays is OWN_GRAD)
+        return backward(ctx, grad)
+    monkeypatch.setattr(Relu, "backward", staticmethod(spy))
+    w = tapegrad.ones(3, 2, requires_grad=True)
+    tapegrad.relu(tapegrad.ones(4, 3) @ w).sum().backward()     # sum's backward expands: a view, not reused
+    (tapegrad.relu(tapegrad.ones(4, 3) @ w) @ tapegrad.ones(2, 1)).sum().backward()   # matmul's fresh array
+    assert seen == [False, True]

@@ -19,12 +19,13 @@ from __future__ import annotations
 
 from heapq import heappop, heappush
 from operator import attrgetter
+from sys import getrefcount as _getrefcount
 
 import numpy as np
 
 from .._npcompat import QUIET, quiet_enter, quiet_exit
 from . import function as _f
-from .function import _FREED, FREED_MSG, AccumulateGrad
+from .function import _FREED, FREED_MSG, OWN_GRAD, AccumulateGrad
 from .grad_mode import _state
 
 __all__ = ["backward", "grad", "run_backward", "run_node"]
@@ -123,7 +124,12 @@ def _run_arrays(node, grads):
                 grads[i] = np.zeros(shape, dtype)
     if node._saved is _FREED:
         raise RuntimeError(FREED_MSG)
-    node._arrays = True
+    g = grads[0]
+    # A lone gradient that only this walk holds (not a view, no other reference: the list, g and the call count)
+    # is the formula's to reuse: ReluBackward masks it in place rather than making a new array.
+    node._arrays = OWN_GRAD if (len(grads) == 1 and g is not None and g.base is None and _getrefcount(g) == 3
+                                and g.flags.writeable) else True
+    g = None
     try:
         out = node._forward_cls.backward(node, *grads)
     finally:

@@ -129,6 +129,19 @@ def saved_entries(node):
 _FREED = ("freed",)   # marks a node whose saved tensors were released by a backward without retain_graph
 
 
+class _OwnGrad:
+    """``ctx._arrays`` while the array walk runs a formula whose one incoming gradient array nobody else holds:
+    the formula may write its result into that array (true, like ``_arrays = True``: arrays in, arrays out)."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "OWN_GRAD"
+
+
+OWN_GRAD = _OwnGrad()
+
+
 class Node:
     """A node of the backward graph: what ``grad_fn`` returns. Concrete nodes are ``XxxBackward0`` classes.
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from ..autograd.grad_mode import _state
+from ..autograd.function import OWN_GRAD
 from ._util import (Primitive, Tensor, apply_inplace, as_float, bind, broadcast_or_error, kernel, promote, shape_str,
                     unary)
 
@@ -1672,6 +1673,9 @@ class Relu(Primitive):
     @staticmethod
     def backward(ctx, grad):
         result, = ctx.saved_tensors
+        if ctx._arrays is OWN_GRAD:     # (the walk's own gradient array, held by nobody else: masked in place)
+            grad *= result > 0
+            return grad
         return kernel(_ReluGrad, grad, result)
 
 
