@@ -223,3 +223,53 @@ def test_nested_repr_matches_torch(torch):
 def tapegrad_or(nn_, n):
     import sys
     return sys.modules[nn_.__name__.split(".")[0]].zeros(n, 3)
+
+
+def _linear_variants(T):
+    """Linear modules whose weight/bias are found elsewhere than _parameters: each forward must use what
+    ``self.weight`` / ``self.bias`` give, as torch's Linear does."""
+    out = []
+    torch_like = T.nn.Linear(3, 2)
+    with T.no_grad():
+        torch_like.weight.copy_(T.arange(6.).reshape(2, 3))
+        torch_like.bias.fill_(0.5)
+    out.append(torch_like)
+
+    class Doubled(T.nn.Linear):                 # a property over the parameter, put in as parametrize does it
+        @property
+        def weight(self):
+            return self._parameters["weight"] * 2
+    d = T.nn.Linear(3, 2)
+    d.__class__ = Doubled
+    with T.no_grad():
+        d._parameters["weight"].copy_(T.arange(6.).reshape(2, 3))
+        d.bias.fill_(0.5)
+    out.append(d)
+
+    plain = T.nn.Linear(3, 2)
+    del plain.weight                            # no parameter any more: a plain tensor attribute in its place
+    plain.weight = T.ones(2, 3)
+    with T.no_grad():
+        plain.bias.fill_(0.5)
+    out.append(plain)
+
+    buf = T.nn.Linear(3, 2, bias=False)
+    del buf.bias
+    buf.register_buffer("bias", T.full((2,), 2.0))   # a buffer named bias
+    with T.no_grad():
+        buf.weight.fill_(1.0)
+    out.append(buf)
+
+    none = T.nn.Linear(3, 2)
+    none.bias = None                            # a parameter slot set to None: no bias
+    with T.no_grad():
+        none.weight.fill_(1.0)
+    out.append(none)
+    return out
+
+
+def test_linear_uses_whatever_self_weight_and_self_bias_are(torch):
+    x = np.arange(12.0, dtype=np.float32).reshape(4, 3)
+    for ours, theirs in zip(_linear_variants(tapegrad), _linear_variants(torch)):
+        np.testing.assert_array_equal(ours(tapegrad.tensor(x)).detach().numpy(),
+                                      theirs(torch.tensor(x)).detach().numpy())

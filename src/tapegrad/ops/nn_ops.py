@@ -495,7 +495,8 @@ def _softmax_np(x, dim):
 
 def _softmax_forward(ctx, x, dim, op, compute, at_0d):
     """The forward both softmax and log_softmax share: checks, the saved result, the empty and 0-d cases."""
-    _float_only(op, f"{op}_lastdim_kernel_impl", x)
+    if x.dtype.kind not in "fc":
+        _float_only(op, f"{op}_lastdim_kernel_impl", x)
     ctx.dim = dim
     ctx.save_result()
     if x.size == 0:
@@ -508,7 +509,8 @@ def _softmax_forward(ctx, x, dim, op, compute, at_0d):
 def _log_softmax_np(x, dim):
     # (called inside a forward: NumPy's warnings are already off, see Function.apply)
     s = _shifted(x, dim)
-    return s - np.log(np.add.reduce(np.exp(s), axis=dim, keepdims=True))
+    s -= np.log(np.add.reduce(np.exp(s), axis=dim, keepdims=True))     # (s is new: changed in place)
+    return s
 
 
 class Softmax(Primitive):
@@ -625,6 +627,9 @@ def glu(input, dim=-1):
 
 
 # --- classification losses ---------------------------------------------------------------------------------
+_INTP, _UINTP = np.dtype(np.intp), np.dtype(np.uintp)
+
+
 class NllLoss(Primitive):
     """-input[n, target[n]] * weight[target[n]] (ignore_index skipped), reduced; input (C,) or (N, C, *)."""
 
@@ -635,9 +640,9 @@ class NllLoss(Primitive):
         C = x.shape[0] if x.ndim == 1 else x.shape[1]
         if t.dtype.kind not in "iub":
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy_name(t)}")
-        tt = t.astype(np.intp, copy=False)
+        tt = t if t.dtype is _INTP else t.astype(np.intp)
         # 0 <= every target < C, in one reduction: seen as unsigned, a negative target is larger than any class
-        in_range = not tt.size or np.maximum.reduce(tt.view(np.uintp), axis=None) < C
+        in_range = not tt.size or np.maximum.reduce(tt.view(_UINTP), axis=None) < C
         some_ignored = False
         if not (in_range and not 0 <= ignore_index < C):   # (else no target can equal ignore_index: no mask)
             ignored = t == ignore_index
@@ -670,12 +675,12 @@ class NllLoss(Primitive):
         if reduction == "none":
             out = -picked if w is None else -picked * w
         else:            # (the sum of -loss negated: the same number, one array pass less without weights)
-            s = -np.add.reduce(picked if w is None else picked * w, axis=None)
+            s = -np.add.reduce(picked if w is None else picked * w, axis=None)   # (a NumPy scalar of x's dtype)
             if reduction == "sum":
-                out = np.asarray(s, x.dtype)
+                out = s
             else:
                 total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
-                out = np.asarray(s / total, x.dtype)
+                out = s / total
                 coef = coef / total
         if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
             m = np.zeros(x.shape, x.dtype)
@@ -708,9 +713,16 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     tensor(2.)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    _check_no_grad_arg("nll_loss_forward", "weight", weight)
-    w = _arr(weight)
-    x, t = input._array, target._array if isinstance(target, Tensor) else np.asarray(target)
+    return _nll(input, target._array if isinstance(target, Tensor) else np.asarray(target), weight, reduction,
+                ignore_index)
+
+
+def _nll(input, t, weight, reduction, ignore_index):
+    """nll_loss on the target's array ``t`` and a checked ``reduction`` (cross_entropy comes here directly)."""
+    if weight is not None:
+        _check_no_grad_arg("nll_loss_forward", "weight", weight)
+        weight = _arr(weight)
+    x = input._array
     nd = x.ndim
     if nd < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {nd})")
@@ -722,19 +734,20 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if nd == 1:
             t = t.reshape(())
-        return NllLoss.apply(input, t, w, reduction, ignore_index)
+        return NllLoss.apply(input, t, weight, reduction, ignore_index)
     if nd == 4:
         if t.ndim != 3:
             raise RuntimeError(f"only batches of spatial targets supported (3D tensors) but got targets of "
                                f"dimension: {t.ndim}")
         if t.shape != x.shape[:1] + x.shape[2:]:
             raise RuntimeError(f"size mismatch (got input: {shape_str(x.shape)} , target: {shape_str(t.shape)}")
-        return NllLoss2d.apply(input, t, w, reduction, ignore_index)
+        return NllLoss2d.apply(input, t, weight, reduction, ignore_index)
     n, c = x.shape[:2]
     if t.shape[1:] != x.shape[2:]:
         raise RuntimeError(f"Expected target size {shape_str((n,) + x.shape[2:])}, got {shape_str(t.shape)}")
     x4 = _View.apply(input, (n, c, 1, -1) if x.size else (n, c, 0, 0))
-    out = NllLoss2d.apply(x4, t.reshape(n, 1, -1) if x.size else t.reshape(n, 0, 0), w, reduction, ignore_index)
+    out = NllLoss2d.apply(x4, t.reshape(n, 1, -1) if x.size else t.reshape(n, 0, 0), weight, reduction,
+                          ignore_index)
     return _View.apply(out, (n,) + x.shape[2:]) if reduction == "none" else out
 
 
@@ -776,7 +789,7 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return -prod.sum() * float("nan")
         return _DivScalar.apply(-prod.sum(), x.size // n_classes)
     ls = LogSoftmax.apply(input, class_dim)
-    nll = nll_loss(ls, target, weight, None, ignore_index, None, reduction)
+    nll = _nll(ls, t, weight, reduction, ignore_index)
     if label_smoothing <= 0:
         return nll
     ignore = t == ignore_index

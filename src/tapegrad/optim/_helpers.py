@@ -42,11 +42,11 @@ def touched(p):
 
 
 def params_with_grad(group):
-    """(parameter, its gradient array — negated when the group maximizes) for each parameter with a grad."""
-    maximize = group.get("maximize", False)
-    for p in group["params"]:
-        if p._grad is not None:
-            yield p, grad_of(p, maximize)
+    """[(parameter, its gradient array — negated when the group maximizes)] for each parameter with a grad."""
+    pairs = [(p, p._grad._array) for p in group["params"] if p._grad is not None]
+    if group.get("maximize", False):
+        return [(p, -g) for p, g in pairs]
+    return pairs
 
 
 def stepped(opt, group, *buffers):
