@@ -79,9 +79,9 @@ def interleaved(fns, repeats, warmup=1, collect=True):
     Round ``i`` runs every engine once, which makes the per-round ratios *paired*: both sides saw the same
     machine state. The order within a round is drawn at random (seeded: the same orders on every run): which
     engine ran just before moves a step's time by several percent (its data and code push the next engine's out
-    of the caches; torch's and HIPS autograd's steps evict the most), so a fixed or rotating order would give
-    every engine the same predecessor and bias the ratios. (Measured on W3: with fixed orders tapegrad/numpy
-    ranged from 1.14x to 1.25x and the semantic floor's from 1.04x to 1.12x.)
+    of the caches; measured: a torch step just before makes a hand-NumPy MLP step ~10% slower), so a fixed or
+    rotating order would give every engine the same predecessor and bias the ratios. (Measured on W3: with fixed
+    orders tapegrad/numpy ranged from 1.14x to 1.25x and the semantic floor's from 1.04x to 1.12x.)
 
     Garbage: everything alive before the rounds (torch's ~170k objects, the models, the data) is moved out of the
     collector's sight (``gc.freeze``), as if each engine ran alone in its own process; and with ``collect`` each

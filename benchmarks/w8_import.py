@@ -1,6 +1,6 @@
 """W8 start-up: ``python -c "import tapegrad"`` vs ``python -c "import torch"``, the whole process, best of N.
 
-Rounds are interleaved (bare interpreter, numpy, tapegrad, torch, rotating). tapegrad is found through
+Rounds are interleaved (bare interpreter, numpy, tapegrad, torch, in random order). tapegrad is found through
 PYTHONPATH=src (as a fresh clone would run it), with its bytecode compiled first — as pip compiles torch's at
 install, and as Python itself caches it on a clone's first import (where PYTHONDONTWRITEBYTECODE is set, every
 import would otherwise recompile tapegrad's sources and the comparison would be unequal).
