@@ -27,11 +27,6 @@ def check(cond, message):
         raise ValueError(message)
 
 
-def grad_of(p, maximize):
-    g = p._grad._array
-    return -g if maximize else g
-
-
 def touched(p):
     """An in-place update of ``p``: its version moves on (a counter made at 1 if it had none yet)."""
     vc = p._vcl
