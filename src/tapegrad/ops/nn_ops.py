@@ -495,8 +495,7 @@ def _softmax_np(x, dim):
 
 def _softmax_forward(ctx, x, dim, op, compute, at_0d):
     """The forward both softmax and log_softmax share: checks, the saved result, the empty and 0-d cases."""
-    if x.dtype.kind not in "fc":
-        _float_only(op, f"{op}_lastdim_kernel_impl", x)
+    _float_only(op, f"{op}_lastdim_kernel_impl", x)
     ctx.dim = dim
     ctx.save_result()
     if x.size == 0:
@@ -627,9 +626,6 @@ def glu(input, dim=-1):
 
 
 # --- classification losses ---------------------------------------------------------------------------------
-_INTP, _UINTP = np.dtype(np.intp), np.dtype(np.uintp)
-
-
 class NllLoss(Primitive):
     """-input[n, target[n]] * weight[target[n]] (ignore_index skipped), reduced; input (C,) or (N, C, *)."""
 
@@ -640,9 +636,9 @@ class NllLoss(Primitive):
         C = x.shape[0] if x.ndim == 1 else x.shape[1]
         if t.dtype.kind not in "iub":
             raise RuntimeError(f"expected target dtype to be Long or Byte, but got {_legacy_name(t)}")
-        tt = t if t.dtype is _INTP else t.astype(np.intp)
+        tt = t.astype(np.intp, copy=False)
         # 0 <= every target < C, in one reduction: seen as unsigned, a negative target is larger than any class
-        in_range = not tt.size or np.maximum.reduce(tt.view(_UINTP), axis=None) < C
+        in_range = not tt.size or np.maximum.reduce(tt.view(np.uintp), axis=None) < C
         some_ignored = False
         if not (in_range and not 0 <= ignore_index < C):   # (else no target can equal ignore_index: no mask)
             ignored = t == ignore_index

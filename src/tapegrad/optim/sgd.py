@@ -34,8 +34,7 @@ class SGD(Optimizer):
             lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
             for p, g in params_with_grad(group):
-                if wd != 0:
-                    g = weight_decay(p, g, lr, wd)
+                g = weight_decay(p, g, lr, wd)
                 if momentum != 0:
                     state = self.state[p]
                     buf = state.get("momentum_buffer")
