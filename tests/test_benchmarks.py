@@ -51,6 +51,28 @@ def test_quick_suite_writes_results(quick_run):
     by_id = {r["workload"]: r for r in data["results"]}
     for w in ("W2", "W3", "W4", "W5", "W6"):
         assert by_id[w]["engines"]["torch"] is not None and by_id[w]["engines"]["numpy"] is not None, w
+    # W3's two floors ran and were checked against tapegrad like every engine
+    for floor in ("semantic floor", "model-code floor"):
+        assert by_id["W3"]["engines"][floor]["n"] >= 1
+        assert any(f"tapegrad == {floor}" in c for c in by_id["W3"]["checks"]), by_id["W3"]["checks"]
+
+
+def test_rounds_run_the_engines_in_a_seeded_random_order():
+    """Each engine must meet varied predecessors (a fixed rotation biased the ratios), and every run the same."""
+    sys.path.insert(0, BENCH)
+    import _common as C
+
+    def orders():
+        seen = []
+        fns = {name: (lambda n=name: seen.append(n)) for name in "abcde"}
+        C.interleaved(fns, 40, warmup=0, collect=False)
+        return [seen[i:i + 5] for i in range(0, len(seen), 5)]
+
+    first = orders()
+    assert first == orders()                                        # seeded: reproducible
+    assert all(sorted(r) == list("abcde") for r in first)           # every engine once per round
+    before_a = {r[r.index("a") - 1] for r in first if r.index("a") > 0}
+    assert len(before_a) == 4                                       # "a" follows each of the others
 
 
 def test_quick_mode_writes_nothing_by_default(tmp_path, torch):
