@@ -2076,7 +2076,7 @@ def relu(input, inplace=False):  # noqa: A002
     >>> tapegrad.relu(tapegrad.tensor([-1., 2.]))
     tensor([0., 2.])
     """
-    return _act(input, inplace, Relu, Relu) if inplace else Relu.apply(input)
+    return _act(input, inplace, Relu, Relu)
 
 
 def relu_(input):  # noqa: A002

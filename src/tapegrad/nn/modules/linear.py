@@ -50,12 +50,6 @@ class Linear(Module):
             init.uniform_(self.bias, -bound, bound)
 
     def forward(self, input):
-        p = self._parameters
-        if self.__class__ is Linear and "weight" in p and "bias" in p:
-            # A plain Linear's weight and bias live in _parameters and nowhere else (Module.__setattr__ keeps each
-            # name in one place): read there, self.weight's failed lookup and __getattr__ call are skipped, which
-            # is ~0.5% of an MLP's training step. (A subclass may define them otherwise: it takes the general path.)
-            return F.linear(input, p["weight"], p["bias"])
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
