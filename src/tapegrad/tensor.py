@@ -16,7 +16,7 @@ import numpy as np
 from . import _dtype
 from .autograd import engine as _engine
 from .autograd import function as _function
-from .autograd.function import AccumulateGrad
+from .autograd.function import AccumulateGrad, RemovableHandle
 
 __all__ = ["Tensor", "Size", "device"]
 
@@ -293,12 +293,18 @@ class Tensor:
         if not self._rg:
             raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
         node = self.grad_fn if self.grad_fn is not None else self._accumulator()
+        if node is None:          # a view made under no_grad: no gradient ever reaches it, the hook never runs
+            return RemovableHandle([hook], hook)
         return node._add_tensor_prehook(self._output_nr if self.grad_fn is not None else 0, hook)
 
     def _accumulator(self):
-        """This leaf's AccumulateGrad node (one per leaf, made on first use)."""
+        """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view made under
+        ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything)."""
         acc = self._acc
         if acc is None:
+            base = self._base
+            if base is not None and base[2] == "no_grad":
+                return None
             acc = self._acc = AccumulateGrad(self)
         return acc
 

@@ -182,6 +182,9 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     """Back-propagate ``root_grads`` from ``roots``. With ``inputs``, return their gradients (captured at the
     node that receives them) and, when ``accumulate``, add into ``.grad`` of those inputs only."""
     edges = [_root_edge(t) for t in roots]
+    for i, (node, _) in enumerate(edges):
+        if node is None:       # a view made under no_grad: it requires grad, but its graph leads nowhere
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
     # with inputs: where to capture, and which nodes lead there (the rest need not run)
     captures, needed = None, None
@@ -423,8 +426,8 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
             if materialize_grads:
                         res[k] = _f._Tensor._make(np.zeros(inputs[k].shape, inputs[k].dtype.np))
             elif not allow_unused:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been used in the graph. "
-                                   "Set allow_unused=True if this is the desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
+                                   "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph and g._rg:
             res[k] = g.detach()
     return tuple(res)

@@ -95,6 +95,9 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
                          "have requires_grad=True.")
     num = _numerical(func, inputs, diff, eps)
     ana = _analytical(func, inputs, diff)
+    if len(num) != len(ana):     # (both sides must see the same outputs, or the comparison below proves nothing)
+        raise GradcheckError(f"the function gave {len(num)} floating outputs under no_grad (finite differences) "
+                             f"and {len(ana)} with grad mode on")
     for k in range(len(num)):
         for i in range(len(diff)):
             n, a = num[k][i], ana[k][i]
@@ -112,6 +115,7 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                   masked=False):
     """True when the second derivatives of ``func`` (backward of backward) agree with finite differences."""
     from .engine import grad
+    from .grad_mode import enable_grad
     from ..tensor import Tensor
     inputs = _as_tuple(inputs)
     if grad_outputs is None:
@@ -125,9 +129,10 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
 
     def first_grad(*args):
         ins, gos = args[:n_in], args[n_in:]
-        outs = [o for o in _outputs(func, ins) if o._rg]
-        d = [t for t in _tensors(ins) if t._rg]
-        gs = grad(outs, d, list(gos)[:len(outs)], create_graph=True, allow_unused=True)
+        with enable_grad():     # (the finite differences call this under no_grad: it needs its graph all the same)
+            outs = [o for o in _outputs(func, ins) if o._rg]
+            d = [t for t in _tensors(ins) if t._rg]
+            gs = grad(outs, d, list(gos)[:len(outs)], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grad, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,

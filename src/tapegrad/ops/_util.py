@@ -170,11 +170,16 @@ def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     ``out._base`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
     for (a view of) one of several views one op returned with grad mode on (split, chunk, unbind), or "no_grad"
     for (a view of) a view made under ``no_grad``: torch forbids changing either in place while recording
-    (``check_view_inplace``).
+    (``check_view_inplace``). A view made under ``no_grad`` of a tensor that requires grad requires grad too, as
+    in torch, with no graph behind it (see ``Tensor._accumulator``).
     """
     if out._array.size == 0 or np.may_share_memory(out._array, base._array):   # an empty view is still a view
         out._vc = base._vc
         how = ("multi" if multi else None) if _state.enabled else "no_grad"
+        if how == "no_grad" and base._rg:
+            # torch: it requires grad as its base does, yet, made with no node, it is a leaf whose graph leads
+            # nowhere (its ``_accumulator()`` is None: ops on it get a (None, 0) edge)
+            out._rg = True
         outer = base._base
         if outer is not None:
             inner = outer[1]
@@ -315,13 +320,13 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     recorded, x's history is rebased onto the new node. A view's base gets a ``CopySlices`` node.
     """
     recording = _state.enabled and (x._rg or any(isinstance(a, Tensor) and a._rg for a in args))
-    if _state.enabled and x._rg and x.grad_fn is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     base = x._base
-    if base is not None and _state.enabled:
+    if base is not None and _state.enabled:      # (the view's rules first, then the leaf's, as torch checks)
         check_view_inplace(x, recording)
         if recording and base[0]._rg and base[0].grad_fn is None:
             raise RuntimeError("a view of a leaf Variable that requires grad is being used in an in-place operation.")
+    if _state.enabled and x._rg and x.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
         old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc

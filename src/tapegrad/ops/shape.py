@@ -1480,9 +1480,9 @@ Squeeze3, Squeeze4, Squeeze5 = (_squeeze_node(f"SqueezeBackward{i}") for i in (3
 def _inplace_view(self, cls, args, redo):
     """``x.t_()`` and friends: ``x`` becomes the view (same memory), its version is bumped, its history rebased."""
     if _state.enabled and self._rg:
+        check_view_inplace(self, True)     # (the view's rules first, then the leaf's, as torch checks)
         if self.grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
-        check_view_inplace(self, True)
     out = cls.apply(self, *args)
     self._array = out._array
     if out.grad_fn is not None:
