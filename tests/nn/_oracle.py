@@ -82,6 +82,8 @@ def check_module(torch, make, inputs, call=None, modes=("train",), rtol=1e-8, at
                 assert tuple(a.shape) == tuple(b.shape)
                 assert str(a.dtype).split(".")[-1] == str(b.dtype).split(".")[-1]
                 np.testing.assert_allclose(np_of(a), np_of(b), rtol=rtol, atol=atol)
+            # (zeros against zeros proves nothing: a case whose outputs are all zero needs other inputs)
+            assert any(np.any(np_of(b) != 0) for b in tout), "every output is zero: pick inputs that reach the layer"
             # backward with the same random upstream gradients
             weights = [rng.standard_normal(tuple(b.shape)) for b in tout]
             diff = [(a, b, w) for a, b, w in zip(gout, tout, weights) if b.requires_grad]
@@ -103,6 +105,9 @@ def check_module(torch, make, inputs, call=None, modes=("train",), rtol=1e-8, at
                     assert (p.grad is None) == (q.grad is None), n
                     if q.grad is not None:
                         np.testing.assert_allclose(np_of(p.grad), np_of(q.grad), rtol=rtol, atol=atol, err_msg=n)
+                grads = [b.grad for b in tx if hasattr(b, "grad")] + [q.grad for q in tparams.values()]
+                assert any(g is not None and np.any(np_of(g) != 0) for g in grads), \
+                    "every gradient is zero: pick inputs that reach the layer"
             tbufs = dict(tm.named_buffers())
             for n, b in gm.named_buffers():
                 np.testing.assert_allclose(np_of(b), np_of(tbufs[n]), rtol=rtol, atol=atol, err_msg=n)

@@ -155,7 +155,7 @@ SPECS = [
     OpSpec("radd_operator", lambda m, x: 2 + x, lambda r: [S(randn(r, 2, 3)), S(_J.copy(), name="int")]),
     OpSpec("rsub_int_operator", lambda m, x: 2 - x, lambda r: [S(randn(r, 2, 3)), S(_J.copy(), name="int"),
                                                                S(np.asarray(randn(r)), name="0d")]),
-    OpSpec("rsub_float_operator", lambda m, x: 2.5 - x, lambda r: [S(_J.copy(), name="int")]),
+    OpSpec("rsub_float_operator", lambda m, x: 2.5 - x, lambda r: [S(randn(r, 2, 3)), S(_J.copy(), name="int")]),
     OpSpec("rmul_operator", lambda m, x: 3 * x, lambda r: [S(randn(r, 2, 3)), S(_J.copy(), name="int")]),
     OpSpec("rtruediv_operator", lambda m, x: 2 / x, lambda r: [
         S(randn(r, 2, 3, positive=True)), S(np.array([1, 2, 4]), name="int"), S(np.array([0, 1]), name="int_zero")]),

@@ -130,7 +130,7 @@ SPECS = [
         S(np.array([[1.0, NAN], [3.0, 0.5]]), "max", 1, name="max_dim"),
         S(np.array([[1.0, NAN], [3.0, 0.5]]), "max", name="max_all")],
         grad=False, notes="NaN inputs: finite differences are NaN, so values only here; gradients vs torch are "
-                          "compared in tests/test_views.py (test_nan_reduction_grads)"),
+                          "compared in tests/test_views.py (test_nan_and_piecewise_grads_vs_torch)"),
     OpSpec("mode", lambda m, x, *a, **kw: m.mode(x, *a, **kw), lambda r: [
         S(np.array([[2.0, 1.0, 2.0, 1.0, 3.0], [5.0, 5.0, 4.0, 4.0, 4.0]]), name="last"),
         S(np.array([[2.0, 1.0], [2.0, 3.0], [0.5, 3.0]]), 0, name="dim0"),
