@@ -299,11 +299,12 @@ class Tensor:
 
     def _accumulator(self):
         """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view made under
-        ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything)."""
+        ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything).
+        A no_grad view of a tensor that needs no gradient is an ordinary leaf once ``requires_grad_()`` is called."""
         acc = self._acc
         if acc is None:
             base = self._base
-            if base is not None and base[2] == "no_grad":
+            if base is not None and base[2] == "no_grad" and base[0]._rg:
                 return None
             acc = self._acc = AccumulateGrad(self)
         return acc

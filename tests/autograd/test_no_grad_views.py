@@ -33,6 +33,7 @@ def _run(T, name):
         "detach": lambda: v.detach().requires_grad,
         "clone": lambda: (lambda c: (c.requires_grad, c.is_leaf, _edges(c)))(v.clone()),
         "parameter_row": lambda: _parameter_row(T),
+        "view_of_plain_tensor_made_a_leaf": lambda: _made_a_leaf(T),
     }
     try:
         return _plain(cases[name]())
@@ -101,6 +102,18 @@ def _parameter_row(T):
         return repr(m.weight[0]), m.weight.T.requires_grad
 
 
+def _made_a_leaf(T):
+    # a no_grad view of a tensor that needs no gradient, then requires_grad_(): an ordinary leaf that gets .grad
+    t = T.ones(3)
+    with T.no_grad():
+        v, w = t[:2], t[1:]
+    v.requires_grad_()
+    (v * 2).sum().backward()
+    ww = w[:1].requires_grad_()
+    (ww * 5).sum().backward()
+    return v.grad, ww.grad, v.is_leaf, ww.is_leaf
+
+
 def _plain(x):
     if isinstance(x, (list, tuple)):
         return type(x)(_plain(i) for i in x)
@@ -114,7 +127,7 @@ def _plain(x):
 NAMES = ["flags", "repr", "flags_inside_no_grad", "view_of_view", "ops", "copies_do_not_require_grad",
          "base_needs_no_grad", "detached_base", "non_leaf_base", "recorded_op", "mixed_op", "backward_through",
          "backward_of_the_view", "grad_wrt_view", "grad_wrt_view_allow_unused", "grad_wrt_base", "hook", "detach",
-         "clone", "parameter_row"]
+         "clone", "parameter_row", "view_of_plain_tensor_made_a_leaf"]
 
 
 @pytest.mark.parametrize("name", NAMES)
