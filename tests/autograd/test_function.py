@@ -278,7 +278,7 @@ def test_a_wrong_second_derivative_fails_gradgradcheck():
 
 
 def test_gradgradcheck_of_builtin_ops_with_views():
-    # a view's first derivative is computed from outputs made under no_grad during the finite differences
+    # (views in the checked function: made under the finite differences' no_grad, they would have no graph)
     x = tapegrad.randn(3, 4, dtype=tapegrad.float64, requires_grad=True)
     assert tapegrad.autograd.gradgradcheck(lambda a: (a.t() * a.t()).diagonal(), (x,))
     assert tapegrad.autograd.gradgradcheck(lambda a: a[1:].sin().unsqueeze(0), (x,))
