@@ -9,6 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
+import numpy as np
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [os.path.join(HERE, "..", "..", "src"), os.path.join(HERE, "..")]
 
@@ -25,7 +27,6 @@ def _checks(spec):
     if spec.grad:
         c += ["grad_fn name" if spec.check_grad_fn else None, "grads vs torch", "gradcheck"]
         if spec.gradgrad:
-            import numpy as np
             smooth = all(s.smooth for s in spec.samples(np.random.default_rng(0)))
             c += ["2nd derivatives vs torch", "gradgradcheck" if smooth else "gradgradcheck (not at kinks)"]
     if spec.inplace is not None:
@@ -49,7 +50,6 @@ def render() -> str:
             if not specs:
                 lines.append(f"| `{name}` | **missing** | | |")
                 continue
-            import numpy as np
             counts = ", ".join(f"`{s.name}` ({len(s.samples(np.random.default_rng(0)))})" for s in specs[:4])
             if len(specs) > 4:
                 counts += f", +{len(specs) - 4} more"

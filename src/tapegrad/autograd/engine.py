@@ -182,9 +182,6 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     """Back-propagate ``root_grads`` from ``roots``. With ``inputs``, return their gradients (captured at the
     node that receives them) and, when ``accumulate``, add into ``.grad`` of those inputs only."""
     edges = [_root_edge(t) for t in roots]
-    for i, (node, _) in enumerate(edges):
-        if node is None:       # a view made under no_grad: it requires grad, but its graph leads nowhere
-            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
 
     # with inputs: where to capture, and which nodes lead there (the rest need not run)
     captures, needed = None, None
@@ -338,9 +335,10 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     T = _f._Tensor
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        # (a view made under no_grad requires grad, yet has no node to start from: its graph leads nowhere)
+        if not out._rg or (out.grad_fn is None and out._accumulator() is None):
+            raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
         if g is None:
-            if not out._rg:
-                raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
             if out._array.size != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
             arr = out._array
@@ -353,8 +351,6 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
         else:
             if not isinstance(g, T):
                 g = T._make(np.asarray(g, out.dtype.np))
-            if not out._rg:
-                raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
             if g._array.shape != out._array.shape:
                 from ..tensor import Size
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
