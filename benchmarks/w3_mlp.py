@@ -1,5 +1,8 @@
 """W3 MLP: 784-256-128-10 ReLU MLP, cross-entropy, batch 128, SGD with momentum, 50 steps. ms/step.
 
+Scored over interleaved runs: each round runs every engine's 50 steps back to back (``C.runs``), in a random
+order; the same engines interleaved step by step are reported for information.
+
 tapegrad and torch run the same model code (``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``, ``F.cross_entropy``,
 ``optim.SGD(momentum=0.9)``); the hand-written NumPy version does forward, backward and the momentum update by
 hand (the floor a NumPy engine can reach). All start from the same seeded weights and see the same batches; the
@@ -102,7 +105,33 @@ class NumpyMLP:
         return self.params
 
 
+class MatmulsOnly:
+    """Only the matrix products of hand NumPy's step (each layer's forward product, its weight gradient and, past
+    the first layer, its input gradient) on the same shapes: no bias, activation, loss or update. Not an engine
+    (it trains nothing, so it is timed but not checked); its time is what any engine using NumPy's matmul pays
+    at the least, so its ratio to torch bounds every NumPy engine's."""
+
+    def __init__(self, state, batches):
+        self.weights = [state[f"{2 * li}.weight"] for li in range(len(state) // 2)]
+        self.batches = batches
+        self.grads = [np.ones((batches[0][0].shape[0], w.shape[0]), np.float32) for w in self.weights]
+        self.i = 0
+
+    def step(self):
+        x, _ = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        acts = [x]
+        for w in self.weights:
+            acts.append(acts[-1] @ w.T)
+        for li in range(len(self.weights) - 1, -1, -1):
+            g = self.grads[li]
+            g.T @ acts[li]
+            if li > 0:
+                g @ self.weights[li]
+
+
 SEMANTIC = "semantic floor"
+MATMULS = "matmuls only"
 MODEL_FLOOR = "model-code floor"
 ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD)
 
@@ -128,49 +157,38 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
     return out
 
 
-def consecutive(trainers, steps):
-    """name -> median ms/step of ``steps`` back-to-back steps of each trainer (after one untimed step)."""
-    import gc
-    import statistics
-    import time
-    out = {}
-    for name, t in trainers.items():
-        t.step()
-        gc.collect()
-        ts = []
-        for _ in range(steps):
-            t0 = time.perf_counter()
-            t.step()
-            ts.append(time.perf_counter() - t0)
-        out[name] = statistics.median(ts) * 1e3
-    return out
-
-
 def run(quick=False, threads=1):
     sizes = (784, 32, 16, 10) if quick else SIZES
     batch = 16 if quick else 128
     steps = 2 if quick else 50
+    rounds = 2 if quick else 20
     state = init_state(sizes)
     batches = make_batches(4 if quick else 10, batch, sizes[0])
     with C.pinned_threads(threads):
         checks, _ = C.check_training("W3", trainers(state, batches, sizes=sizes), 3, rtol=1e-4)
         tr = trainers(state, batches, sizes=sizes)
-        times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
-        alone = consecutive(tr, 2 if quick else 30)
+        tr[MATMULS] = MatmulsOnly(state, batches)
+        step_fns = {name: t.step for name, t in tr.items()}
+        times = C.interleaved(C.runs(step_fns, steps), rounds, warmup=1)
+        single = C.interleaved(step_fns, 2 if quick else 300, warmup=1)
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
     floors = (SEMANTIC, MODEL_FLOOR)
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy", *floors, *peers)}
+    engines = {name: C.stats(times.get(name), 1e3 / steps)
+               for name in ("tapegrad", "torch", "numpy", *floors, *peers, MATMULS)}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
                       + [(f, "numpy") for f in floors] + [(f, "torch") for f in floors]
                       + [("tapegrad", f) for f in floors]
-                      + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
-    title = f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, {steps} steps"
-    extra = {"steps": steps}
-    for name, ms in alone.items():
-        extra[f"{name} ms/step in a consecutive loop (median)"] = ms
-    for name in ("torch", "numpy", *floors):
-        if name in alone:
-            extra[f"tapegrad/{name} in consecutive loops"] = alone["tapegrad"] / alone[name]
+                      + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers]
+                      + [(MATMULS, "torch"), (MATMULS, "numpy")], threads)
+    title = (f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, "
+             f"{rounds} interleaved runs of {steps} steps")
+    extra = {"steps per run": steps, "rounds": rounds}
+    for name, ts in single.items():
+        extra[f"{name} ms/step, single steps interleaved (median)"] = C.stats(ts, 1e3)["median"]
+    for a, b in (("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), ("tapegrad", MODEL_FLOOR),
+                 (MATMULS, "torch")):
+        if a in single and b in single:
+            extra[f"{a}/{b}, single steps interleaved"] = C.paired_ratio(single[a], single[b])
     return C.result("W3", title, "ms/step", threads, engines, ratios, checks, extra=extra,
                     notes=[f"'{SEMANTIC}': benchmarks/_floor.py (see W2) running this MLP (its own linear, relu, "
                            "log_softmax, nll_loss and the same momentum update; no nn.Module), for information: "
@@ -181,10 +199,14 @@ def run(quick=False, threads=1):
                            "found in _parameters by __getattr__, each group's hyper-parameters read at each step, "
                            "per-parameter state, version bumps): the least any engine pays for this workload's code "
                            "with torch's semantics",
-                           "consecutive loop: each engine's steps run back to back (as a user's loop runs), "
-                           "information only; the scored ratios are the interleaved, paired ones. Interleaving "
-                           "leaves each step to start with the other engines' data in the caches, which costs an "
-                           "engine more the more Python it runs between NumPy kernels"])
+                           f"'{MATMULS}': the step's matrix products alone, in NumPy (class MatmulsOnly): the least "
+                           "any engine on NumPy's matmul pays; not checked, as it trains nothing",
+                           "scored: each round runs every engine's run of "
+                           f"{steps} steps back to back (C.runs), in a random order; 'single steps interleaved' "
+                           "(information only) interleaves the engines step by step instead, so that every step "
+                           "starts with the other engines' code and data in the caches: a state no user's loop is "
+                           "in, which costs an engine more the more Python and C++ it runs between kernels, and "
+                           "whose ratios depend on how many engines take part"])
 
 
 def main(argv=None):

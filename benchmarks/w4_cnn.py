@@ -3,7 +3,8 @@
 ReLU after every conv and hidden fc, cross-entropy, SGD with momentum 0.9. tapegrad and torch run the same
 ``nn.Sequential`` code; the hand-written NumPy version does conv as one GEMM over an im2col window view
 (``sliding_window_view``), 2x2 max-pool through a reshape + argmax, and every backward by hand. Same seeded weights
-and batches for all; the check compares losses of a few steps and the weights after them. ms/step.
+and batches for all; the check compares losses of a few steps and the weights after them. ms/step, over
+interleaved runs of 20 steps (``C.runs``: each round runs every engine's 20 steps back to back).
 
     python benchmarks/w4_cnn.py [--quick] [--threads N] [--json]
 """
@@ -165,17 +166,19 @@ def trainers(state, batches, side):
 def run(quick=False, threads=1):
     side, batch = (16, 4) if quick else (28, 64)
     steps = 2 if quick else 20
+    rounds = 2 if quick else 10
     state = init_state(side)
     batches = make_batches(3 if quick else 5, batch, side)
     with C.pinned_threads(threads):
         checks, _ = C.check_training("W4", trainers(state, batches, side), 3, rtol=2e-4)
         tr = trainers(state, batches, side)
-        times = C.interleaved({name: t.step for name, t in tr.items()}, steps, warmup=1)
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", "numpy")}
+        times = C.interleaved(C.runs({name: t.step for name, t in tr.items()}, steps), rounds, warmup=1)
+    engines = {name: C.stats(times.get(name), 1e3 / steps) for name in ("tapegrad", "torch", "numpy")}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
     title = (f"LeNet-5-like conv5x5x6-pool-conv5x5x16-pool-fc120-84-10, batch {batch}, {side}x{side}x1, "
-             f"SGD momentum, {steps} steps")
-    return C.result("W4", title, "ms/step", threads, engines, ratios, checks, extra={"steps": steps})
+             f"SGD momentum, {rounds} interleaved runs of {steps} steps")
+    return C.result("W4", title, "ms/step", threads, engines, ratios, checks,
+                    extra={"steps per run": steps, "rounds": rounds})
 
 
 def main(argv=None):

@@ -75,6 +75,34 @@ def test_rounds_run_the_engines_in_a_seeded_random_order():
     assert len(before_a) == 4                                       # "a" follows each of the others
 
 
+def test_runs_time_each_engines_steps_back_to_back():
+    """W3/W4 are scored over runs: within a round each engine makes all its steps before the next engine starts."""
+    sys.path.insert(0, BENCH)
+    import _common as C
+
+    seen = []
+    steps = {name: (lambda n=name: seen.append(n)) for name in "abc"}
+    times = C.interleaved(C.runs(steps, 4), 3, warmup=0, collect=False)
+    assert all(len(ts) == 3 for ts in times.values())
+    assert len(seen) == 3 * 3 * 4
+    for i in range(0, len(seen), 4):                    # each block of 4 calls is one engine's run
+        assert len(set(seen[i:i + 4])) == 1
+
+
+def test_summary_says_when_a_measured_floor_misses_the_target():
+    sys.path.insert(0, BENCH)
+    import run
+
+    res = {"workload": "W3", "ratios": {"tapegrad/torch": 0.88, "tapegrad/numpy": 1.08, "matmuls only/torch": 0.71}}
+    score, met, floors = run.evaluate(res)
+    assert met is False and floors == ["matmuls only/torch 0.71"]
+    assert "tapegrad/torch 0.88" in score and "tapegrad/numpy 1.08" in score
+    res["ratios"]["matmuls only/torch"] = 0.6          # a floor within reach: the miss is tapegrad's own
+    assert run.evaluate(res)[2] == []
+    res["ratios"].update({"tapegrad/torch": 0.69})     # met: no floor is reported
+    assert run.evaluate(res)[1:] == (True, [])
+
+
 def test_quick_mode_writes_nothing_by_default(tmp_path, torch):
     out = tmp_path / "RESULTS.md"
     proc = subprocess.run([sys.executable, os.path.join(BENCH, "run.py"), "--quick", "--only", "W2",
