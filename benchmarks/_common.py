@@ -73,13 +73,13 @@ def runs(steps, n):
     """name -> one *run* of that engine: ``n`` calls of its ``step`` back to back, as a user's training loop makes
     them. ``interleaved`` over runs times each run whole (the time per step is a run's time / ``n``).
 
-    The step workloads (W3: 50 steps, W4: 20) are scored this way, the issue's "interleaved runs": each run but
-    its first step finds its own code and data in the caches, as in a user's loop, while the rounds still pair
-    the engines against drift. Interleaving single steps instead leaves *every* step to start with the others'
-    code and data in the caches, a state no user's loop is in, and its ratios then depend on which other engines
-    are in the rotation: on W3, tapegrad/torch measured 0.68x with seven engines and 0.78x with the issue's three
-    (tapegrad, torch, hand NumPy), because more engines between two torch steps evict more of torch's code.
-    Runs measured the same ratios with three engines and with seven."""
+    The step workloads (W3: 50 steps, W4: 20; W9 in its own runs of up to 50) are scored this way, the issue's
+    "interleaved runs": every step of a run but its first finds its own code and data in the caches, as in a user's
+    loop, while the rounds still pair the engines against drift. Interleaving single steps instead leaves *every*
+    step to start with the others' code and data in the caches, a state no user's loop is in, and its ratios then
+    depend on which other engines are in the rotation: on W3, tapegrad/torch measured 0.68x with seven engines and
+    0.78x with the issue's three (tapegrad, torch, hand NumPy), because more engines between two torch steps evict
+    more of torch's code. Runs measured the same ratios with three engines and with seven."""
     def run_of(step):
         def run():
             for _ in range(n):

@@ -226,7 +226,7 @@ def render(results, info, args, load_start, load_end):
     lines += ["## Summary", "",
               "Ratios are tapegrad time / other engine's time: the median over rounds of the per-round ratio "
               "(engines interleaved round by round, same seeded data and initial weights, losses/gradients "
-              "checked equal before timing; on W3 and W4 a round runs each engine's run of the workload's "
+              "checked equal before timing; on W3, W4 and W9 a round runs each engine's run of the workload's "
               "steps back to back, as a user's loop does). Below 1 means tapegrad is faster. Targets are the "
               "issue's, at 1 thread; 2-thread rows are reported for information (on a 2-core machine they also "
               "compete with anything else running: indicative only). \"The floor misses it too\": a floor "

@@ -55,6 +55,9 @@ def test_quick_suite_writes_results(quick_run):
     for floor in ("semantic floor", "model-code floor"):
         assert by_id["W3"]["engines"][floor]["n"] >= 1
         assert any(f"tapegrad == {floor}" in c for c in by_id["W3"]["checks"]), by_id["W3"]["checks"]
+    # W3 times its matrix products alone and bounds the torch half by hand NumPy's ratio
+    assert by_id["W3"]["engines"]["matmuls only"]["n"] >= 1
+    assert by_id["W3"]["ratios"]["numpy/torch"] is not None
 
 
 def test_rounds_run_the_engines_in_a_seeded_random_order():
