@@ -103,3 +103,51 @@ def test_module_outputs_float32_by_default(torch):
     out = g(tapegrad.tensor(x))
     assert out.dtype is tapegrad.float32
     np.testing.assert_allclose(out.detach().numpy(), t(torch.tensor(x)).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.nn.Transformer(4, 2, 1, 1, 8, batch_first=True)(lib.zeros(2, 5, 4), lib.zeros(3, 3, 4)),
+    lambda lib: lib.nn.Transformer(4, 2, 1, 1, 8)(lib.zeros(5, 2, 4), lib.zeros(3, 3, 4)),
+    lambda lib: lib.nn.Transformer(4, 2, 1, 1, 8, batch_first=True)(lib.zeros(2, 5, 4), lib.zeros(2, 3, 6)),
+    lambda lib: lib.nn.EmbeddingBag(5, 2, padding_idx=5),
+    lambda lib: lib.nn.EmbeddingBag(5, 2, padding_idx=-6),
+    lambda lib: lib.nn.EmbeddingBag(5, 2, _weight=lib.zeros(4, 2)),
+    lambda lib: lib.nn.EmbeddingBag.from_pretrained(lib.zeros(3)),
+    lambda lib: lib.nn.TransformerDecoderLayer(4, 2, 8, activation="tanh"),
+], ids=["batch-bf", "batch-sf", "d_model", "pad-high", "pad-low", "weight-shape", "pretrained-1d", "activation"])
+def test_transformer_and_embedding_bag_errors_match_torch(torch, make):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        _same_error(torch, make)
+
+
+def test_transformer_init_and_causal_mask_as_torch(torch):
+    tapegrad.manual_seed(0)
+    model = nn.Transformer(8, 2, 2, 2, 16, batch_first=True)
+    for name, p in model.named_parameters():
+        if p.dim() > 1:                         # every matrix Xavier-uniform, as torch's _reset_parameters
+            fan_out, fan_in = p.shape
+            bound = (6 / (fan_in + fan_out)) ** 0.5
+            assert 0.9 * bound < float(p.abs().max()) <= bound, name
+    got = nn.Transformer.generate_square_subsequent_mask(4, dtype=tapegrad.float64)
+    want = torch.nn.Transformer.generate_square_subsequent_mask(4, dtype=torch.float64)
+    assert got.dtype == tapegrad.float64
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    # the decoder stack detects a causal tgt_mask and each layer gets is_causal=True, as torch's
+    seen = []
+    layer = model.decoder.layers[0]
+    layer.register_forward_pre_hook(lambda m, args, kwargs: seen.append(kwargs["tgt_is_causal"]), with_kwargs=True)
+    model(tapegrad.randn(2, 5, 8), tapegrad.randn(2, 4, 8), tgt_mask=got.float())
+    assert seen == [True]
+
+
+def test_embedding_bag_from_pretrained_freezes_and_trains():
+    w = tapegrad.arange(12.).reshape(4, 3)
+    bag = nn.EmbeddingBag.from_pretrained(w, mode="sum")
+    assert not bag.weight.requires_grad
+    out = bag(tapegrad.tensor([[0, 1], [2, 3]]))
+    np.testing.assert_array_equal(out.numpy(), [[3, 5, 7], [15, 17, 19]])
+    bag = nn.EmbeddingBag.from_pretrained(w, freeze=False, mode="max")
+    bag(tapegrad.tensor([[0, 3], [1, 1]])).sum().backward()
+    np.testing.assert_array_equal(bag.weight.grad.numpy(), [[0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1]])
+    assert repr(bag) == "EmbeddingBag(4, 3, mode='max')"

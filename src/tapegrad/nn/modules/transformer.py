@@ -1,7 +1,7 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
-"""``MultiheadAttention``, ``TransformerEncoderLayer``, ``TransformerEncoder`` (torch's parameter layout, masks
-and post-/pre-norm variants). The attention is computed with plain tapegrad ops, so it is differentiable to any
-order.
+"""``MultiheadAttention``, the encoder and decoder layers and stacks, and ``Transformer`` (torch's parameter
+layout, masks and post-/pre-norm variants). The attention is computed with plain tapegrad ops, so it is
+differentiable to any order.
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ from .dropout import Dropout
 from .linear import Linear
 from .normalization import LayerNorm
 
-__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder",
-           "NonDynamicallyQuantizableLinear"]
+__all__ = ["MultiheadAttention", "TransformerEncoderLayer", "TransformerEncoder", "TransformerDecoderLayer",
+           "TransformerDecoder", "Transformer", "NonDynamicallyQuantizableLinear"]
 
 
 class NonDynamicallyQuantizableLinear(Linear):
@@ -66,6 +66,11 @@ def _detect_is_causal_mask(mask, is_causal=None, size=None):
         causal = np.triu(np.full((sz, sz), -np.inf), 1)
         make_causal = mask.shape == causal.shape and bool((mask._array == causal).all())
     return make_causal
+
+
+def _seq_len(x, batch_first):
+    """The sequence length of ``x``: (S, E) unbatched, else (N, S, E) with ``batch_first`` or (S, N, E)."""
+    return x.size(0) if x.dim() == 2 else x.size(1 if batch_first else 0)
 
 
 def _cat(tensors, dim):
@@ -363,12 +368,151 @@ class TransformerEncoder(Module):
         src_key_padding_mask = _canonical_mask(src_key_padding_mask, "src_key_padding_mask", _none_or_dtype(mask),
                                                "mask", src.dtype)
         mask = _canonical_mask(mask, "mask", None, "", src.dtype, check_other=False)
-        batch_first = self.layers[0].self_attn.batch_first
-        seq_len = src.size(0) if src.dim() == 2 else src.size(1 if batch_first else 0)
-        is_causal = _detect_is_causal_mask(mask, is_causal, seq_len)
+        is_causal = _detect_is_causal_mask(mask, is_causal, _seq_len(src, self.layers[0].self_attn.batch_first))
         output = src
         for mod in self.layers:
             output = mod(output, src_mask=mask, is_causal=is_causal, src_key_padding_mask=src_key_padding_mask)
         if self.norm is not None:
             output = self.norm(output)
         return output
+
+
+class TransformerDecoderLayer(Module):
+    """Self-attention over the target, attention from the target to ``memory`` (the encoder's output), then a
+    feed-forward block; each with a residual and LayerNorm (post-norm, or pre-norm with ``norm_first=True``).
+
+    >>> layer = tapegrad.nn.TransformerDecoderLayer(d_model=8, nhead=2, dim_feedforward=16, batch_first=True)
+    >>> layer(tapegrad.randn(2, 5, 8), tapegrad.randn(2, 7, 8)).shape
+    tapegrad.Size([2, 5, 8])
+    """
+
+    def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                            dtype=dtype)
+        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
+                                                 batch_first=batch_first, dtype=dtype)
+        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+        self.dropout = Dropout(dropout)
+        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
+        self.dropout1 = Dropout(dropout)
+        self.dropout2 = Dropout(dropout)
+        self.dropout3 = Dropout(dropout)
+        self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
+        x = tgt
+        if self.norm_first:
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+            x = x + self._ff_block(self.norm3(x))
+        else:
+            x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+            x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask, memory_is_causal))
+            x = self.norm3(x + self._ff_block(x))
+        return x
+
+    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
+        x = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+                           need_weights=False)[0]
+        return self.dropout1(x)
+
+    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
+        x = self.multihead_attn(x, mem, mem, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                                is_causal=is_causal, need_weights=False)[0]
+        return self.dropout2(x)
+
+    def _ff_block(self, x):
+        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
+        return self.dropout3(x)
+
+
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` deep copies of ``decoder_layer``, each attending to the same ``memory``, then an
+    optional ``norm``.
+
+    >>> dec = tapegrad.nn.TransformerDecoder(tapegrad.nn.TransformerDecoderLayer(8, 2, 16), num_layers=2)
+    >>> dec(tapegrad.randn(5, 2, 8), tapegrad.randn(7, 2, 8)).shape
+    tapegrad.Size([5, 2, 8])
+    """
+
+    def __init__(self, decoder_layer, num_layers, norm=None):
+        super().__init__()
+        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
+        self.num_layers = num_layers
+        self.norm = norm
+
+    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
+                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+        tgt_is_causal = _detect_is_causal_mask(tgt_mask, tgt_is_causal,
+                                               _seq_len(tgt, self.layers[0].self_attn.batch_first))
+        output = tgt
+        for mod in self.layers:
+            output = mod(output, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                         tgt_key_padding_mask=tgt_key_padding_mask, memory_key_padding_mask=memory_key_padding_mask,
+                         tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        if self.norm is not None:
+            output = self.norm(output)
+        return output
+
+
+class Transformer(Module):
+    """The encoder-decoder model of "Attention Is All You Need": ``src`` goes through the encoder stack, and the
+    decoder stack maps ``tgt`` to the output while attending to the encoder's output. Every weight matrix starts
+    Xavier-uniform, as torch's.
+
+    >>> model = tapegrad.nn.Transformer(d_model=8, nhead=2, num_encoder_layers=1, num_decoder_layers=1,
+    ...                                 dim_feedforward=16, batch_first=True)
+    >>> model(tapegrad.randn(2, 7, 8), tapegrad.randn(2, 5, 8)).shape
+    tapegrad.Size([2, 5, 8])
+    """
+
+    def __init__(self, d_model=512, nhead=8, num_encoder_layers=6, num_decoder_layers=6, dim_feedforward=2048,
+                 dropout=0.1, activation="relu", custom_encoder=None, custom_decoder=None, layer_norm_eps=1e-5,
+                 batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
+        super().__init__()
+        layer_args = (d_model, nhead, dim_feedforward, dropout, activation, layer_norm_eps, batch_first, norm_first,
+                      bias)
+        if custom_encoder is not None:
+            self.encoder = custom_encoder
+        else:
+            self.encoder = TransformerEncoder(TransformerEncoderLayer(*layer_args, dtype=dtype), num_encoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        if custom_decoder is not None:
+            self.decoder = custom_decoder
+        else:
+            self.decoder = TransformerDecoder(TransformerDecoderLayer(*layer_args, dtype=dtype), num_decoder_layers,
+                                              LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+        self._reset_parameters()
+        self.d_model = d_model
+        self.nhead = nhead
+        self.batch_first = batch_first
+
+    def _reset_parameters(self):
+        for p in self.parameters():
+            if p.dim() > 1:
+                init.xavier_uniform_(p)
+
+    @staticmethod
+    def generate_square_subsequent_mask(sz, device=None, dtype=None):
+        """A float ``(sz, sz)`` mask with ``-inf`` above the diagonal: position i attends to positions <= i."""
+        return _generate_square_subsequent_mask(sz, device, dtype)
+
+    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None, src_key_padding_mask=None,
+                tgt_key_padding_mask=None, memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
+                memory_is_causal=False):
+        if src.dim() == 3 and src.size(0 if self.batch_first else 1) != tgt.size(0 if self.batch_first else 1):
+            raise RuntimeError("the batch number of src and tgt must be equal")
+        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+            raise RuntimeError("the feature number of src and tgt must be equal to d_model")
+        memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask, is_causal=src_is_causal)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=tgt_is_causal,
+                            memory_is_causal=memory_is_causal)
