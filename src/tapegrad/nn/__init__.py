@@ -10,7 +10,8 @@ from . import functional, init  # noqa: F401
 from .module import Module  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
-from .parameter import Buffer, Parameter, UninitializedParameter
+from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
 from . import utils  # noqa: F401
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter", "functional", "init", "utils"] + list(_modules_all)
+__all__ = (["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils"]
+           + list(_modules_all))

@@ -22,7 +22,7 @@ from .. import _dtype
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
 from ..tensor import Tensor, _check_device
-from .parameter import Buffer, Parameter
+from .parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_hook", "register_module_forward_pre_hook"]
 
@@ -542,7 +542,9 @@ class Module:
                 if grad_applied is not param.grad:
                     param._grad = grad_applied
         for key, buf in self._buffers.items():
-            if buf is not None:
+            if is_lazy(buf):            # (a lazy module's placeholder stays one: it takes the new array, as a param)
+                buf._array = fn(buf)._array
+            elif buf is not None:
                 self._buffers[key] = fn(buf)
         return self
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..tensor import Tensor
 
-__all__ = ["Parameter", "Buffer", "UninitializedParameter"]
+__all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
 def _init_from(t, data, requires_grad):
@@ -67,10 +67,116 @@ def _rebuild_parameter(array, rg):
     return Parameter(Tensor._make(array), rg)
 
 
-class UninitializedParameter(Parameter):
-    """Accepted for compatibility: lazy modules are not provided by tapegrad."""
+_SHAPE_ERROR = ("Can't access the shape of an uninitialized parameter or buffer. This error usually happens in "
+                "`load_state_dict` when trying to load an uninitialized parameter into an initialized one. Call "
+                "`forward` to initialize the parameters before accessing their attributes.")
+
+
+class _Unmaterialized(np.ndarray):
+    """The (empty) array of an uninitialized parameter or buffer: NumPy refuses to compute with it and its shape
+    cannot be read, so that using a lazy module's weight before its first forward fails loudly, as in torch."""
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_ERROR)
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise ValueError(_use_error(f"numpy.{ufunc.__name__}"))
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise ValueError(_use_error(f"numpy.{func.__name__}"))
+
+
+def _use_error(what, cls="UninitializedParameter"):
+    return (f"Attempted to use an uninitialized parameter in {what}. This error happens when you are using a "
+            f"`LazyModule` or explicitly manipulating `tapegrad.nn.parameter.{cls}` objects. When using LazyModules "
+            "Call `forward` with a dummy batch to initialize the parameters before calling tapegrad functions")
+
+
+class UninitializedTensorMixin:
+    """What an uninitialized parameter or buffer of a lazy module (``nn.LazyLinear``...) is: a placeholder with a
+    dtype and no shape. ``materialize(shape)`` gives it an array of that shape (uninitialized memory, for the
+    module's ``reset_parameters`` to fill) and turns it into ``cls_to_become``, keeping its identity, so that an
+    optimizer given it before the first forward updates the materialized weight."""
 
     __slots__ = ()
+    cls_to_become = None
+
+    def materialize(self, shape, device=None, dtype=None):
+        from .. import _dtype
+        d = self._array.dtype if dtype is None else _dtype.to_dtype(dtype).np
+        self._array = np.empty(tuple(shape), d)
+        self._vc[0] += 1
+        self.__class__ = self.cls_to_become
+
+    @property
+    def shape(self):
+        raise RuntimeError(_SHAPE_ERROR)
+
+    def size(self, dim=None):
+        from ..tensor import Size
+        return Size((0,)) if dim is None else 0
+
+    def share_memory_(self):
+        raise RuntimeError("Can't share memory on an uninitialized parameter or buffer. Call `forward` to initialize "
+                           "the parameters before calling `module.share_memory()`.")
+
+    def __repr__(self):
+        return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self._rg, None, self._array.dtype)
+        return memo[id(self)]
+
+    def __reduce_ex__(self, proto):
+        return (type(self), (self._rg,))
+
+
+def _placeholder(cls, requires_grad, dtype):
+    from .. import _dtype
+    d = (_dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()).np
+    t = object.__new__(cls)
+    _init_from(t, None, requires_grad)
+    t._array = np.empty((0,), d).view(_Unmaterialized)
+    return t
+
+
+class UninitializedParameter(UninitializedTensorMixin, Parameter):
+    """A lazy module's parameter before its first forward: no shape yet (``materialize`` gives it one and makes it
+    a ``Parameter``).
+
+    >>> lazy = tapegrad.nn.LazyLinear(3)
+    >>> lazy.weight
+    <UninitializedParameter>
+    """
+
+    __slots__ = ()
+    cls_to_become = Parameter
+
+    def __new__(cls, requires_grad=True, device=None, dtype=None):
+        return _placeholder(cls, requires_grad, dtype)
+
+    def __init__(self, requires_grad=True, device=None, dtype=None):
+        pass
+
+
+class UninitializedBuffer(UninitializedTensorMixin, Tensor):
+    """A lazy module's buffer (``running_mean``...) before its first forward; ``materialize`` makes it a Tensor."""
+
+    __slots__ = ()
+    cls_to_become = Tensor
+
+    def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
+        return _placeholder(cls, requires_grad, dtype)
+
+    def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
+        pass
+
+
+def is_lazy(t):
+    """Whether ``t`` is an uninitialized parameter or buffer."""
+    return isinstance(t, UninitializedTensorMixin)
 
 
 class Buffer:
