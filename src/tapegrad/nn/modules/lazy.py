@@ -20,7 +20,7 @@ import itertools
 
 from ... import no_grad
 from ..parameter import UninitializedBuffer, UninitializedParameter, is_lazy
-from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
+from .conv import Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d, _ConvTransposeNd
 from .linear import Linear
 from .normalization import (BatchNorm1d, BatchNorm2d, BatchNorm3d, InstanceNorm1d, InstanceNorm2d, InstanceNorm3d,
                             _BatchNorm, _InstanceNorm)
@@ -117,7 +117,15 @@ class LazyLinear(LazyModuleMixin, Linear):
 
 
 class _LazyConvXdMixin(LazyModuleMixin):
-    """Conv and transposed conv: ``in_channels`` from the first input's channel dimension."""
+    """Conv and transposed conv: ``in_channels`` from the first input's channel dimension. A subclass names its
+    eager class as its last base; it becomes that class, and takes its arguments less ``in_channels``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        eager = cls.__bases__[-1]
+        if not issubclass(eager, LazyModuleMixin):      # (a subclass of a lazy conv keeps what it inherits)
+            cls.cls_to_become = eager
+            cls.__init__ = _lazy_conv_init(issubclass(eager, _ConvTransposeNd))
 
     def _lazy_init(self, out_channels, bias, dtype):
         self.weight = UninitializedParameter(dtype=dtype)
@@ -169,7 +177,16 @@ def _lazy_conv_init(transposed):
 
 
 class _LazyNormBase(LazyModuleMixin):
-    """Batch and instance norm: ``num_features`` from the first input's channel dimension."""
+    """Batch and instance norm: ``num_features`` from the first input's channel dimension. A subclass names its
+    eager class (``eager=BatchNorm2d``): it becomes that class, and checks its input as that class does."""
+
+    def __init_subclass__(cls, eager=None, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if eager is not None:                       # (a subclass of a lazy norm keeps what it inherits)
+            cls.cls_to_become = eager
+            cls._check_input_dim = eager._check_input_dim
+            if hasattr(eager, "_ndim"):
+                cls._ndim = eager._ndim
 
     def __init__(self, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *,
                  bias=True):
@@ -206,8 +223,6 @@ class _LazyNormBase(LazyModuleMixin):
 
 class LazyConv1d(_LazyConvXdMixin, Conv1d):
     """A ``Conv1d`` whose ``in_channels`` comes from its first input."""
-    cls_to_become = Conv1d
-    __init__ = _lazy_conv_init(False)
 
 
 class LazyConv2d(_LazyConvXdMixin, Conv2d):
@@ -217,70 +232,48 @@ class LazyConv2d(_LazyConvXdMixin, Conv2d):
     >>> conv(tapegrad.randn(1, 2, 5, 5)).shape, conv.weight.shape
     (tapegrad.Size([1, 4, 3, 3]), tapegrad.Size([4, 2, 3, 3]))
     """
-    cls_to_become = Conv2d
-    __init__ = _lazy_conv_init(False)
 
 
 class LazyConv3d(_LazyConvXdMixin, Conv3d):
     """A ``Conv3d`` whose ``in_channels`` comes from its first input."""
-    cls_to_become = Conv3d
-    __init__ = _lazy_conv_init(False)
 
 
 class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
     """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input."""
-    cls_to_become = ConvTranspose1d
-    __init__ = _lazy_conv_init(True)
 
 
 class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
     """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input."""
-    cls_to_become = ConvTranspose2d
-    __init__ = _lazy_conv_init(True)
 
 
 class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
     """A ``ConvTranspose3d`` whose ``in_channels`` comes from its first input."""
-    cls_to_become = ConvTranspose3d
-    __init__ = _lazy_conv_init(True)
 
 
-class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
+class LazyBatchNorm1d(_LazyNormBase, _BatchNorm, eager=BatchNorm1d):
     """A ``BatchNorm1d`` whose ``num_features`` comes from its first input."""
-    cls_to_become = BatchNorm1d
-    _check_input_dim = BatchNorm1d._check_input_dim
 
 
-class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
+class LazyBatchNorm2d(_LazyNormBase, _BatchNorm, eager=BatchNorm2d):
     """A ``BatchNorm2d`` whose ``num_features`` comes from its first input.
 
     >>> bn = tapegrad.nn.LazyBatchNorm2d()
     >>> bn(tapegrad.randn(4, 3, 2, 2)).shape, bn.running_mean.shape
     (tapegrad.Size([4, 3, 2, 2]), tapegrad.Size([3]))
     """
-    cls_to_become = BatchNorm2d
-    _check_input_dim = BatchNorm2d._check_input_dim
 
 
-class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
+class LazyBatchNorm3d(_LazyNormBase, _BatchNorm, eager=BatchNorm3d):
     """A ``BatchNorm3d`` whose ``num_features`` comes from its first input."""
-    cls_to_become = BatchNorm3d
-    _check_input_dim = BatchNorm3d._check_input_dim
 
 
-class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
+class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm, eager=InstanceNorm1d):
     """An ``InstanceNorm1d`` whose ``num_features`` comes from its first input."""
-    cls_to_become = InstanceNorm1d
-    _ndim = InstanceNorm1d._ndim
 
 
-class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
+class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm, eager=InstanceNorm2d):
     """An ``InstanceNorm2d`` whose ``num_features`` comes from its first input."""
-    cls_to_become = InstanceNorm2d
-    _ndim = InstanceNorm2d._ndim
 
 
-class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
+class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm, eager=InstanceNorm3d):
     """An ``InstanceNorm3d`` whose ``num_features`` comes from its first input."""
-    cls_to_become = InstanceNorm3d
-    _ndim = InstanceNorm3d._ndim

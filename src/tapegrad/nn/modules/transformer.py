@@ -263,6 +263,23 @@ class MultiheadAttention(Module):
         return out, weights
 
 
+def _block_layers(layer, attentions, n_norms, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first,
+                  norm_first, bias, dtype):
+    """The sub-modules of an encoder or decoder layer, in torch's order (it fixes the state_dict's): the
+    attentions, the feed-forward block, then ``n_norms`` LayerNorms and as many Dropouts."""
+    for name in attentions:
+        setattr(layer, name, MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
+                                                dtype=dtype))
+    layer.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
+    layer.dropout = Dropout(dropout)
+    layer.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
+    layer.norm_first = norm_first
+    for i in range(1, n_norms + 1):
+        setattr(layer, f"norm{i}", LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype))
+    for i in range(1, n_norms + 1):
+        setattr(layer, f"dropout{i}", Dropout(dropout))
+
+
 def _get_activation_fn(activation):
     if activation == "relu":
         return F.relu
@@ -283,16 +300,8 @@ class TransformerEncoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        _block_layers(self, ("self_attn",), 2, d_model, nhead, dim_feedforward, dropout, layer_norm_eps, batch_first,
+                      norm_first, bias, dtype)
         if isinstance(activation, str):
             activation = _get_activation_fn(activation)
         from .activation import GELU, ReLU
@@ -389,20 +398,8 @@ class TransformerDecoderLayer(Module):
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation="relu", layer_norm_eps=1e-5,
                  batch_first=False, norm_first=False, bias=True, device=None, dtype=None):
         super().__init__()
-        self.self_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias, batch_first=batch_first,
-                                            dtype=dtype)
-        self.multihead_attn = MultiheadAttention(d_model, nhead, dropout=dropout, bias=bias,
-                                                 batch_first=batch_first, dtype=dtype)
-        self.linear1 = Linear(d_model, dim_feedforward, bias=bias, dtype=dtype)
-        self.dropout = Dropout(dropout)
-        self.linear2 = Linear(dim_feedforward, d_model, bias=bias, dtype=dtype)
-        self.norm_first = norm_first
-        self.norm1 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm2 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.norm3 = LayerNorm(d_model, eps=layer_norm_eps, bias=bias, dtype=dtype)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        _block_layers(self, ("self_attn", "multihead_attn"), 3, d_model, nhead, dim_feedforward, dropout,
+                      layer_norm_eps, batch_first, norm_first, bias, dtype)
         self.activation = _get_activation_fn(activation) if isinstance(activation, str) else activation
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
