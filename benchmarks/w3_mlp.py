@@ -71,7 +71,7 @@ class NumpyMLP:
         for li in range(self.n_layers):
             z = a @ p[f"{2 * li}.weight"].T
             z += p[f"{2 * li}.bias"]
-            a = np.maximum(z, 0) if li < self.n_layers - 1 else z
+            a = C.relu(z) if li < self.n_layers - 1 else z
             acts.append(a)
         logits = acts[-1]
         shifted = logits - logits.max(axis=1, keepdims=True)

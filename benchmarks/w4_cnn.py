@@ -109,16 +109,16 @@ class NumpyLeNet:
         self.i += 1
         p = self.p
         c1, cols1 = conv_forward(x, p["0.weight"], p["0.bias"])
-        r1 = np.maximum(c1, 0)
+        r1 = C.relu(c1)
         m1, i1 = pool_forward(r1)
         c2, cols2 = conv_forward(m1, p["3.weight"], p["3.bias"])
-        r2 = np.maximum(c2, 0)
+        r2 = C.relu(c2)
         m2, i2 = pool_forward(r2)
         f0 = m2.reshape(len(x), -1)
         z1 = f0 @ p["7.weight"].T + p["7.bias"]
-        a1 = np.maximum(z1, 0)
+        a1 = C.relu(z1)
         z2 = a1 @ p["9.weight"].T + p["9.bias"]
-        a2 = np.maximum(z2, 0)
+        a2 = C.relu(z2)
         logits = a2 @ p["11.weight"].T + p["11.bias"]
         shifted = logits - logits.max(axis=1, keepdims=True)
         e = np.exp(shifted)

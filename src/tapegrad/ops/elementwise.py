@@ -1658,6 +1658,32 @@ def clamp_max(input, max):  # noqa: A001,A002
 
 
 # --- activations --------------------------------------------------------------------------------------------
+_ZERO_BLOCK = 1 << 14
+_ZEROS = {}
+
+
+def _max0(x):
+    """max(x, 0), with 0 as an array. NumPy's ``maximum`` runs a scalar loop when an operand is broadcast (a
+    scalar, stride 0) but SIMD when both are arrays: measured with NumPy 2.4, float32 (64, 16, 28, 28) 243 -> 80
+    µs, (128, 256) 10 -> 2 µs. So 0 comes from a block of zeros: whole for a small ``x``, row by row over a large
+    C-contiguous one (any other layout keeps the scalar)."""
+    z = _ZEROS.get(x.dtype)
+    if z is None:
+        z = _ZEROS[x.dtype] = np.zeros(_ZERO_BLOCK, x.dtype)
+        z.flags.writeable = False
+    n = x.size
+    if n <= _ZERO_BLOCK:
+        return np.maximum(x, z[:n].reshape(x.shape))
+    if not x.flags.c_contiguous:
+        return np.maximum(x, z[0])
+    out = np.empty_like(x)
+    q = n - n % _ZERO_BLOCK
+    xf, of = x.reshape(-1), out.reshape(-1)
+    np.maximum(xf[:q].reshape(-1, _ZERO_BLOCK), z, out=of[:q].reshape(-1, _ZERO_BLOCK))
+    np.maximum(xf[q:], z[:n - q], out=of[q:])
+    return out
+
+
 class Relu(Primitive):
     """max(x, 0); the gradient at 0 is 0, as torch's."""
 
@@ -1668,7 +1694,7 @@ class Relu(Primitive):
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
         ctx.save_result()
-        return np.maximum(x, _zero(x.dtype))
+        return _max0(x)
 
     @staticmethod
     def backward(ctx, grad):
