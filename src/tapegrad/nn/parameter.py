@@ -87,10 +87,11 @@ class _Unmaterialized(np.ndarray):
         raise ValueError(_use_error(f"numpy.{func.__name__}"))
 
 
-def _use_error(what, cls="UninitializedParameter"):
+def _use_error(what):
     return (f"Attempted to use an uninitialized parameter in {what}. This error happens when you are using a "
-            f"`LazyModule` or explicitly manipulating `tapegrad.nn.parameter.{cls}` objects. When using LazyModules "
-            "Call `forward` with a dummy batch to initialize the parameters before calling tapegrad functions")
+            "`LazyModule` or explicitly manipulating `tapegrad.nn.parameter.UninitializedParameter` (or "
+            "`UninitializedBuffer`) objects. When using LazyModules Call `forward` with a dummy batch to initialize "
+            "the parameters before calling tapegrad functions")
 
 
 class UninitializedTensorMixin:
