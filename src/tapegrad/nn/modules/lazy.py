@@ -80,7 +80,23 @@ def _infer_parameters(module, args, kwargs=None):
         module.__class__ = module.cls_to_become
 
 
-class LazyLinear(LazyModuleMixin, Linear):
+class _LazySized(LazyModuleMixin):
+    """The built-in lazy layers: a weight and an optional bias start as placeholders, and the size attribute named
+    by ``_size`` (0 until the first input) says whether ``reset_parameters`` has anything to fill."""
+
+    _size = ""
+
+    def _placeholders(self, bias, dtype):
+        self.weight = UninitializedParameter(dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(dtype=dtype)
+
+    def reset_parameters(self):
+        if not self.has_uninitialized_params() and getattr(self, self._size) != 0:
+            super().reset_parameters()
+
+
+class LazyLinear(_LazySized, Linear):
     """A ``Linear`` whose ``in_features`` is the last dimension of its first input.
 
     >>> lin = tapegrad.nn.LazyLinear(3)
@@ -89,17 +105,12 @@ class LazyLinear(LazyModuleMixin, Linear):
     """
 
     cls_to_become = Linear
+    _size = "in_features"
 
     def __init__(self, out_features, bias=True, device=None, dtype=None):
         super().__init__(0, 0, False)
-        self.weight = UninitializedParameter(dtype=dtype)
         self.out_features = out_features
-        if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+        self._placeholders(bias, dtype)
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
@@ -116,7 +127,7 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.in_features = input.shape[-1]
 
 
-class _LazyConvXdMixin(LazyModuleMixin):
+class _LazyConvXdMixin(_LazySized):
     """Conv and transposed conv: ``in_channels`` from the first input's channel dimension. A subclass names its
     eager class as its last base; it becomes that class, and takes its arguments less ``in_channels``."""
 
@@ -127,15 +138,7 @@ class _LazyConvXdMixin(LazyModuleMixin):
             cls.cls_to_become = eager
             cls.__init__ = _lazy_conv_init(issubclass(eager, _ConvTransposeNd))
 
-    def _lazy_init(self, out_channels, bias, dtype):
-        self.weight = UninitializedParameter(dtype=dtype)
-        self.out_channels = out_channels
-        if bias:
-            self.bias = UninitializedParameter(dtype=dtype)
-
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_channels != 0:
-            super().reset_parameters()
+    _size = "in_channels"
 
     def initialize_parameters(self, input, *args, **kwargs):
         if self.has_uninitialized_params():
@@ -166,17 +169,19 @@ def _lazy_conv_init(transposed):
                      dilation=1, padding_mode="zeros", device=None, dtype=None):
             LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False,
                                      dilation, padding_mode, dtype=dtype)
-            self._lazy_init(out_channels, bias, dtype)
+            self.out_channels = out_channels
+            self._placeholders(bias, dtype)
     else:
         def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
                      padding_mode="zeros", device=None, dtype=None):
             LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
                                      dtype=dtype)
-            self._lazy_init(out_channels, bias, dtype)
+            self.out_channels = out_channels
+            self._placeholders(bias, dtype)
     return __init__
 
 
-class _LazyNormBase(LazyModuleMixin):
+class _LazyNormBase(_LazySized):
     """Batch and instance norm: ``num_features`` from the first input's channel dimension. A subclass names its
     eager class (``eager=BatchNorm2d``): it becomes that class, and checks its input as that class does."""
 
@@ -194,18 +199,14 @@ class _LazyNormBase(LazyModuleMixin):
         self.affine = affine
         self.track_running_stats = track_running_stats
         if self.affine:
-            self.weight = UninitializedParameter(dtype=dtype)
-            if bias:
-                self.bias = UninitializedParameter(dtype=dtype)
+            self._placeholders(bias, dtype)
         if self.track_running_stats:
             self.running_mean = UninitializedBuffer(dtype=dtype)
             self.running_var = UninitializedBuffer(dtype=dtype)
             from ... import _dtype, creation
             self.num_batches_tracked = creation.tensor(0, dtype=_dtype.long)
 
-    def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
+    _size = "num_features"
 
     def initialize_parameters(self, input):
         if self.has_uninitialized_params():
