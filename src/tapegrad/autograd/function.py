@@ -22,7 +22,7 @@ from .._npcompat import QUIET, quiet_enter, quiet_exit, quiet_state
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
-           "RemovableHandle"]
+           "RemovableHandle", "Interpreter"]
 
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
@@ -498,6 +498,87 @@ def _apply(cls, *args, **kwargs):
 
 
 Function.apply = classmethod(_apply)   # one call less per op than a method that calls _apply
+
+
+# --- interpreters: how the function transforms see every op ----------------------------------------------------
+class Interpreter:
+    """One active function transform (forward-mode AD, vmap, compile's capture): while it is active, every op
+    call (``SomeFunction.apply``, built-in or user-defined) goes to its ``process(cls, args, kwargs)``.
+
+    ``process`` runs the op itself with ``self.call_next(cls, args, kwargs)`` and does its own work around
+    that (unwrapping its tensors before, wrapping or recording after). Transforms nest as in ``torch.func``:
+    the one entered last sees an op first, and while it processes that op, every op it calls (``call_next``
+    included, and the ops it uses for its own work, e.g. a tangent's formula) goes to the transforms entered
+    before it, and finally to eager. So ``vmap(jvp(f))`` batches the tangent formulas too.
+
+    ``with interp:`` activates it in this thread (``enter()``/``exit()`` without ``with``). With no transform
+    active anywhere, ``Function.apply`` is the plain eager call: an eager op pays nothing for this mechanism.
+    """
+
+    level = None      # its position in this thread's stack while active
+
+    def process(self, cls, args, kwargs):
+        return self.call_next(cls, args, kwargs)
+
+    @staticmethod
+    def call_next(cls, args, kwargs):
+        return cls.apply(*args, **kwargs)
+
+    def enter(self):
+        st = _state
+        if st.top != len(st.interpreters) - 1:
+            raise RuntimeError("a function transform cannot be entered while another one is processing an op")
+        self.level = len(st.interpreters)
+        st.interpreters = (*st.interpreters, self)
+        st.top = self.level
+        _count_active(1)
+        return self
+
+    def exit(self):
+        st = _state
+        if not st.interpreters or st.interpreters[-1] is not self:
+            raise RuntimeError(f"{type(self).__name__}: transforms must be exited in the reverse order of entering")
+        st.interpreters = st.interpreters[:-1]
+        st.top = len(st.interpreters) - 1
+        self.level = None
+        _count_active(-1)
+
+    def __enter__(self):
+        return self.enter()
+
+    def __exit__(self, *exc):
+        self.exit()
+        return False
+
+
+def active_interpreters():
+    """This thread's active transforms, outermost first."""
+    return _state.interpreters
+
+
+def _apply_interpreted(cls, *args, **kwargs):
+    """``Function.apply`` while some thread has a transform active: the current one processes the call (with
+    the ones below it as its next), or eager when this thread has none."""
+    st = _state
+    top = st.top
+    if top < 0:
+        return _apply(cls, *args, **kwargs)
+    interp = st.interpreters[top]
+    st.top = top - 1
+    try:
+        return interp.process(cls, args, kwargs)
+    finally:
+        st.top = top
+
+
+_active = [0]   # active transforms in all threads: Function.apply is the interpreted call while it is above 0
+_active_lock = __import__("threading").Lock()
+
+
+def _count_active(delta):
+    with _active_lock:
+        _active[0] += delta
+        Function.apply = classmethod(_apply_interpreted if _active[0] > 0 else _apply)
 
 
 def _record(cls, args, kwargs):

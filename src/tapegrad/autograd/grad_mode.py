@@ -18,6 +18,8 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 class _State(threading.local):
     enabled = True      # class attributes are the defaults every new thread starts from
     inference = False
+    interpreters = ()   # the active function transforms of this thread, outermost first (autograd/function.py)
+    top = -1            # the index of the one that sees the next op call (-1: none, eager)
 
 
 _state = _State()

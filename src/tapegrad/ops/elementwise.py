@@ -1421,10 +1421,8 @@ class NanToNum(Primitive):
 
 
 def _unary_fn(name, cls, doc, example):
-    apply = cls.apply
-
     def fn(input, *, out=None):  # noqa: A002
-        res = apply(input)
+        res = cls.apply(input)   # (looked up per call: a transform may replace Function.apply, see Interpreter)
         return res if out is None else _copy_out(name, res, out)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{doc}\n\n    >>> {example}\n    "
