@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 import tapegrad
-from tapegrad.ops.elementwise import _ZERO_BLOCK, _max0
+from tapegrad.ops.elementwise.activations import _ZERO_BLOCK, _max0
 
 R = np.random.default_rng(3)
 SIZES = [(), (7,), (_ZERO_BLOCK,), (_ZERO_BLOCK + 1,), (3, _ZERO_BLOCK), (64, 16, 28, 28), (5, 7, 1001)]

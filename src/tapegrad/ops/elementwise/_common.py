@@ -1,0 +1,186 @@
+"""Shared helpers of the elementwise ops (operand dtypes, ``out=``, in-place variants, torch's errors) and
+``where``, which is also the masking helper of many backwards.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+
+import numpy as np
+
+from ... import _dtype
+from ...autograd.grad_mode import _state
+from .._util import Primitive, Tensor, apply_inplace, bind
+
+
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
+_2_SQRTPI = 2.0 / math.sqrt(math.pi)
+
+
+# --- helpers ------------------------------------------------------------------------------------------------
+def _arr(x):
+    return x._array if isinstance(x, Tensor) else x
+
+
+def _np_dtype(x):
+    return x.dtype if isinstance(x, (np.ndarray, np.generic)) else None
+
+
+def _cast_all(ops, d):
+    """Cast array operands to NumPy dtype ``d``; Python numbers become ``d`` scalars."""
+    out = []
+    for o in ops:
+        if isinstance(o, np.ndarray):
+            out.append(o if o.dtype == d else o.astype(d))
+        elif o is None:
+            out.append(None)
+        else:
+            out.append(np.asarray(o, d)[()])
+    return out
+
+
+def _result(*ops, floating=False):
+    """torch's result dtype of array/number operands (``floating``: integers give the default float dtype)."""
+    d = _dtype.result_type(*[o for o in ops if o is not None]).np
+    if floating and d.kind not in "fc":
+        d = _dtype.get_default_dtype().np
+    return d
+
+
+def _legacy(d) -> str:
+    return _dtype.from_numpy_dtype(np.dtype(d))._legacy
+
+
+def _not_implemented(kernel, d):
+    return NotImplementedError(f'"{kernel}" not implemented for \'{_legacy(d)}\'')
+
+
+def _no_bool(kernel, d):
+    """torch has no bool kernel for many integer ops: the same NotImplementedError."""
+    if d == np.bool_:
+        raise _not_implemented(kernel, d)
+
+
+def _float_only(kernel, x):
+    """Activations and a few math ops have no integer kernel in torch: the same NotImplementedError."""
+    if x.dtype.kind not in "fc":
+        raise _not_implemented(kernel, x.dtype)
+    return x
+
+
+def _w(mask, a, b):
+    """``where(mask, a, b)`` with a constant mask (ndarray), differentiable in a and b."""
+    return Where.apply(mask, a, b)
+
+
+def _zeros_like(g):
+    return Tensor._make(np.zeros_like(g._array))
+
+
+def _need_tensor(op, name, pos, v):
+    if not isinstance(v, Tensor):
+        raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
+
+
+def _int_zero_check(b, d):
+    if d.kind in "iub" and np.any(np.asarray(b) == 0):
+        raise RuntimeError("ZeroDivisionError")
+
+
+def _with_out(fn):
+    """Add torch's ``out=`` keyword: the result is written into ``out`` (resized if its shape differs)."""
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        res = fn(*args, **kwargs)
+        if out is None:
+            return res
+        return _copy_out(fn.__name__, res, out)
+    return wrapper
+
+
+def _copy_out(op, res, out):
+    if _state.enabled and (res._rg or out._rg):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    if not _dtype.can_cast(res.dtype, out.dtype):
+        raise RuntimeError(f"result type {res.dtype._legacy} can't be cast to the desired output type "
+                           f"{out.dtype._legacy}")
+    if out._array.shape != res._array.shape:
+        out._array = res._array.astype(out._array.dtype)
+    else:
+        np.copyto(out._array, res._array, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
+def _inplace(fn):
+    """The in-place variant ``x.op_(...)`` of a public function ``op(x, ...)``."""
+
+    def op_(self, *args, **kwargs):
+        return apply_inplace(self, fn, *args, **kwargs)
+    op_.__name__ = fn.__name__ + "_"
+    op_.__doc__ = f"In-place version of :func:`{fn.__name__}`."
+    return op_
+
+
+def _quiet(forward):
+    """(Kept for readability at the declaration site: every Primitive's forward already runs with NumPy's
+    floating-point warnings off — see ``Function.apply``.)"""
+    return forward
+
+
+def _t(x):
+    """A Python number as a 0-d tensor for the rare op that needs one."""
+    return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))
+
+
+def _iop(fn):
+    def iop(self, other):
+        return apply_inplace(self, fn, other)
+    return iop
+
+
+# --- where (also the masking helper of many backwards) -----------------------------------------------------
+class Where(Primitive):
+    """``where(cond, a, b)``; ``cond`` is a constant bool array, a and b tensors or numbers (promoted)."""
+
+    @staticmethod
+    def forward(ctx, cond, a, b):
+        d = _result(a, b)
+        a, b = _cast_all((a, b), d)
+        ctx.cond = cond
+        return np.asarray(np.where(cond, a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        c = ctx.cond
+        return (None, _w(c, grad, 0.0) if need[1] else None, _w(c, 0.0, grad) if need[2] else None)
+
+
+@_with_out
+def where(condition, input=None, other=None):  # noqa: A002 - torch's name
+    """``input`` where ``condition`` else ``other`` (broadcast; either may be a number).
+
+    ``where(condition)`` alone is ``nonzero(condition, as_tuple=True)``.
+
+    >>> tapegrad.where(tapegrad.tensor([True, False]), 1.0, 0.0)
+    tensor([1., 0.])
+    """
+    if input is None and other is None:
+        from ..index import nonzero
+        return nonzero(condition, as_tuple=True)
+    c = _arr(condition)
+    if not isinstance(c, np.ndarray) or c.dtype != np.bool_:
+        got = _legacy(c.dtype) if isinstance(c, np.ndarray) else type(c).__name__
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")
+    return Where.apply(c, input, other)
+
+
+def _tensor_where(self, condition, y):
+    return where(condition, self, y)
+
+
+bind(where=_tensor_where)

@@ -1,0 +1,135 @@
+"""Copies and casts: clone, to, the ``x.float()`` / ``x.long()`` family, ``type``; zero_, fill_ and
+copy_.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ... import _dtype
+from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error
+
+
+# --- copies and casts ---------------------------------------------------------------------------------------
+class Clone(Primitive):
+    """A copy with its own memory; the gradient passes through."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, memory_format=None):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None
+
+
+class ToCopy(Primitive):
+    """A cast to another dtype; the gradient is cast back."""
+
+    @staticmethod
+    def forward(ctx, x, dtype):
+        return x.astype(dtype.np)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None   # the engine casts a gradient to its input's dtype
+
+
+def clone(input, *, memory_format=None):  # noqa: A002
+    """A copy of ``input`` that stays in the graph (gradient flows back to ``input``)."""
+    return Clone.apply(input)
+
+
+def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):  # noqa: A002
+    """``x.to(tapegrad.float64)``, ``x.to("cpu")``, ``x.to(other)``: a cast (only the CPU exists)."""
+    from ...tensor import _check_device
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, _dtype.dtype) or (not isinstance(a, str) and hasattr(a, "is_floating_point")):
+            dtype = a
+        elif isinstance(a, (str,)) or a.__class__.__name__ == "device":
+            _check_device(a)
+    if dtype is not None:
+        _check_device(device)
+        d = _dtype.to_dtype(dtype)
+        if d is not input.dtype:
+            if input._rg and not d.is_floating_point and not d.is_complex:
+                return Tensor._make(input._array.astype(d.np))
+            return ToCopy.apply(input, d)
+    else:
+        _check_device(device)
+    return clone(input) if copy else input
+
+
+def _cast(dt):
+    def cast(self, memory_format=None):
+        return to(self, dt)
+    return cast
+
+
+def _type(self, dtype=None, non_blocking=False):
+    if dtype is None:
+        return f"tapegrad.{self.dtype._legacy}Tensor"
+    if isinstance(dtype, str) and dtype.endswith("Tensor"):
+        legacy = dtype.rsplit(".", 1)[-1][:-len("Tensor")]
+        dtype = next(d for d in _dtype._ALL if d._legacy == legacy)
+    return to(self, dtype)
+
+
+def _fill(x, value):
+    v = value._array if isinstance(value, Tensor) else value
+    out = Tensor._make(np.broadcast_to(np.asarray(v, x._array.dtype), x._array.shape))
+    if isinstance(value, Tensor) and value._rg:
+        return out + (value - value.detach()) if value._array.ndim == 0 else out
+    return out
+
+
+def zero_(self):
+    """Fill with zeros in place (``x.grad.zero_()``)."""
+    return apply_inplace(self, lambda x: Tensor._make(np.zeros(x._array.shape, x._array.dtype)))
+
+
+def fill_(self, value):
+    """Fill with ``value`` in place."""
+    return apply_inplace(self, _fill, value)
+
+
+class _CopyFrom(Primitive):
+    """``x.copy_(src)``'s op: ``src`` broadcast to x's shape and cast to its dtype (torch's CopyBackwards). x's old
+    values get a zero gradient; ``src`` gets the gradient, summed over the broadcast and cast back (the engine
+    does both from src's recorded shape and dtype)."""
+
+    node_name = "CopyBackwards"
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, src):
+        # (a src that broadcasts beyond x's shape gives a larger result: apply_inplace's write refuses it, as torch)
+        shape = x.shape if src.shape == x.shape else broadcast_or_error(x.shape, src.shape)
+        return np.broadcast_to(src, shape).astype(x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx = None
+        if ctx.needs_input_grad[0]:
+            gx = np.zeros_like(grad) if grad.__class__ is np.ndarray else Tensor._make(np.zeros_like(grad._array))
+        return gx, grad
+
+
+def copy_(self, src, non_blocking=False):
+    """Copy ``src`` (broadcast, cast) into this tensor in place; differentiable with respect to ``src``."""
+    if not isinstance(src, Tensor):
+        src = Tensor._make(np.asarray(src))
+    return apply_inplace(self, _CopyFrom.apply, src)
+
+
+bind(
+    zero_=zero_, fill_=fill_, copy_=copy_,
+    clone=clone, to=to, float=_cast(_dtype.float32), double=_cast(_dtype.float64), half=_cast(_dtype.float16),
+    bfloat16=_cast(_dtype.bfloat16), long=_cast(_dtype.int64), int=_cast(_dtype.int32), short=_cast(_dtype.int16),
+    char=_cast(_dtype.int8), byte=_cast(_dtype.uint8), bool=_cast(_dtype.bool), type=_type,
+    type_as=lambda self, other: to(self, other.dtype),
+)
