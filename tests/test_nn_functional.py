@@ -417,9 +417,17 @@ def test_training_step_gradients_match_numpy_in_float32():
 def test_docstring_examples():
     import doctest
 
+    import importlib
+    import pkgutil
+
     from tapegrad.ops import nn_ops
-    res = doctest.testmod(nn_ops, extraglobs={"F": F, "tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
-    assert res.attempted > 30 and res.failed == 0
+    attempted = 0
+    for info in pkgutil.iter_modules(nn_ops.__path__):     # the family's sub-modules (doctest does not recurse)
+        mod = importlib.import_module(f"{nn_ops.__name__}.{info.name}")
+        res = doctest.testmod(mod, extraglobs={"F": F, "tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
+        assert res.failed == 0, info.name
+        attempted += res.attempted
+    assert attempted > 30
 
 
 @pytest.mark.parametrize("inplace", [False, True])
@@ -475,3 +483,21 @@ def test_nll_target_out_of_range_either_side_raises_as_torch(torch, target):
     assert msgs[0] == msgs[1]
     with pytest.raises(IndexError, match=f"Target {min(target) if min(target) < 0 else max(target)} is out"):
         F.nll_loss(tg(x), tapegrad.tensor(np.array(target, np.int32)))     # (an int32 target, cast first)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_native_batch_norm_matches_torch(torch, training):
+    """torch.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps): (out,
+    save_mean, save_invstd), the running stats updated in training. (It raised a TypeError while one module
+    replaced the name batch_norm with torch.batch_norm's signature under its feet.)"""
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((4, 3, 2)), np.array([1.0, 2.0, 3.0]), np.array([0.1, 0.2, 0.3])
+    outs, stats = [], []
+    for m in (tapegrad, torch):
+        rm, rv = m.tensor(np.zeros(3)), m.tensor(np.ones(3))
+        outs.append([t.numpy() for t in m.native_batch_norm(m.tensor(x), m.tensor(w), m.tensor(b), rm, rv, training,
+                                                            0.1, 1e-5)])
+        stats.append((rm.numpy(), rv.numpy()))
+    for a, e in zip(outs[0] + list(stats[0]), outs[1] + list(stats[1])):
+        assert a.shape == e.shape
+        np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)

@@ -1,0 +1,191 @@
+# ruff: noqa: A001, A002 - torch's argument name is `input`
+"""embedding and embedding_bag.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...autograd.grad_mode import no_grad
+from .._util import Primitive, Tensor, kernel
+from ._common import _RowGather, _RowScatter, _arr, _legacy_name
+
+
+# --- embeddings -----------------------------------------------------------------------------------------------
+def _check_indices(idx, op):
+    if idx.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the following scalar types: "
+                           f"Long, Int; but got tapegrad.{_legacy_name(idx)}Tensor instead (while checking arguments "
+                           f"for {op})")
+
+
+class Embedding(Primitive):
+    """``weight[indices]``; the gradient is scattered back into the rows (never into ``padding_idx``)."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, w, idx, padding_idx, scale_grad_by_freq):
+        n = w.shape[0]
+        if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
+            raise IndexError("index out of range in self")
+        scale = None
+        if padding_idx is not None or scale_grad_by_freq:
+            scale = np.ones(idx.shape, w.dtype)
+            if scale_grad_by_freq:
+                counts = np.bincount(idx.reshape(-1), minlength=n)
+                scale = scale / counts[idx]
+            if padding_idx is not None:
+                scale[idx == padding_idx] = 0
+        ctx.idx, ctx.n, ctx.scale = idx, n, scale
+        return w[idx]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return kernel(_RowScatter, grad, ctx.idx, ctx.n, ctx.scale), None, None, None
+
+
+def _renorm_(weight, idx, max_norm, norm_type):
+    """Rescale (in place, untracked) the rows of ``weight`` used by ``idx`` whose norm exceeds ``max_norm``."""
+    rows = np.unique(idx)
+    w = weight._array
+    norms = np.linalg.norm(w[rows], ord=norm_type, axis=1) if norm_type != 2 else \
+        np.sqrt((w[rows] * w[rows]).sum(1))
+    big = norms > max_norm
+    if big.any():
+        w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
+    weight._vc[0] += 1
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+              sparse=False):
+    """Rows of ``weight`` picked by the integer ``input``; ``padding_idx``'s row gets no gradient.
+
+    >>> F.embedding(tapegrad.tensor([1]), tapegrad.tensor([[0., 0.], [1., 2.]]))
+    tensor([[1., 2.]])
+    """
+    idx = input._array if isinstance(input, Tensor) else np.asarray(input)
+    _check_indices(idx, "embedding")
+    n = weight._array.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    if max_norm is not None:
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise IndexError("index out of range in self")
+        with no_grad():
+            _renorm_(weight, idx, max_norm, norm_type)
+    return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
+
+
+class EmbeddingBag(Primitive):
+    """Sum, mean or max of the embedding rows of each bag."""
+
+    @staticmethod
+    def forward(ctx, w, psw, idx, bag, nbags, mode, padding_idx):
+        n, D = w.shape
+        if idx.size and (idx.min() < 0 or idx.max() >= n):
+            raise IndexError("index out of range in self")
+        keep = idx != padding_idx if padding_idx is not None else np.ones(idx.shape, bool)
+        rows = w[idx]
+        if psw is not None:
+            rows = rows * psw[:, None]
+        counts = np.bincount(bag[keep], minlength=nbags).astype(w.dtype)
+        ctx.idx, ctx.bag, ctx.n, ctx.mode, ctx.keep = idx, bag, n, mode, keep
+        ctx.save_inputs(0, 1)
+        if mode == "max":
+            out = np.full((nbags, D), -np.inf, w.dtype)
+            np.maximum.at(out, bag[keep], rows[keep])
+            out[counts == 0] = 0
+            # the row index that gives each (bag, column) maximum (the first one, as torch)
+            match = (rows == out[bag]) & keep[:, None]
+            arg = np.full((nbags, D), -1)
+            for_pos = np.where(match)
+            order = np.argsort(for_pos[0], kind="stable")[::-1]
+            arg[bag[for_pos[0][order]], for_pos[1][order]] = for_pos[0][order]
+            ctx.arg = arg
+            return out
+        out = np.zeros((nbags, D), w.dtype)
+        np.add.at(out, bag[keep], rows[keep])
+        scale = keep.astype(w.dtype)
+        if mode == "mean":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                out = out / np.maximum(counts, 1)[:, None]
+            scale = scale / np.maximum(counts, 1)[bag]
+        ctx.scale = scale
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        w, psw = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        if ctx.mode == "max":
+            arg = ctx.arg
+            valid = arg >= 0
+            B, D = arg.shape
+            flat = np.where(valid, ctx.idx[np.maximum(arg, 0)] * D + np.arange(D), 0).reshape(-1)
+            gw = _RowScatter.apply(grad.reshape(-1, 1), flat, ctx.n * D, valid.reshape(-1).astype(grad._array.dtype))
+            gw = gw.reshape(ctx.n, D)
+            return gw, None, None, None, None, None, None
+        g_rows = _RowGather.apply(grad, ctx.bag)                 # (len(idx), D)
+        gw = gpsw = None
+        if need[0]:
+            rows = g_rows * ctx.scale[:, None]
+            if psw is not None:
+                rows = rows * psw.unsqueeze(1)
+            gw = _RowScatter.apply(rows, ctx.idx, ctx.n, None)
+        if need[1]:
+            gpsw = (g_rows * _RowGather.apply(w, ctx.idx)).sum(1) * ctx.scale
+        return gw, gpsw, None, None, None, None, None
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
+                  sparse=False, per_sample_weights=None, include_last_offset=False, padding_idx=None):
+    """Sum/mean/max of the embeddings of each bag: rows of a 2-d ``input``, or 1-d ``input`` cut at ``offsets``.
+
+    >>> F.embedding_bag(tapegrad.tensor([[0, 1]]), tapegrad.tensor([[1., 1.], [3., 3.]]))
+    tensor([[2., 2.]])
+    """
+    idx = input._array
+    _check_indices(idx, "embedding_bag")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
+                                  f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
+                                  "the Pytorch GitHub.")
+    if idx.ndim == 2:
+        if offsets is not None:
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
+                             "fixed length sequences. However, found offsets of type Tensor")
+        nbags, L = idx.shape
+        bag = np.repeat(np.arange(nbags), L)
+        idx = idx.reshape(-1)
+        psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
+    elif idx.ndim == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        off = _arr(offsets).astype(np.intp)
+        if include_last_offset:
+            off = off[:-1]
+        nbags = len(off)
+        bag = np.zeros(idx.shape, np.intp)
+        if len(idx):
+            starts = off[(off > 0) & (off < len(idx))]
+            np.add.at(bag, starts, 1)
+            bag = np.cumsum(bag)
+        psw = per_sample_weights
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
+    n = weight._array.shape[0]
+    if padding_idx is not None and padding_idx < 0:
+        padding_idx += n
+    if max_norm is not None:
+        with no_grad():
+            _renorm_(weight, idx, max_norm, norm_type)
+    return EmbeddingBag.apply(weight, psw, idx, bag, nbags, mode, padding_idx)

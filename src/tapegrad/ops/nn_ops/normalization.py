@@ -1,0 +1,355 @@
+# ruff: noqa: A001, A002 - torch's argument name is `input`
+"""Normalisation: layer_norm, batch_norm, group_norm, instance_norm, rms_norm,
+local_response_norm (the fused ones with torch's node names and a NumPy fast path of their backward).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .._util import Primitive, Tensor, shape_str
+from ._common import _c, _float_only
+from .linear import _View
+from .losses import _size_repr
+
+
+# --- normalisation --------------------------------------------------------------------------------------------
+def _xhat_grad_np(xhat, gxhat, rstd, dims):
+    return rstd * (gxhat - gxhat.mean(dims, keepdims=True) - xhat * (gxhat * xhat).mean(dims, keepdims=True))
+
+
+def _xhat_grad_tg(x, gxhat, dims, eps):
+    """d(loss)/dx for xhat = (x - mean) / sqrt(var + eps) over ``dims``, in tapegrad ops; also returns xhat."""
+    mu = x.mean(dims, keepdim=True)
+    xc = x - mu
+    rstd = ((xc * xc).mean(dims, keepdim=True) + eps) ** -0.5
+    xhat = xc * rstd
+    return rstd * (gxhat - gxhat.mean(dims, keepdim=True) - xhat * (gxhat * xhat).mean(dims, keepdim=True)), xhat
+
+
+def _stats(x, dims, eps):
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = x.mean(dims, keepdims=True)
+        xc = x - mean
+        var = (xc * xc).mean(dims, keepdims=True)
+        rstd = 1.0 / np.sqrt(var + eps)
+    return mean, var, rstd, xc * rstd
+
+
+class NativeLayerNorm(Primitive):
+    """(x - mean) / sqrt(var + eps) * weight + bias over the last ``k`` dims."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, w, b, k, eps):
+        _float_only("layer_norm", "LayerNormKernelImpl", x)
+        dims = tuple(range(x.ndim - k, x.ndim))
+        _, _, rstd, xhat = _stats(x, dims, eps)
+        out = xhat * w if w is not None else xhat.copy()
+        if b is not None:
+            out += b
+        ctx.save_inputs(0, 1)
+        ctx.dims, ctx.eps, ctx.rstd, ctx.xhat = dims, eps, rstd, xhat
+        return np.asarray(out, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        dims = ctx.dims
+        lead = tuple(range(x.ndim - len(dims)))
+        if x.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            xhat = ctx.xhat
+            gxhat = grad * w if w is not None else grad
+            gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if need[0] else None
+            gw = np.add.reduce(grad * xhat, axis=lead) if need[1] else None
+            gb = np.add.reduce(grad, axis=lead) if need[2] else None
+            return gx, gw, gb, None, None
+        gxhat = grad * w if w is not None else grad
+        gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
+        gw = (grad * xhat).sum(lead) if need[1] and lead else (grad * xhat if need[1] else None)
+        gb = (grad.sum(lead) if lead else grad) if need[2] else None
+        return (gx if need[0] else None), gw, gb, None, None
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
+    """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift by ``bias``.
+
+    >>> F.layer_norm(tapegrad.tensor([[1., 3.]]), (2,))
+    tensor([[-1.0000,  1.0000]])
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    ns = tuple(int(s) for s in normalized_shape)
+    shape = tuple(input.shape)
+    if len(ns) == 0 or shape[len(shape) - len(ns):] != ns or len(ns) > len(shape):
+        raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{shape_str(t.shape)} and normalized_shape = {shape_str(ns)}")
+    return NativeLayerNorm.apply(input, weight, bias, len(ns), eps)
+
+
+def native_layer_norm(input, normalized_shape, weight, bias, eps):
+    """``torch.native_layer_norm``: (output, mean, rstd)."""
+    out = layer_norm(input, normalized_shape, weight, bias, eps)
+    dims = tuple(range(input._array.ndim - len(normalized_shape), input._array.ndim))
+    mean, _, rstd, _ = _stats(input._array, dims, eps)
+    return out, _c(mean), _c(rstd)
+
+
+class NativeBatchNorm(Primitive):
+    """Batch normalisation over all dims but 1 (batch statistics when training, running ones otherwise)."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, w, b, running, training, momentum, eps):
+        _float_only("batch_norm", "batch_norm", x)
+        C = x.shape[1] if x.ndim > 1 else 1
+        dims = tuple(d for d in range(x.ndim) if d != 1)
+        bshape = tuple(C if d == 1 else 1 for d in range(x.ndim))
+        rm, rv = running
+        if training:
+            _, var, rstd, xhat = _stats(x, dims, eps)
+            if rm is not None or rv is not None:
+                n = x.size // max(C, 1)
+                mean = x.mean(dims)
+                with np.errstate(invalid="ignore", divide="ignore"):
+                    unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
+                if rm is not None:
+                    rm._array[...] = (1 - momentum) * rm._array + momentum * mean
+                    rm._vc[0] += 1
+                if rv is not None:
+                    rv._array[...] = (1 - momentum) * rv._array + momentum * unbiased
+                    rv._vc[0] += 1
+        else:
+            mean = rm._array.reshape(bshape).astype(x.dtype, copy=False)
+            rstd = (1.0 / np.sqrt(rv._array.reshape(bshape) + eps)).astype(x.dtype, copy=False)
+            xhat = (x - mean) * rstd
+        out = xhat * w.reshape(bshape) if w is not None else xhat.copy()
+        if b is not None:
+            out += b.reshape(bshape)
+        ctx.save_inputs(0, 1)
+        ctx.dims, ctx.bshape, ctx.eps, ctx.training = dims, bshape, eps, training
+        ctx.rstd, ctx.xhat = rstd, xhat
+        ctx.mean = None if training else mean
+        return np.asarray(out, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
+        if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            xhat = ctx.xhat
+            gxhat = grad * w.reshape(bshape) if w is not None else grad
+            if need[0]:
+                gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if ctx.training else gxhat * ctx.rstd
+                gx = np.asarray(gx, grad.dtype)
+            else:
+                gx = None
+            gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
+            gb = grad.sum(dims).reshape(C) if need[2] else None
+            return gx, gw, gb, None, None, None, None
+        gxhat = grad * w.reshape(bshape) if w is not None else grad
+        if ctx.training:
+            gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
+        else:
+            gx = gxhat * ctx.rstd
+            xhat = (x - ctx.mean) * ctx.rstd
+        gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
+        gb = grad.sum(dims).reshape(C) if need[2] else None
+        return (gx if need[0] else None), gw, gb, None, None, None, None
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False, momentum=0.1, eps=1e-5):
+    """Batch normalisation over dim 1; when ``training`` the running statistics are updated in place.
+
+    >>> F.batch_norm(tapegrad.tensor([[1.], [3.]]), None, None, training=True)
+    tensor([[-1.0000],
+            [ 1.0000]])
+    """
+    shape = tuple(input.shape)
+    if training:
+        n = shape[0] * math.prod(shape[2:]) if shape else 1
+        if n == 1:
+            raise ValueError(f"Expected more than 1 value per channel when training, got input size "
+                             f"{_size_repr(shape)}")
+    elif running_mean is None or running_var is None:
+        raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    C = shape[1] if len(shape) > 1 else 1
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
+                    ("bias", bias)):
+        if t is not None and t._array.size != C:
+            raise RuntimeError(f"{name} should contain {C} elements not {t._array.size}")
+    return NativeBatchNorm.apply(input, weight, bias, (running_mean, running_var), bool(training),
+                                 0.1 if momentum is None else momentum, eps)
+
+
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """``torch.native_batch_norm``: (output, save_mean, save_invstd)."""
+    x = input._array
+    dims = tuple(d for d in range(x.ndim) if d != 1)
+    out = batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
+    if training:
+        mean, _, rstd, _ = _stats(x, dims, eps)
+        return out, _c(mean.reshape(-1)), _c(rstd.reshape(-1))
+    return out, _c(np.zeros(0, x.dtype)), _c(np.zeros(0, x.dtype))
+
+
+class NativeGroupNorm(Primitive):
+    """Normalise each of ``G`` channel groups of every sample, then a per-channel affine map."""
+
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, w, b, G, eps):
+        _float_only("group_norm", "GroupNormKernelImpl", x)
+        N, C = x.shape[:2]
+        bshape = (1, C) + (1,) * (x.ndim - 2)
+        xg = x.reshape(N, G, -1)
+        _, _, rstd, xhat = _stats(xg, (2,), eps)
+        xhat_full = xhat.reshape(x.shape)
+        out = xhat_full * w.reshape(bshape) if w is not None else xhat_full.copy()
+        if b is not None:
+            out += b.reshape(bshape)
+        ctx.save_inputs(0, 1)
+        ctx.G, ctx.eps, ctx.bshape, ctx.rstd, ctx.xhat = G, eps, bshape, rstd, xhat
+        return np.asarray(out, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        x, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        shape = x.shape
+        N, C = shape[:2]
+        G, bshape = ctx.G, ctx.bshape
+        red = tuple(d for d in range(len(shape)) if d != 1)
+        if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
+            xhat = ctx.xhat
+            gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape) if need[0] else None
+            gw = (grad * xhat.reshape(shape)).sum(red) if need[1] else None
+            gb = grad.sum(red) if need[2] else None
+            return gx, gw, gb, None, None
+        gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
+        gx, xhat = _xhat_grad_tg(x.reshape(N, G, -1), gxhat, (2,), ctx.eps)
+        xhat = xhat.reshape(shape)
+        gw = (grad * xhat).sum(red) if need[1] else None
+        gb = grad.sum(red) if need[2] else None
+        return (gx.reshape(shape) if need[0] else None), gw, gb, None, None
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
+    """Normalise groups of channels of an (N, C, *) input, then scale and shift per channel.
+
+    >>> F.group_norm(tapegrad.tensor([[[1.], [3.]]]), 1).flatten()
+    tensor([-1.0000,  1.0000])
+    """
+    shape = tuple(input.shape)
+    if len(shape) < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received {len(shape)}")
+    if shape[1] % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by num_groups, but got input of "
+                           f"shape {shape_str(shape)} and num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and t._array.size != shape[1]:
+            raise RuntimeError(f"Expected {name} tensor to have {shape[1]} elements, but got {name} of shape "
+                               f"{shape_str(t.shape)}")
+    return NativeGroupNorm.apply(input, weight, bias, int(num_groups), eps)
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
+                  momentum=0.1, eps=1e-5):
+    """Normalise every channel of every sample of an (N, C, *) input separately.
+
+    >>> F.instance_norm(tapegrad.tensor([[[1., 3.]]])).flatten()
+    tensor([-1.0000,  1.0000])
+    """
+    shape = tuple(input.shape)
+    if use_input_stats and math.prod(shape[2:]) == 1:
+        raise ValueError(f"Expected more than 1 spatial element when training, got input size {_size_repr(shape)}")
+    if not use_input_stats and (running_mean is None or running_var is None):
+        raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
+    b, c = shape[:2]
+
+    def rep(t):
+        if t is None:
+            return None
+        return t.unsqueeze(0).expand(b, c).reshape(b * c)
+
+    rm = _c(np.tile(running_mean._array, b)) if running_mean is not None else None
+    rv = _c(np.tile(running_var._array, b)) if running_var is not None else None
+    x = input.reshape((1, b * c) + shape[2:])
+    out = NativeBatchNorm.apply(x, rep(weight), rep(bias), (rm, rv), bool(use_input_stats),
+                                0.1 if momentum is None else momentum, eps)
+    for t, r in ((running_mean, rm), (running_var, rv)):
+        if t is not None:
+            t._array[...] = r._array.reshape(b, c).mean(0)
+            t._vc[0] += 1
+    return _View.apply(out, shape)
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    """x / sqrt(mean(x²) + eps) over the trailing ``normalized_shape`` dims, times ``weight``.
+
+    >>> F.rms_norm(tapegrad.tensor([[3., 4.]]), (2,), eps=0.).shape
+    tapegrad.Size([1, 2])
+    """
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    ns = tuple(int(s) for s in normalized_shape)
+    shape = tuple(input.shape)
+    if len(ns) > len(shape) or shape[len(shape) - len(ns):] != ns:
+        raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
+                           f"[*, {', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
+    if eps is None:
+        eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind == "f" else 1.1920928955078125e-07
+    dims = tuple(range(len(shape) - len(ns), len(shape)))
+    r = ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
+    out = input * r
+    return out * weight if weight is not None else out
+
+
+class _ChannelWindowMean(Primitive):
+    """Mean over a window of ``size`` channels (dim 1) centred as torch's local_response_norm pads it."""
+
+    node_name = "AvgPool2DBackward0"
+
+    @staticmethod
+    def forward(ctx, x, size, before, after):
+        ctx.args = (size, before, after)
+        pad = [(0, 0)] * x.ndim
+        pad[1] = (before, after)
+        xp = np.pad(x, pad)
+        cs = np.cumsum(xp, axis=1)
+        cs = np.concatenate([np.zeros_like(cs[:, :1]), cs], axis=1)
+        C = x.shape[1]
+        return (cs[:, size:size + C] - cs[:, :C]) / size
+
+    @staticmethod
+    def backward(ctx, grad):
+        size, before, after = ctx.args
+        return _ChannelWindowMean.apply(grad, size, after, before), None, None, None
+
+
+def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
+    """input / (k + alpha * mean of input² over ``size`` neighbouring channels) ** beta.
+
+    >>> F.local_response_norm(tapegrad.ones(1, 3, 2), 2).shape
+    tapegrad.Size([1, 3, 2])
+    """
+    dim = input._array.ndim
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality                          input (got {dim} "
+                         "dimensions)")
+    if input._array.size == 0:
+        return input
+    div = _ChannelWindowMean.apply(input * input, int(size), size // 2, (size - 1) // 2)
+    return input / (div * alpha + k) ** beta
