@@ -1,0 +1,428 @@
+# ruff: noqa: A002 - torch's argument names (input, ord)
+"""einsum (NumPy's einsum forward; each operand's gradient is again an einsum), tensordot, inner,
+kron, cross, trace, multi_dot, chain_matmul.
+"""
+
+from __future__ import annotations
+
+import string
+
+import numpy as np
+
+from .._util import Primitive, Tensor, bind, input_shape, promote
+from ._common import _const, _dtname, _eye_like
+from .products import mm
+
+
+class Einsum(Primitive):
+    """``np.einsum`` on an explicit equation (no ellipsis, every output letter named)."""
+
+    node_name = "ViewBackward0"
+
+    @staticmethod
+    def forward(ctx, eq, *ops):
+        ctx.eq = eq
+        ctx.shapes = [o.shape for o in ops]
+        need = ctx.needs_input_grad      # an operand is kept only for the other operands' gradients (as torch)
+        pos = range(1, len(ops) + 1)
+        ctx.save_inputs(*[i if any(need[k] for k in pos if k != i) else None for i in pos])
+        dt = ops[0].dtype
+        for o in ops[1:]:
+            if o.dtype != dt:
+                raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
+        out = np.einsum(eq, *ops, optimize=len(ops) > 2)
+        return np.asarray(out, dt)
+
+    @staticmethod
+    def backward(ctx, grad):
+        ops = ctx.saved_tensors
+        ins, out = ctx.eq.split("->")
+        subs = ins.split(",")
+        sizes = {}
+        for s, shp in zip(subs, ctx.shapes):
+            for ch, n in zip(s, shp):
+                sizes[ch] = max(sizes.get(ch, 1), n)
+        free = iter(c for c in string.ascii_letters if c not in sizes)
+        res = [None]
+        for k, sk in enumerate(subs):
+            if not ctx.needs_input_grad[k + 1]:
+                res.append(None)
+                continue
+            terms, operands = [out], [grad]
+            for j, sj in enumerate(subs):
+                if j != k:
+                    terms.append(sj)
+                    operands.append(ops[j])
+            have = set("".join(terms))
+            dt = grad._array.dtype
+            target, seen = [], set()
+            for ch in sk:
+                if ch not in have and ch not in seen:
+                    terms.append(ch)        # summed only over this operand: its gradient is constant along ch
+                    operands.append(_const(np.ones(ctx.shapes[k][sk.index(ch)], dt)))
+                if ch in seen:              # repeated letter (a diagonal): place the gradient on it
+                    f = next(free)
+                    terms.append(ch + f)
+                    operands.append(_eye_like(sizes[ch], dt))
+                    target.append(f)
+                else:
+                    target.append(ch)
+                    seen.add(ch)
+            eq = ",".join(terms) + "->" + "".join(target)
+            res.append(_einsum_apply(eq, operands))
+        return tuple(res)
+
+
+class EinsumMul(Einsum):
+    node_name = "MulBackward0"
+
+
+class EinsumSum(Einsum):
+    node_name = "SumBackward1"
+
+
+class EinsumPermute(Einsum):
+    node_name = "PermuteBackward0"
+
+
+def _einsum_apply(eq, operands, cls=None):
+    """Pick the node class torch's einsum ends with (its last internal op) and apply."""
+    if cls is None:
+        ins, out = eq.split("->")
+        letters = set(ins.replace(",", ""))
+        contracted = bool(letters - set(out))
+        if "," in ins:
+            cls = Einsum if contracted else EinsumMul
+        else:
+            cls = EinsumSum if contracted else EinsumPermute
+    return cls.apply(eq, *operands)
+
+
+def _parse_einsum(equation, shapes):
+    """Turn a torch einsum equation into an explicit one: ellipses expanded to letters, implicit output spelled."""
+    eq = equation.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if len(terms) < len(shapes):
+        raise RuntimeError("einsum(): more operands were provided than specified in the equation")
+    if len(terms) > len(shapes):
+        raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
+    for t in terms + [rhs]:
+        bad = [c for c in t.replace("...", "") if c not in string.ascii_letters]
+        if bad or t.replace("...", "").count(".") or t.count("...") > 1:
+            raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(bad[0]) if bad else 0} in "
+                               f"the equation string, subscripts must be in [a-zA-Z]")
+    used = set(eq) & set(string.ascii_letters)
+    pool = [c for c in string.ascii_letters if c not in used]
+    ell = 0
+    for k, (t, shp) in enumerate(zip(terms, shapes)):
+        n = len(t.replace("...", ""))
+        if "..." in t:
+            if n > len(shp):
+                raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) is more than the "
+                                   f"number of dimensions ({len(shp)}) for operand {k}")
+            ell = max(ell, len(shp) - n)
+        elif n != len(shp):
+            raise RuntimeError(f"einsum(): the number of subscripts in the equation ({n}) does not match the number "
+                               f"of dimensions ({len(shp)}) for operand {k} and no ellipsis was given")
+    if ell > len(pool):
+        raise RuntimeError("einsum(): too many dimensions")
+    ell_letters = "".join(pool[:ell])
+    new_terms = []
+    for t, shp in zip(terms, shapes):
+        if "..." in t:
+            e = len(shp) - len(t.replace("...", ""))
+            t = t.replace("...", ell_letters[ell - e:] if e else "")
+        new_terms.append(t)
+    if arrow:
+        if "..." in rhs:
+            rhs = rhs.replace("...", ell_letters)
+        for c in rhs:
+            if rhs.count(c) > 1:
+                raise RuntimeError(f"einsum(): output subscript {c} appears more than once in the output")
+            if not any(c in t for t in new_terms):
+                raise RuntimeError(f"einsum(): output subscript {c} does not appear in the equation for any input "
+                                   "operand")
+    else:
+        joined = "".join(t for t in terms)
+        once = sorted(c for c in set(joined) if c in string.ascii_letters and joined.count(c) == 1)
+        rhs = ell_letters + "".join(once)
+    sizes = {}
+    for k, (t, shp) in enumerate(zip(new_terms, shapes)):
+        for c, n in zip(t, shp):
+            if c in sizes and n != sizes[c] and n != 1 and sizes[c] != 1:
+                raise RuntimeError(f"einsum(): subscript {c} has size {n} for operand {k} which does not broadcast "
+                                   f"with previously seen size {sizes[c]}")
+            sizes[c] = n if c not in sizes or sizes[c] == 1 else sizes[c]
+    return ",".join(new_terms) + "->" + rhs
+
+
+def _sublist_equation(args):
+    """torch.einsum(op1, [0, 1], op2, [1, 2], [0, 2]) -> ('ab,bc->ac', [op1, op2])."""
+    def lab(sub):
+        return "".join("..." if s is Ellipsis else string.ascii_letters[s] for s in sub)
+    ops, terms = list(args[0::2]), [lab(s) for s in args[1::2]]
+    if len(args) % 2 == 1:
+        ops = ops[:-1] if not isinstance(args[-1], Tensor) else ops
+        return ",".join(terms[:len(ops)]) + "->" + lab(args[-1]), ops
+    return ",".join(terms), ops
+
+
+def einsum(equation, *operands):
+    """Sum of products over the indices named by ``equation`` (NumPy/torch Einstein notation, with ``...``).
+
+    >>> a = tapegrad.ones(2, 3); b = tapegrad.ones(3, 4)
+    >>> tapegrad.einsum("ij,jk->ik", a, b).shape
+    tapegrad.Size([2, 4])
+    """
+    if isinstance(equation, Tensor):
+        equation, operands = _sublist_equation((equation,) + operands)
+    if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
+        operands = tuple(operands[0])
+    for o in operands:
+        if not isinstance(o, Tensor):
+            raise TypeError(f"einsum(): operands must be Tensors, not {type(o).__name__}")
+    if not operands:
+        raise RuntimeError("einsum(): must provide at least one operand")
+    eq = _parse_einsum(equation, [o._array.shape for o in operands])
+    return _einsum_apply(eq, operands)
+
+
+def tensordot(a, b, dims=2, out=None):
+    """Contract ``dims`` dims of ``a`` with ``b``: an int (last dims of a with first of b) or a pair of lists.
+
+    >>> tapegrad.tensordot(tapegrad.ones(2, 3, 4), tapegrad.ones(3, 4, 5), dims=2).shape
+    tapegrad.Size([2, 5])
+    """
+    na, nb = a._array.ndim, b._array.ndim
+    if isinstance(dims, Tensor):
+        dims = dims.tolist()
+    if isinstance(dims, (int, np.integer)):
+        if dims < 0:
+            raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
+        if dims > min(na, nb):
+            raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
+        da, db = list(range(na - dims, na)), list(range(dims))
+    else:
+        da, db = dims
+        da = [da] if isinstance(da, int) else list(da)
+        db = [db] if isinstance(db, int) else list(db)
+        if len(da) != len(db):
+            raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} and {len(db)}")
+        da = [d % na for d in da]
+        db = [d % nb for d in db]
+    if a._array.dtype != b._array.dtype:
+        raise RuntimeError("both inputs should have same dtype")
+    letters = iter(string.ascii_letters)
+    sa = [next(letters) for _ in range(na)]
+    sb = [next(letters) for _ in range(nb)]
+    for i, j in zip(da, db):
+        if a._array.shape[i] != b._array.shape[j]:
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {a._array.shape[i]} in dim "
+                               f"{i} and second has size {b._array.shape[j]} in dim {j}")
+        sb[j] = sa[i]
+    out_s = [c for i, c in enumerate(sa) if i not in da] + [c for j, c in enumerate(sb) if j not in db]
+    return _einsum_apply("".join(sa) + "," + "".join(sb) + "->" + "".join(out_s), (a, b), Einsum)
+
+
+def inner(input, other, *, out=None):
+    """Inner product over the last dim (a 0-d operand multiplies).
+
+    >>> tapegrad.inner(tapegrad.ones(2, 3), tapegrad.ones(4, 3)).shape
+    tapegrad.Size([2, 4])
+    """
+    if input._array.ndim == 0 or other._array.ndim == 0:
+        return input * other
+    if input._array.shape[-1] != other._array.shape[-1]:
+        raise RuntimeError(f"inner() the last dimension must match on both input tensors but got shapes "
+                           f"[{', '.join(map(str, input._array.shape))}] and "
+                           f"[{', '.join(map(str, other._array.shape))}]")
+    return tensordot(input, other, ([-1], [-1]))
+
+
+class Kron(Primitive):
+    """Kronecker product (the lower-dimensional operand gets leading 1s)."""
+
+    node_name = "UnsafeViewBackward0"
+
+    @staticmethod
+    def forward(ctx, a, b):
+        a, b, _ = promote(a, b)
+        n = max(a.ndim, b.ndim)
+        a2 = a.reshape((1,) * (n - a.ndim) + a.shape)
+        b2 = b.reshape((1,) * (n - b.ndim) + b.shape)
+        ctx.shapes = (a2.shape, b2.shape)
+        ctx.save_crossed(0, 1)
+        out = np.multiply.outer(a2, b2)     # (a0..an, b0..bn) -> interleave
+        perm = [i for k in range(n) for i in (k, n + k)]
+        return out.transpose(perm).reshape(tuple(x * y for x, y in zip(a2.shape, b2.shape)))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        sa, sb = ctx.shapes
+        n = len(sa)
+        g = grad.reshape(tuple(d for pair in zip(sa, sb) for d in pair))
+        la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
+        gs = "".join(x + y for x, y in zip(la, lb))
+        need = ctx.needs_input_grad
+        ga = einsum(f"{gs},{lb}->{la}", g, b.reshape(sb)).reshape(input_shape(ctx, 0)) if need[0] else None
+        gb = einsum(f"{gs},{la}->{lb}", g, a.reshape(sa)).reshape(input_shape(ctx, 1)) if need[1] else None
+        return ga, gb
+
+
+def kron(input, other, *, out=None):
+    """Kronecker product.
+
+    >>> tapegrad.kron(tapegrad.eye(2), tapegrad.ones(2, 2)).shape
+    tapegrad.Size([4, 4])
+    """
+    return Kron.apply(input, other)
+
+
+class LinalgCross(Primitive):
+    """3-vector cross product along ``dim`` (inputs broadcast)."""
+
+    @staticmethod
+    def forward(ctx, a, b, dim):
+        if a.dtype != b.dtype:
+            raise RuntimeError(f"expected scalar type {_dtname(a)} but found {_dtname(b)}")
+        ctx.dim = dim
+        ctx.save_crossed(0, 1)
+        shape = np.broadcast_shapes(a.shape, b.shape)
+        return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=dim)
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        return (LinalgCross.apply(b, grad, ctx.dim) if need[0] else None,
+                LinalgCross.apply(grad, a, ctx.dim) if need[1] else None, None)
+
+
+def _cross(input, other, dim, op):
+    a, b = input._array, other._array
+    if a.ndim != b.ndim:
+        raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
+    try:
+        shape = np.broadcast_shapes(a.shape, b.shape)
+    except ValueError:
+        raise RuntimeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from None
+    d = dim % len(shape) if -len(shape) <= dim < len(shape) else None
+    if d is None:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, {len(shape) - 1}], but "
+                         f"got {dim})")
+    if a.shape[d] != 3 or b.shape[d] != 3:
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got {a.shape[d]} and "
+                           f"{b.shape[d]}")
+    return LinalgCross.apply(input, other, d)
+
+
+def cross(input, other, dim=None, *, out=None):
+    """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3, as torch.cross).
+
+    >>> tapegrad.cross(tapegrad.tensor([1., 0., 0.]), tapegrad.tensor([0., 1., 0.]), dim=0)
+    tensor([0., 0., 1.])
+    """
+    if dim is None:
+        import warnings
+        warnings.warn("Using torch.cross without specifying the dim arg is deprecated.\nPlease either pass the dim "
+                      "explicitly or simply use torch.linalg.cross.\nThe default value of dim will change to agree "
+                      "with that of linalg.cross in a future release.", UserWarning, stacklevel=2)
+        shape = np.broadcast_shapes(input._array.shape, other._array.shape)
+        dims = [i for i, s in enumerate(shape) if s == 3]
+        if not dims:
+            raise RuntimeError("no dimension of size 3 in input")
+        dim = dims[0]
+    return _cross(input, other, dim, "linalg.cross")
+
+
+def linalg_cross(input, other, *, dim=-1, out=None):
+    """Cross product of 3-vectors along ``dim`` (default -1), broadcasting.
+
+    >>> tapegrad.linalg.cross(tapegrad.tensor([1., 0., 0.]), tapegrad.tensor([0., 1., 0.]))
+    tensor([0., 0., 1.])
+    """
+    return _cross(input, other, dim, "linalg.cross")
+
+
+class Trace(Primitive):
+    """Sum of the main diagonal of a matrix."""
+
+    @staticmethod
+    def forward(ctx, x):
+        if x.ndim != 2:
+            raise RuntimeError(f"trace: expected a matrix, but got tensor with dim {x.ndim}")
+        ctx.shape = x.shape
+        out = np.trace(x)
+        return np.asarray(out, np.int64 if x.dtype.kind in "biu" else x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * _const(np.eye(*ctx.shape, dtype=grad._array.dtype))
+
+
+def trace(input):
+    """Sum of the diagonal of a 2-d tensor.
+
+    >>> tapegrad.trace(tapegrad.eye(3))
+    tensor(3.)
+    """
+    return Trace.apply(input)
+
+
+def multi_dot(tensors, *, out=None):
+    """Product of a chain of matrices (the first may be a row vector, the last a column vector).
+
+    >>> tapegrad.linalg.multi_dot([tapegrad.ones(2, 3), tapegrad.ones(3, 4), tapegrad.ones(4)]).shape
+    tapegrad.Size([2])
+    """
+    tensors = list(tensors)
+    if len(tensors) < 2:
+        raise RuntimeError(f"multi_dot(): expected at least 2 tensors but got {len(tensors)}")
+    first, last = tensors[0], tensors[-1]
+    out_shape = ()
+    if first._array.ndim == 1:
+        first = first.unsqueeze(0)
+    elif first._array.ndim == 2:
+        out_shape += (first._array.shape[0],)
+    else:
+        raise RuntimeError(f"multi_dot(): the first tensor must be 1D or 2D but got {first._array.ndim}D")
+    if last._array.ndim == 1:
+        last = last.unsqueeze(-1)
+    elif last._array.ndim == 2:
+        out_shape += (last._array.shape[1],)
+    else:
+        raise RuntimeError(f"multi_dot(): the last tensor must be 1D or 2D but got {last._array.ndim}D")
+    mats = [first] + tensors[1:-1] + [last]
+    for i, m in enumerate(mats[1:-1], 1):
+        if m._array.ndim != 2:
+            raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {m._array.ndim}D")
+    for i in range(len(mats) - 1):
+        if mats[i]._array.shape[1] != mats[i + 1]._array.shape[0]:
+            a, b = mats[i]._array.shape, mats[i + 1]._array.shape
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes [{a[0]}, {a[1]}] and [{b[0]}, "
+                               f"{b[1]}] cannot be multiplied")
+    res = mats[0]
+    for m in mats[1:]:
+        res = mm(res, m)
+    return res.view(out_shape)
+
+
+def chain_matmul(*matrices, out=None):
+    """Product of 2-d matrices (deprecated in torch: use ``linalg.multi_dot``).
+
+    >>> tapegrad.chain_matmul(tapegrad.ones(2, 3), tapegrad.ones(3, 4)).shape
+    tapegrad.Size([2, 4])
+    """
+    if len(matrices) == 1 and isinstance(matrices[0], (list, tuple)):
+        matrices = tuple(matrices[0])
+    if len(matrices) == 1:
+        return matrices[0].clone()
+    for m in matrices:
+        if m._array.ndim != 2:
+            raise RuntimeError(f"Tensor dimension is {m._array.ndim}, expected 2 instead.")
+    return multi_dot(list(matrices))
+
+
+bind(inner=inner, kron=kron, cross=cross, trace=trace)
