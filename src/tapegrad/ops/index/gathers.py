@@ -1,0 +1,580 @@
+# ruff: noqa: A001, A002 - torch's names (sorted) and argument name (input)
+"""gather and scatter (scatter_add, scatter_reduce), and the index_* ops (index_select, index_add,
+index_copy, index_fill, index_put), take, put, take_along_dim: gather's backward is a scatter_add, whose
+backward is a gather, and so on.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, shape_str
+from ._common import (_check_gather, _dim_and_index, _dim_key, _gather_np, _inplace, _int_index, _scatter_counts,
+                      _scatter_np, _tensor, _zeros)
+from .subscript import IndexPut, _index_array, _index_put_values, _np_key
+from .masked import _where, masked_fill
+
+
+# ============================================================================================================
+# gather / scatter
+# ============================================================================================================
+class Gather(Primitive):
+    """``out[i][j] = x[i][index[i][j]]`` (dim=1), positions read along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
+        return _gather_np(x, dim, index)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterAdd.apply(_zeros(ctx.shape, grad._array.dtype), ctx.dim, ctx.index, grad), None, None
+
+
+class ScatterAdd(Primitive):
+    """``x`` with ``src`` added at ``index`` along ``dim`` (repeated positions add up)."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.index = dim, index
+        return _scatter_np(x, dim, index, src, "sum")
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gsrc = Gather.apply(grad, ctx.dim, ctx.index) if need[3] else None
+        return (grad if need[0] else None), None, None, gsrc
+
+
+class Scatter(Primitive):
+    """``x`` with ``src`` written at ``index`` along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src):
+        ctx.dim, ctx.index = dim, index
+        return _scatter_np(x, dim, index, src)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gx = ScatterValue.apply(grad, ctx.dim, ctx.index, 0.0) if need[0] else None
+        gsrc = Gather.apply(grad, ctx.dim, ctx.index) if need[3] else None
+        return gx, None, None, gsrc
+
+
+class ScatterValue(Primitive):
+    """``x`` with the number ``value`` written at ``index`` along ``dim``."""
+
+    node_name = "ScatterBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value):
+        ctx.dim, ctx.index = dim, index
+        return _scatter_np(x, dim, index, value)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return ScatterValue.apply(grad, ctx.dim, ctx.index, 0.0), None, None, None
+
+
+class ScatterLegacyReduce(Primitive):
+    """``scatter(..., reduce="add"|"multiply")``: torch defines no derivative for it."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce):
+        return _scatter_np(x, dim, index, src, reduce)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::scatter is not implemented")
+
+
+class ScatterReduce(Primitive):
+    """``scatter_reduce``: sum, prod, mean, amax or amin of ``src`` (and ``x`` with include_self) per position."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, src, reduce, include_self):
+        ctx.dim, ctx.index, ctx.reduce, ctx.include_self = dim, index, reduce, include_self
+        ctx.save_result(0, 3)
+        return _scatter_np(x, dim, index, src, reduce, include_self)
+
+    @staticmethod
+    def backward(ctx, grad):
+        result, x, src = ctx.saved_tensors
+        dim, index, reduce, incl = ctx.dim, ctx.index, ctx.reduce, ctx.include_self
+        need = ctx.needs_input_grad
+        gx = gs = None
+        if reduce == "sum":
+            gx, gs = grad, Gather.apply(grad, dim, index)
+        elif reduce == "mean":
+            n = _tensor(_scatter_counts(grad._array.shape, dim, index, incl).clip(1).astype(grad._array.dtype))
+            gx = grad / n
+            gs = Gather.apply(grad, dim, index) / Gather.apply(n, dim, index)
+        elif reduce == "prod":
+            xa, sa = x._array, src._array
+            masked_x = masked_fill(x, _tensor(xa == 0), 1)
+            gx = grad * scatter_reduce(masked_x, dim, _tensor(index), src, "prod", include_self=incl) / masked_x
+            src_zero = sa == 0
+            nz = _scatter_np(np.zeros(xa.shape), dim, index, src_zero.astype(np.float64), "sum")
+            single = src_zero & (_gather_np(nz, dim, index) == 1)
+            masked_src = masked_fill(src, _tensor(single), 1)
+            masked_src_result = scatter_reduce(x, dim, _tensor(index), masked_src, "prod", include_self=incl)
+            gs = _where(single, Gather.apply(grad * masked_src_result, dim, index),
+                        Gather.apply(grad * result, dim, index) / masked_fill(src, _tensor(src_zero), 1))
+        else:  # amax / amin
+            value = Gather.apply(result, dim, index)
+            x_is = (x == result).to(grad.dtype)
+            src_is = (src == value).to(grad.dtype)
+            n = ScatterAdd.apply(x_is, dim, index, src_is)
+            dist = grad / n
+            gx = x_is * dist
+            gs = src_is * Gather.apply(dist, dim, index)
+        if not incl and gx is not None:
+            gx = ScatterValue.apply(gx, dim, index, 0.0)
+        return (gx if need[0] else None), None, None, (gs if need[3] else None), None, None
+
+
+def gather(input, dim, index, *, sparse_grad=False, out=None):
+    """Values of ``input`` read along ``dim`` at ``index`` (same number of dims as input).
+
+    >>> tapegrad.tensor([[1, 2], [3, 4]]).gather(1, tapegrad.tensor([[0, 0], [1, 0]]))
+    tensor([[1, 1],
+            [4, 3]])
+    """
+    d, idx = _dim_and_index("gather", input, dim, index, "gather(): Expected dtype int32/int64 for index")
+    _check_gather("gather", input._array.shape, d, idx)
+    return Gather.apply(input, d, idx)
+
+
+def _scatter_args(op, input, dim, index, src):
+    d, idx = _dim_and_index(op, input, dim, index, "scatter(): Expected dtype int32/int64 for index")
+    if isinstance(src, Tensor):
+        if src.dtype is not input.dtype:
+            raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
+        _check_gather(op, input._array.shape, d, idx, src._array.shape)
+    else:
+        _check_gather(op, input._array.shape, d, idx)
+    return d, idx
+
+
+def scatter(input, dim, index, src=None, value=None, *, reduce=None):
+    """``input`` with ``src`` (a tensor or a number) written at ``index`` along ``dim``.
+
+    >>> tapegrad.zeros(2, 3).scatter(1, tapegrad.tensor([[2], [0]]), 1.0)
+    tensor([[0., 0., 1.],
+            [1., 0., 0.]])
+    """
+    if src is None:
+        src = value
+    if src is None:
+        raise TypeError("scatter() missing 1 required positional argument: 'src' (or 'value')")
+    d, idx = _scatter_args("scatter", input, dim, index, src)
+    if reduce is not None:
+        if reduce not in ("add", "multiply"):
+            raise RuntimeError("reduce argument must be either add or multiply.")
+        if isinstance(src, Tensor):
+            warnings.warn("The reduce argument of tapegrad.scatter with Tensor src is deprecated and will be removed "
+                          "in a future PyTorch release. Use tapegrad.scatter_reduce instead for more reduction "
+                          "options.",
+                          UserWarning, stacklevel=2)
+        return ScatterLegacyReduce.apply(input, d, idx, src, reduce)
+    if isinstance(src, Tensor):
+        return Scatter.apply(input, d, idx, src)
+    return ScatterValue.apply(input, d, idx, src)
+
+
+def scatter_add(input, dim, index, src):
+    """``input`` with ``src`` added at ``index`` along ``dim`` (repeated indices accumulate).
+
+    >>> tapegrad.zeros(3).scatter_add(0, tapegrad.tensor([0, 0, 2]), tapegrad.ones(3))
+    tensor([2., 0., 1.])
+    """
+    d, idx = _scatter_args("scatter_add", input, dim, index, src)
+    return ScatterAdd.apply(input, d, idx, src)
+
+
+def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
+    """Reduce ``src`` into ``input`` at ``index`` along ``dim`` with "sum", "prod", "mean", "amax" or "amin".
+
+    >>> tapegrad.tensor([1., 2.]).scatter_reduce(0, tapegrad.tensor([0, 0, 1]), tapegrad.tensor([5., 3., 1.]), "amax")
+    tensor([5., 2.])
+    """
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)   # torch accepts both spellings
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    d, idx = _scatter_args("scatter_reduce", input, dim, index, src)
+    return ScatterReduce.apply(input, d, idx, src, reduce, bool(include_self))
+
+
+# ============================================================================================================
+# index_select / index_add / index_copy / index_fill / index_put
+# ============================================================================================================
+_INDEX_DTYPE_MSG = {"index_select": "index_select(): Expected dtype int32 or int64 for index",
+                    "index_add_": "index_add_(): Expected dtype int32/int64 for index but got: {}",
+                    "index_copy_": "index_copy_(): Expected a long tensor for index, but got {}",
+                    "index_fill_": "index_fill_(): Expected dtype int64 for index."}
+
+
+def _vector_index(op, index, size, dim, select_msg=False):
+    got = getattr(index, "dtype", None)
+    a = _int_index(op, index, _INDEX_DTYPE_MSG[op].format(got._legacy if got is not None else got))
+    if a.ndim > 1:
+        if op == "index_fill_":
+            raise RuntimeError("Index has to be a vector/scalar")
+        raise IndexError(f"{op}(): Index is supposed to be a vector")
+    return a.reshape(-1)
+
+
+def _check_bounds(op, a, size, dim):
+    """Each op's own bounds rule and wording (only index_fill accepts negative indices)."""
+    if not a.size:
+        return a
+    lo, hi = int(a.min()), int(a.max())
+    neg_ok = op == "index_fill_"
+    if hi >= size or lo < (-size if neg_ok else 0):
+        if op == "index_select":
+            raise IndexError("index out of range in self")
+        bad = lo if lo < (-size if neg_ok else 0) else hi
+        msg = f"index {bad} is out of bounds for dimension {dim} with size {size}"
+        if op == "index_add_":
+            raise RuntimeError(msg)
+        raise IndexError(f"index_copy_(): {msg}" if op == "index_copy_" else msg)
+    return a % size if neg_ok and size else a
+
+
+def _dim_index(op, input, dim, index, select_msg=False, source=None):
+    n = input._array.ndim
+    d = normalize_dim(dim, n)
+    size = input._array.shape[d] if n else 1
+    a = _vector_index(op, index, size, d, select_msg)
+    if source is not None:
+        _check_source(op, input, d, a, source)
+    return d, _check_bounds(op, a, size, d)
+
+
+def _as1d(a):
+    return a.reshape(1) if a.ndim == 0 else a
+
+
+class IndexSelect(Primitive):
+    """The slices of ``x`` at ``index`` along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index):
+        ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
+        out = np.take(_as1d(x), index, axis=dim)
+        return out.reshape(()) if x.ndim == 0 else out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexAdd.apply(_zeros(ctx.shape, grad._array.dtype), ctx.dim, ctx.index, grad, 1), None, None
+
+
+class IndexAdd(Primitive):
+    """``x`` with ``alpha * source`` added at ``index`` along ``dim``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source, alpha):
+        ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
+        out = _as1d(x).copy()
+        src = _as1d(source)
+        np.add.at(out, _dim_key(dim, index), (src if alpha == 1 else src * alpha).astype(out.dtype, copy=False))
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gs = None
+        if need[3]:
+            gs = IndexSelect.apply(grad, ctx.dim, ctx.index)
+            if ctx.alpha != 1:
+                gs = gs * ctx.alpha
+        return (grad if need[0] else None), None, None, gs, None
+
+
+class IndexCopy(Primitive):
+    """``x`` with the slices at ``index`` along ``dim`` replaced by ``source``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, source):
+        ctx.dim, ctx.index = dim, index
+        out = _as1d(x).copy()
+        out[_dim_key(dim, index)] = _as1d(source)
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gx = IndexFill.apply(grad, ctx.dim, ctx.index, 0.0) if need[0] else None
+        gs = IndexSelect.apply(grad, ctx.dim, ctx.index) if need[3] else None
+        return gx, None, None, gs
+
+
+class IndexFill(Primitive):
+    """``x`` with the slices at ``index`` along ``dim`` set to the number ``value``."""
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value):
+        ctx.dim, ctx.index = dim, index
+        out = _as1d(x).copy()
+        out[_dim_key(dim, index)] = value
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return IndexFill.apply(grad, ctx.dim, ctx.index, 0.0), None, None, None
+
+
+class IndexFillTensor(Primitive):
+    """``index_fill`` with a 0-d tensor value (differentiable in the value too)."""
+
+    node_name = "IndexFillBackward1"
+
+    @staticmethod
+    def forward(ctx, x, dim, index, value):
+        ctx.dim, ctx.index = dim, index
+        out = _as1d(x).copy()
+        out[_dim_key(dim, index)] = value
+        return out.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gx = IndexFill.apply(grad, ctx.dim, ctx.index, 0.0) if need[0] else None
+        gv = IndexSelect.apply(grad, ctx.dim, ctx.index).sum() if need[3] else None
+        return gx, None, None, gv
+
+
+def index_select(input, dim, index, *, out=None):
+    """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``.
+
+    >>> tapegrad.tensor([[1, 2], [3, 4]]).index_select(0, tapegrad.tensor([1, 1]))
+    tensor([[3, 4],
+            [3, 4]])
+    """
+    d, idx = _dim_index("index_select", input, dim, index, select_msg=True)
+    if input._array.ndim == 0 and idx.size != 1:
+        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
+    return IndexSelect.apply(input, d, idx)
+
+
+def _check_source_dtype(op, input, source):
+    if source.dtype is not input.dtype:
+        a, b = input.dtype._legacy, source.dtype._legacy
+        if op == "index_copy_":
+            raise RuntimeError(f"index_copy_(): self and source expected to have the same dtype, but got (self) {a} "
+                               f"and (source) {b}")
+        raise RuntimeError(f"{op}(): self ({a}) and source ({b}) must have the same scalar type")
+
+
+def _check_source(op, input, d, idx, source):
+    ss = source._array.shape
+    n_src = ss[d] if ss else 1
+    if n_src != idx.size:
+        raise RuntimeError(f"{op}(): Number of indices ({idx.size}) should be equal to source.size(dim): ({n_src}), "
+                           f"for dim: {d}")
+    expect = list(input._array.shape if input._array.ndim else (1,))
+    expect[d] = idx.size
+    if tuple(_as1d(source._array).shape) != tuple(expect) and not (source._array.ndim == 0 and idx.size == 1):
+        xs = input._array.shape
+        if op == "index_add_":
+            raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified "
+                               f"dimension. Got self.shape = {shape_str(xs)} source.shape = {shape_str(ss)}")
+        dst = " ".join(map(str, xs[:d] + xs[d + 1:]))
+        src = " ".join(map(str, ss[:d] + ss[d + 1:]))
+        raise RuntimeError(f"{op}(): Source/destination tensor must have same slice shapes. Destination slice shape: "
+                           f"{dst} at dimension {d} and source slice shape: {src} at dimension 0.")
+
+
+def index_add(input, dim, index, source, *, alpha=1):
+    """``input`` with ``alpha * source`` added at ``index`` along ``dim`` (repeated indices accumulate).
+
+    >>> tapegrad.zeros(3).index_add(0, tapegrad.tensor([0, 0]), tapegrad.tensor([1., 2.]))
+    tensor([3., 0., 0.])
+    """
+    _check_source_dtype("index_add_", input, source)
+    d, idx = _dim_index("index_add_", input, dim, index, source=source)
+    return IndexAdd.apply(input, d, idx, source, alpha)
+
+
+def index_copy(input, dim, index, source):
+    """``input`` with the slices at ``index`` along ``dim`` replaced by those of ``source``.
+
+    >>> tapegrad.zeros(3).index_copy(0, tapegrad.tensor([2]), tapegrad.tensor([5.]))
+    tensor([0., 0., 5.])
+    """
+    _check_source_dtype("index_copy_", input, source)
+    d, idx = _dim_index("index_copy_", input, dim, index, source=source)
+    return IndexCopy.apply(input, d, idx, source)
+
+
+def index_fill(input, dim, index, value):
+    """``input`` with the slices at ``index`` along ``dim`` set to ``value`` (a number or a 0-d tensor).
+
+    >>> tapegrad.zeros(2, 2).index_fill(1, tapegrad.tensor([0]), 7.)
+    tensor([[7., 0.],
+            [7., 0.]])
+    """
+    d, idx = _dim_index("index_fill_", input, dim, index)
+    if isinstance(value, Tensor):
+        if value._array.ndim:
+            raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+                               f"{value._array.ndim} dimension(s).")
+        return IndexFillTensor.apply(input, d, idx, value)
+    return IndexFill.apply(input, d, idx, value)
+
+
+def _put_key(op, input, indices):
+    if not isinstance(indices, (tuple, list)):
+        raise TypeError(f"{op}(): argument 'indices' must be tuple of Tensors")
+    tensors, d = {}, 0
+    for k in indices:
+        if k is None:
+            d += 1
+            continue
+        a = _index_array(k)
+        if a.ndim == 0:
+            a = a.reshape(1)
+        tensors[d] = a
+        d += a.ndim if a.dtype == np.bool_ else 1
+    if d > input._array.ndim:
+        raise IndexError(f"too many indices for tensor of dimension {input._array.ndim} (got {d})")
+    if not tensors:
+        raise RuntimeError(f"{op}(): expected at least one index tensor")
+    return _np_key(input._array.shape, tensors)
+
+
+def index_put(input, indices, values, accumulate=False):
+    """``input`` with ``input[indices]`` replaced by (or, with ``accumulate``, increased by) ``values``.
+
+    >>> tapegrad.zeros(3).index_put((tapegrad.tensor([0, 0]),), tapegrad.tensor(1.), accumulate=True)
+    tensor([2., 0., 0.])
+    """
+    if values.dtype is not input.dtype:
+        raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                           f"{input.dtype._legacy} for the destination and {values.dtype._legacy} for the source.")
+    key = _put_key("index_put", input, indices)
+    v = _index_put_values(input, values, key)
+    return IndexPut.apply(input, v, key, bool(accumulate))
+
+
+def index_put_(input, indices, values, accumulate=False):
+    """In-place ``index_put``."""
+    return apply_inplace(input, index_put, indices, values, accumulate)
+
+
+# ============================================================================================================
+# take / put / take_along_dim
+# ============================================================================================================
+def _flat_index(op, index, n):
+    got = getattr(index, "dtype", None)
+    a = _int_index(op, index, f"{op}(): Expected a long tensor for index, but got {getattr(got, '_legacy', got)}")
+    if a.size:
+        lo, hi = int(a.min()), int(a.max())
+        if hi >= n or lo < -n:
+            raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} "
+                             "elements.")
+    return a
+
+
+class Take(Primitive):
+    """``x.flatten()[index]`` (in index's shape)."""
+
+    @staticmethod
+    def forward(ctx, x, index):
+        ctx.shape, ctx.index = x.shape, index
+        return x.reshape(-1)[index]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Put.apply(_zeros(ctx.shape, grad._array.dtype), ctx.index, grad, True), None
+
+
+class Put(Primitive):
+    """``x`` with ``x.flatten()[index] = source`` (or ``+=`` with accumulate)."""
+
+    @staticmethod
+    def forward(ctx, x, index, source, accumulate):
+        ctx.index, ctx.accumulate, ctx.src_shape = index, accumulate, source.shape
+        out = x.copy()
+        flat = out.reshape(-1)
+        if accumulate:
+            np.add.at(flat, index.reshape(-1), source.reshape(-1))
+        else:
+            flat[index.reshape(-1)] = source.reshape(-1)
+        return flat.reshape(x.shape)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        gx = gs = None
+        if need[0]:
+            gx = grad if ctx.accumulate else Put.apply(grad, ctx.index, _zeros(ctx.src_shape, grad._array.dtype),
+                                                       False)
+        if need[2]:
+            gs = Take.apply(grad, ctx.index).reshape(ctx.src_shape)
+        return gx, None, gs, None
+
+
+def take(input, index):
+    """The elements of the flattened ``input`` at ``index`` (result has index's shape).
+
+    >>> tapegrad.tensor([[1, 2], [3, 4]]).take(tapegrad.tensor([0, 3]))
+    tensor([1, 4])
+    """
+    idx = _flat_index("take", index, input._array.size)
+    return Take.apply(input, idx)
+
+
+def put(input, index, source, accumulate=False):
+    """``input`` with the flattened positions ``index`` set to (or increased by) ``source``.
+
+    >>> tapegrad.zeros(2, 2).put(tapegrad.tensor([3]), tapegrad.tensor([9.]))
+    tensor([[0., 0.],
+            [0., 9.]])
+    """
+    if source.dtype is not input.dtype:
+        raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
+                           f"{input.dtype._legacy} and source.dtype = {source.dtype._legacy}")
+    idx = _flat_index("put", index, input._array.size)
+    if idx.size != source._array.size:
+        raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
+                           f"source.numel() = {source._array.size}, index.numel() = {idx.size}")
+    return Put.apply(input, idx, source, bool(accumulate))
+
+
+def take_along_dim(input, indices, dim=None, *, out=None):
+    """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims); flattened when dim is None.
+
+    >>> tapegrad.tensor([[10, 30, 20]]).take_along_dim(tapegrad.tensor([[1, 2, 0]]), 1)
+    tensor([[30, 20, 10]])
+    """
+    got = getattr(indices, "dtype", None)
+    idx = _int_index("take_along_dim", indices, "tapegrad.take_along_dim(): dtype of indices should be Long but got "
+                     f"{getattr(got, '_legacy', got)}")
+    if dim is None:
+        return gather(input.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
+    n = input._array.ndim
+    if idx.ndim != n:
+        raise RuntimeError(f"tapegrad.take_along_dim(): input and indices should have the same number of dimensions, "
+                           f"but got {n} dimensions for input, and {idx.ndim} dimensions for indices")
+    d = normalize_dim(dim, n)
+    xs, js = list(input._array.shape), list(idx.shape)
+    xs_d, js_d = list(xs), list(js)
+    xs_d[d] = js[d]
+    ishape = np.broadcast_shapes(tuple(xs_d), tuple(js))
+    js_d[d] = xs[d]
+    xshape = np.broadcast_shapes(tuple(js_d), tuple(xs))
+    return gather(input.expand(xshape), d, Tensor._make(np.broadcast_to(idx, ishape)))
+
+
+bind(index_select=index_select, gather=gather, scatter=scatter, scatter_add=scatter_add,
+     scatter_reduce=scatter_reduce, index_add=index_add, index_copy=index_copy, index_fill=index_fill,
+     index_put=index_put, take=take, take_along_dim=take_along_dim, put=put,
+     scatter_=_inplace(scatter), scatter_add_=_inplace(scatter_add), scatter_reduce_=_inplace(scatter_reduce),
+     index_add_=_inplace(index_add), index_copy_=_inplace(index_copy), index_fill_=_inplace(index_fill),
+     index_put_=index_put_, put_=_inplace(put))
