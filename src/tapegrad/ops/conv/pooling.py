@@ -1,0 +1,594 @@
+# ruff: noqa: A001, A002 - torch's argument name (input)
+"""Pooling: max pooling (with indices), average pooling, adaptive average and max pooling, max
+unpooling, in 1, 2 and 3 dimensions.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .. import _util
+from .._util import Primitive, op_error, shape_str
+from ._common import _AxisTaps, _GatherPlanes, _ScatterPlanes, _ntuple, _pad_array, _scalar, _taps, _windows
+
+
+# --- max pooling --------------------------------------------------------------------------------------------------
+def _pool_out_size(size, k, s, p, d, ceil_mode):
+    num = size + 2 * p - d * (k - 1) - 1 + (s - 1 if ceil_mode else 0)
+    out = num // s + 1
+    if ceil_mode and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _set_where_not(kidx, keep, t):
+    """``kidx[~keep] = t`` in place, by arithmetic (``(kidx - t) * keep + t``): branch-free, ~10x faster than a
+    masked copy on random data."""
+    t = kidx.dtype.type(t)
+    kidx -= t
+    kidx *= keep
+    kidx += t
+
+
+def _max_pool_tiled(x, d, kernel, O):
+    """The common case (windows that tile the input: stride == kernel, no padding, no dilation), fast: the K
+    window offsets become a leading axis of one contiguous copy, so the max is K-1 contiguous passes."""
+    S = x.shape[x.ndim - d:]
+    lead = x.shape[:x.ndim - d]
+    nl, K = len(lead), math.prod(kernel)
+    crop = x[(Ellipsis,) + tuple(slice(0, O[i] * kernel[i]) for i in range(d))]
+    xr = crop.reshape(lead + tuple(v for i in range(d) for v in (O[i], kernel[i])))
+    order = [nl + 2 * i + 1 for i in range(d)] + list(range(nl)) + [nl + 2 * i for i in range(d)]
+    w = np.ascontiguousarray(xr.transpose(order)).reshape((K,) + lead + tuple(O))
+    vals = np.maximum.reduce(w, axis=0)          # a NaN propagates: a NaN wins, as in torch
+    nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
+    itype = np.int16 if K < 32768 else np.int64
+    kidx = np.full(vals.shape, K - 1, itype)
+    for t in range(K - 2, -1, -1):               # downwards, so the first maximum in the window wins
+        _set_where_not(kidx, w[t] != vals, t)
+    if nan:                                      # torch's kernel takes every NaN it meets: the last one wins
+        for t in range(K):
+            np.putmask(kidx, np.isnan(w[t]), t)
+    # flat per-plane input index: sum_i (o_i * k_i + kc_i) * P_i, with P_i the plane strides
+    P = [math.prod(S[i + 1:]) for i in range(d)]
+    base = np.zeros(tuple(O), np.int64)
+    for i in range(d):
+        shape = [1] * d
+        shape[i] = O[i]
+        base = base + (np.arange(O[i], dtype=np.int64) * (kernel[i] * P[i])).reshape(shape)
+    kc = np.unravel_index(np.arange(K), kernel)
+    offs = sum(kc[i].astype(np.int64) * P[i] for i in range(d))
+    flat = np.take(offs, kidx)                   # (take: faster than offs[kidx])
+    flat += base
+    return vals, flat
+
+
+def _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode):
+    S = x.shape[x.ndim - d:]
+    lead = x.shape[:x.ndim - d]
+    O = tuple(_pool_out_size(S[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(d))
+    if (tuple(stride) == tuple(kernel) and not any(padding) and all(v == 1 for v in dilation) and x.size
+            and all(O[i] * kernel[i] <= S[i] for i in range(d))):
+        return _max_pool_tiled(x, d, kernel, O)
+    need = [(O[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 for i in range(d)]
+    after = [max(need[i] - S[i] - padding[i], padding[i]) for i in range(d)]
+    fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+    xp = _pad_array(x, padding, after, fill)
+    win = _windows(xp, O, kernel, stride, dilation)
+    # one vectorised pass per kernel offset (not per pixel); ``>`` keeps the first maximum and a NaN wins, as in torch
+    padded = any(padding) or any(after)
+    if padded:      # which window elements are real: a padding element never wins (torch looks at real ones only)
+        real = _windows(_pad_array(np.ones(S, bool), padding, after, False), O, kernel, stride, dilation)
+    vals = kidx = None
+    itype = np.int16 if math.prod(kernel) < 32768 else np.int64
+    for t, k in enumerate(np.ndindex(*kernel)):
+        v = win[(Ellipsis,) + k]
+        if vals is None:
+            vals, kidx = v.copy(), np.zeros(v.shape, dtype=itype)
+            if padded:
+                chosen_real = np.broadcast_to(real[(Ellipsis,) + k], v.shape).copy()
+            continue
+        m = v > vals
+        if x.dtype.kind == "f":
+            m |= np.isnan(v)
+        if padded:
+            m |= real[(Ellipsis,) + k] & ~chosen_real     # a real element beats a padding one, whatever its value
+            chosen_real |= m                              # (what wins is always real: padding cannot be > or NaN)
+        np.copyto(vals, v, where=m)              # (exact: np.maximum may take +0.0 over an earlier -0.0)
+        _set_where_not(kidx, ~m, t)
+    # flat per-plane input index of the chosen element: coord_i = o_i * s_i - p_i + k_i * d_i
+    kcoords = np.unravel_index(kidx, kernel)
+    flat = np.zeros(kidx.shape, dtype=np.int64)
+    for i in range(d):
+        shape = [1] * (len(lead) + d)
+        shape[len(lead) + i] = O[i]
+        o = np.arange(O[i], dtype=np.int64).reshape(shape)
+        coord = o * stride[i] - padding[i] + kcoords[i] * dilation[i]
+        flat = flat * S[i] + coord
+    return np.ascontiguousarray(vals), flat
+
+
+def _max_pool_cls(d):
+    class MaxPool(Primitive):
+        node_name = f"MaxPool{d}DWithIndicesBackward0"
+        array_backward = True
+
+        @staticmethod
+        def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
+            vals, idx = _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode)
+            ctx.idx, ctx.in_shape = idx, x.shape
+            ctx.unique = all(s >= dl * (k - 1) + 1 for s, k, dl in zip(stride, kernel, dilation))
+            ctx.mark_non_differentiable(idx)
+            return vals, idx
+
+        @staticmethod
+        def backward(ctx, g, _gi=None):
+            return _util.kernel(_ScatterPlanes, g, ctx.idx, ctx.in_shape, ctx.unique, d), None, None, None, None, None
+
+    MaxPool.__name__ = MaxPool.__qualname__ = f"MaxPool{d}d"
+    return MaxPool
+
+
+_MaxPool = {d: _max_pool_cls(d) for d in (2, 3)}
+
+
+def _max_pool(op, d, input, kernel_size, stride, padding, dilation, ceil_mode):
+    nd = input.ndim
+    if nd not in (d + 1, d + 2) or any(s == 0 for s in input.shape[1:]):
+        if d == 1:
+            raise op_error(op, "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but "
+                               f"got:{shape_str(input.shape)}")
+        raise op_error(op, f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
+    if input.dtype.is_complex:
+        raise op_error(op, "max_pool does not support complex input")
+    kernel = _ntuple(kernel_size, d, "kernel_size", op)
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _ntuple(stride, d, "stride", op)
+    padding = _ntuple(padding, d, "padding", op)
+    dilation = _ntuple(dilation, d, "dilation", op)
+    if any(k <= 0 for k in kernel):
+        raise op_error(op, f"kernel size should be greater than zero, but got {list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise op_error(op, "stride should not be zero")
+    if any(dl <= 0 for dl in dilation):
+        raise op_error(op, f"dilation should be greater than zero, but got {list(dilation)}")
+    for k, p, dl in zip(kernel, padding, dilation):
+        if p < 0 or p > ((k - 1) * dl + 1) // 2:
+            raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={dl}")
+    S = input.shape[nd - d:]
+    O = [_pool_out_size(S[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(d)]
+    if any(o < 1 for o in O):
+        lead = input.shape[1] if nd == d + 2 else input.shape[0]
+        raise op_error(op, f"Given input size: ({'x'.join(map(str, (lead,) + tuple(S)))}). Calculated output size: "
+                           f"({'x'.join(map(str, (lead,) + tuple(O)))}). Output size is too small")
+    return _MaxPool[d].apply(input, kernel, stride, padding, dilation, bool(ceil_mode))
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """``max_pool1d`` returning ``(values, indices)``."""
+    return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """1-d max pooling over ``(N, C, L)`` or ``(C, L)``; ``stride`` defaults to ``kernel_size``.
+
+    >>> F.max_pool1d(tapegrad.tensor([[[1., 3., 2., 0.]]]), 2).tolist()
+    [[[3.0, 2.0]]]
+    """
+    if input.ndim not in (2, 3) or any(s == 0 for s in input.shape[1:]):
+        raise op_error("max_pool1d", "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
+                                     f"input, but got:{shape_str(input.shape)}")
+    k = _ntuple(kernel_size, 1, "kernel_size", "max_pool1d")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _ntuple(stride, 1, "stride", "max_pool1d")
+    p = _ntuple(padding, 1, "padding", "max_pool1d")
+    dl = _ntuple(dilation, 1, "dilation", "max_pool1d")
+    vals, idx = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + k, (1,) + s, (0,) + p, (1,) + dl, ceil_mode)
+    vals = vals.squeeze(-2)
+    return (vals, idx.squeeze(-2)) if return_indices else vals
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """2-d max pooling over ``(N, C, H, W)`` or ``(C, H, W)``; with ``return_indices`` also the flat per-plane
+    argmax indices (for ``max_unpool2d``).
+
+    >>> F.max_pool2d(tapegrad.arange(16.).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[5.0, 7.0], [13.0, 15.0]]]]
+    """
+    vals, idx = _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """``max_pool2d`` returning ``(values, indices)``."""
+    return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+    """3-d max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    >>> F.max_pool3d(tapegrad.ones(1, 1, 2, 2, 2), 2).shape
+    tapegrad.Size([1, 1, 1, 1, 1])
+    """
+    vals, idx = _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+                            return_indices=True):
+    """``max_pool3d`` returning ``(values, indices)``."""
+    return _max_pool("max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode)
+
+
+# --- average pooling ----------------------------------------------------------------------------------------------
+def _avg_taps(size, k, s, p, ceil_mode, count_include_pad, scale=1.0):
+    """Taps of one axis of average pooling (torch's window and divisor rules, the divisor split per axis)."""
+    O = _pool_out_size(size, k, s, p, 1, ceil_mode)
+    o = np.arange(O)
+    start = o * s - p
+    end = np.minimum(start + k, size + p)
+    pool = end - start
+    lo, hi = np.maximum(start, 0), np.minimum(end, size)
+    t = np.arange(k)
+    idx = lo[:, None] + t[None, :]
+    valid = idx < hi[:, None]
+    div = pool if count_include_pad else (hi - lo)
+    w = np.where(valid, scale / np.maximum(div, 1)[:, None], 0.0)
+    idx = np.where(valid, idx, size)
+    return _AxisTaps(idx, w, size)
+
+
+def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    nd = input.ndim
+    if nd not in (d + 1, d + 2):
+        raise op_error(op, f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
+    kernel = _ntuple(kernel_size, d, "kernel_size", op)
+    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _ntuple(stride, d, "stride", op)
+    padding = _ntuple(padding, d, "padding", op)
+    if any(k <= 0 for k in kernel):
+        raise op_error(op, f"kernel size should be greater than zero, but got {list(kernel)}")
+    if any(s <= 0 for s in stride):
+        raise op_error(op, "stride should not be zero")
+    if divisor_override is not None and divisor_override == 0:
+        raise op_error(op, "divisor must be not zero")
+    for k, p in zip(kernel, padding):
+        if p < 0 or p > k // 2:
+            raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation=1")
+    S = input.shape[nd - d:]
+    if d == 3 and any(s < k for s, k in zip(S, kernel)):
+        raise op_error(op, f"input image (T: {S[0]} H: {S[1]} W: {S[2]}) smaller than kernel size (kT: {kernel[0]} "
+                           f"kH: {kernel[1]} kW: {kernel[2]})")
+    O = [_pool_out_size(S[i], kernel[i], stride[i], padding[i], 1, ceil_mode) for i in range(d)]
+    if any(o < 1 for o in O):
+        lead = input.shape[1] if nd == d + 2 else input.shape[0]
+        raise op_error(op, f"Given input size: ({'x'.join(map(str, (lead,) + tuple(S)))}). Calculated output size: "
+                           f"({'x'.join(map(str, (lead,) + tuple(O)))}). Output size is too small")
+    taps = []
+    for i in range(d):
+        if divisor_override is not None:
+            t = _avg_taps(S[i], kernel[i], stride[i], padding[i], ceil_mode, True)
+            t.w = (t.idx < S[i]) * (1.0 / divisor_override if i == 0 else 1.0)
+        else:
+            t = _avg_taps(S[i], kernel[i], stride[i], padding[i], ceil_mode, count_include_pad)
+        taps.append(t)
+    return _taps(f"AvgPool{max(d, 2)}DBackward0", input, taps)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """1-d average pooling over ``(N, C, L)`` or ``(C, L)``.
+
+    >>> F.avg_pool1d(tapegrad.tensor([[[1., 3., 2., 0.]]]), 2).tolist()
+    [[[2.0, 1.0]]]
+    """
+    if input.ndim not in (2, 3):
+        raise op_error("avg_pool1d", f"Expected 2D or 3D input, but got {shape_str(input.shape)}")
+    k = _ntuple(kernel_size, 1, "kernel_size", "avg_pool1d")
+    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+        _ntuple(stride, 1, "stride", "avg_pool1d")
+    p = _ntuple(padding, 1, "padding", "avg_pool1d")
+    out = _avg_pool("avg_pool1d", 2, input.unsqueeze(-2), (1,) + k, (1,) + s, (0,) + p, ceil_mode,
+                    count_include_pad, None)
+    return out.squeeze(-2)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """2-d average pooling over ``(N, C, H, W)`` or ``(C, H, W)``.
+
+    >>> F.avg_pool2d(tapegrad.arange(16.).reshape(1, 1, 4, 4), 2).tolist()
+    [[[[2.5, 4.5], [10.5, 12.5]]]]
+    """
+    return _avg_pool("avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+               divisor_override=None):
+    """3-d average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
+
+    >>> F.avg_pool3d(tapegrad.ones(1, 1, 2, 2, 2), 2).tolist()
+    [[[[[1.0]]]]]
+    """
+    return _avg_pool("avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+# --- adaptive pooling ---------------------------------------------------------------------------------------------
+def _adaptive_bounds(size, out):
+    o = np.arange(out, dtype=np.int64)
+    start = (o * size) // out
+    end = ((o + 1) * size + out - 1) // out
+    return start, end
+
+
+def _adaptive_window_idx(size, out):
+    """(idx, valid): per output position the window's input indices, padded with ``size`` past its end."""
+    start, end = _adaptive_bounds(size, out)
+    kmax = int((end - start).max()) if out else 1
+    idx = start[:, None] + np.arange(kmax)[None, :]
+    valid = idx < end[:, None]
+    return np.where(valid, idx, size), valid, end - start
+
+
+def _adaptive_sizes(op, d, input, output_size):
+    nd = input.ndim
+    if nd not in (d + 1, d + 2):
+        got = ": " if op.startswith("adaptive_max") else " "
+        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor, but got{got}{shape_str(input.shape)}")
+    S = input.shape[nd - d:]
+    if isinstance(output_size, (int, np.integer)) or output_size is None:
+        output_size = (output_size,) * d
+    output_size = tuple(output_size)
+    if len(output_size) != d:
+        raise op_error(op, f"output_size must be {d}")
+    return S, tuple(S[i] if o is None else int(o) for i, o in enumerate(output_size))
+
+
+def _adaptive_avg(op, d, input, output_size):
+    S, O = _adaptive_sizes(op, d, input, output_size)
+    if all(o == 1 for o in O):   # torch computes a global average as a mean (grad_fn MeanBackward1)
+        return input.mean(tuple(range(-d, 0)), keepdim=True)
+    taps = []
+    for i in range(d):
+        idx, valid, count = _adaptive_window_idx(S[i], O[i])
+        taps.append(_AxisTaps(idx, np.where(valid, 1.0 / np.maximum(count, 1)[:, None], 0.0), S[i]))
+    return _taps(f"AdaptiveAvgPool{max(d, 2)}DBackward0", input, taps)
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to a fixed output length (torch's start/end index formula).
+
+    >>> F.adaptive_avg_pool1d(tapegrad.tensor([[[1., 2., 3., 4.]]]), 2).tolist()
+    [[[1.5, 3.5]]]
+    """
+    if input.ndim not in (2, 3):
+        raise op_error("adaptive_avg_pool1d", f"Expected 2D or 3D tensor, but got {shape_str(input.shape)}")
+    o = output_size if isinstance(output_size, (int, np.integer)) else output_size[0]
+    return _adaptive_avg("adaptive_avg_pool1d", 2, input.unsqueeze(-2), (1, o)).squeeze(-2)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling to a fixed output size ``(oH, oW)`` (None keeps that input size).
+
+    >>> F.adaptive_avg_pool2d(tapegrad.ones(1, 1, 5, 5), 1).shape
+    tapegrad.Size([1, 1, 1, 1])
+    """
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling to a fixed output size ``(oD, oH, oW)``.
+
+    >>> F.adaptive_avg_pool3d(tapegrad.ones(1, 1, 4, 4, 4), 2).shape
+    tapegrad.Size([1, 1, 2, 2, 2])
+    """
+    return _adaptive_avg("adaptive_avg_pool3d", 3, input, output_size)
+
+
+def _adaptive_max_cls(d):
+    class AdaptiveMaxPool(Primitive):
+        node_name = f"AdaptiveMaxPool{d}DBackward0"
+
+        @staticmethod
+        def forward(ctx, x, out_sizes):
+            S = x.shape[x.ndim - d:]
+            lead = x.shape[:x.ndim - d]
+            fill = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+            xp = _pad_array(x, (0,) * d, (1,) * d, fill)      # index ``size`` reads -inf
+            idxs, sizes = [], []
+            for i in range(d):
+                idx, _, _ = _adaptive_window_idx(S[i], out_sizes[i])
+                idxs.append(idx)
+                sizes.append(idx.shape[1])
+            # gather (*lead, O1, K1, O2, K2, ...) with broadcast index arrays, then move the K axes last
+            key = []
+            for i in range(d):
+                shape = [1] * (2 * d)
+                shape[2 * i], shape[2 * i + 1] = idxs[i].shape
+                key.append(idxs[i].reshape(shape))
+            win = xp[(Ellipsis,) + tuple(key)]
+            nl = len(lead)
+            perm = tuple(range(nl)) + tuple(nl + 2 * i for i in range(d)) + tuple(nl + 2 * i + 1 for i in range(d))
+            win = win.transpose(perm).reshape(lead + tuple(out_sizes) + (math.prod(sizes),))
+            kidx = np.argmax(win, axis=-1)
+            vals = np.take_along_axis(win, kidx[..., None], axis=-1)[..., 0]
+            kc = np.unravel_index(kidx, tuple(sizes))
+            flat = np.zeros(kidx.shape, dtype=np.int64)
+            for i in range(d):
+                shape = [1] * (nl + d)
+                shape[nl + i] = out_sizes[i]
+                o = np.arange(out_sizes[i]).reshape(shape)
+                coord = idxs[i][o, kc[i]]
+                flat = flat * S[i] + coord
+            ctx.idx, ctx.in_shape = flat, x.shape
+            ctx.mark_non_differentiable(flat)
+            return np.ascontiguousarray(vals), flat
+
+        @staticmethod
+        def backward(ctx, g, _gi=None):
+            return _ScatterPlanes.apply(g, ctx.idx, ctx.in_shape, False, d), None
+
+    AdaptiveMaxPool.__name__ = AdaptiveMaxPool.__qualname__ = f"AdaptiveMaxPool{d}d"
+    return AdaptiveMaxPool
+
+
+_AdaptiveMax = {d: _adaptive_max_cls(d) for d in (2, 3)}
+
+
+def _adaptive_max(op, d, input, output_size):
+    S, O = _adaptive_sizes(op, d, input, output_size)
+    if any(s == 0 for s in input.shape[1:]):
+        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor with non-zero sizes, but got "
+                           f"{shape_str(input.shape)}")
+    return _AdaptiveMax[d].apply(input, O)
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output length.
+
+    >>> F.adaptive_max_pool1d(tapegrad.tensor([[[1., 4., 3., 2.]]]), 2).tolist()
+    [[[4.0, 3.0]]]
+    """
+    if input.ndim not in (2, 3):
+        raise op_error("adaptive_max_pool1d", f"Expected 2D or 3D tensor, but got: {shape_str(input.shape)}")
+    o = output_size if isinstance(output_size, (int, np.integer)) else output_size[0]
+    vals, idx = _adaptive_max("adaptive_max_pool1d", 2, input.unsqueeze(-2), (1, o))
+    vals = vals.squeeze(-2)
+    return (vals, idx.squeeze(-2)) if return_indices else vals
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=True):
+    """``adaptive_max_pool1d`` returning ``(values, indices)``."""
+    return adaptive_max_pool1d(input, output_size, True)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """Max pooling to a fixed output size; ``return_indices`` gives flat per-plane indices.
+
+    >>> F.adaptive_max_pool2d(tapegrad.arange(16.).reshape(1, 1, 4, 4), 1).tolist()
+    [[[[15.0]]]]
+    """
+    vals, idx = _adaptive_max("adaptive_max_pool2d", 2, input, output_size)
+    return (vals, idx) if return_indices else vals
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
+    """``adaptive_max_pool2d`` returning ``(values, indices)``."""
+    return _adaptive_max("adaptive_max_pool2d", 2, input, output_size)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3-d max pooling to a fixed output size.
+
+    >>> F.adaptive_max_pool3d(tapegrad.ones(1, 1, 4, 4, 4), 2).shape
+    tapegrad.Size([1, 1, 2, 2, 2])
+    """
+    vals, idx = _adaptive_max("adaptive_max_pool3d", 3, input, output_size)
+    return (vals, idx) if return_indices else vals
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=True):
+    """``adaptive_max_pool3d`` returning ``(values, indices)``."""
+    return _adaptive_max("adaptive_max_pool3d", 3, input, output_size)
+
+
+# --- max unpooling ------------------------------------------------------------------------------------------------
+def _max_unpool_cls(d):
+    class MaxUnpool(Primitive):
+        node_name = f"MaxUnpool{d}DBackward0"
+
+        @staticmethod
+        def forward(ctx, x, idx, out_sizes):
+            lead = x.shape[:x.ndim - d]
+            plane = math.prod(out_sizes)
+            if idx.size and (idx.min() < 0 or idx.max() >= plane):
+                bad = idx.max() if idx.max() >= plane else idx.min()
+                raise op_error(f"max_unpool{d}d", f"Found an invalid max index: {bad} (output volumes are of size "
+                                                  f"{'x'.join(map(str, out_sizes))})")
+            ctx.idx = idx
+            return _ScatterPlanes.forward(ctx, x, idx, lead + tuple(out_sizes), True, d)
+
+        @staticmethod
+        def backward(ctx, g):
+            return _GatherPlanes.apply(g, ctx.idx, d), None, None
+
+    MaxUnpool.__name__ = MaxUnpool.__qualname__ = f"MaxUnpool{d}d"
+    return MaxUnpool
+
+
+_MaxUnpool = {d: _max_unpool_cls(d) for d in (2, 3)}
+
+
+def _max_unpool(op, d, input, indices, kernel_size, stride, padding, output_size):
+    kernel = _ntuple(kernel_size, d, "kernel_size", op)
+    stride = kernel if stride is None else _ntuple(stride, d, "stride", op)
+    padding = _ntuple(padding, d, "padding", op)
+    nd = input.ndim
+    if nd not in (d + 1, d + 2):
+        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor for input, but got {shape_str(input.shape)}")
+    if str(indices.dtype) != "tapegrad.int64":
+        raise op_error(op, f"elements in indices should be type int64 but got: {_scalar(indices)}")
+    if tuple(indices.shape) != tuple(input.shape):
+        raise op_error(op, f"Expected shape of indices to be same as that of the input tensor "
+                           f"({shape_str(input.shape)}) but got indices tensor with shape: "
+                           f"{shape_str(indices.shape)}")
+    S = input.shape[nd - d:]
+    default = [(S[i] - 1) * stride[i] - 2 * padding[i] + kernel[i] for i in range(d)]
+    if output_size is None:
+        out = default
+    else:
+        out = [int(s) for s in output_size]
+        if len(out) == d + 2 or len(out) == nd:
+            out = out[len(out) - d:]
+        if len(out) != d:
+            raise ValueError(f"output_size should be a sequence containing {d} or {d + 2} elements, but it has a "
+                             f"length of '{len(out)}'")
+        for i in range(d):
+            lo, hi = default[i] - stride[i], default[i] + stride[i]
+            if not lo < out[i] < hi:
+                raise ValueError(f'invalid output_size "{tuple(out)}" (dim {i} must be between {lo} and {hi})')
+    return _MaxUnpool[d].apply(input, indices._array, tuple(out))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool1d``: values written back at their indices, zeros elsewhere.
+
+    >>> v, i = F.max_pool1d(tapegrad.tensor([[[1., 3., 2., 0.]]]), 2, return_indices=True)
+    >>> F.max_unpool1d(v, i, 2).tolist()
+    [[[0.0, 3.0, 2.0, 0.0]]]
+    """
+    k = _ntuple(kernel_size, 1, "kernel_size", "max_unpool1d")
+    s = k if stride is None else _ntuple(stride, 1, "stride", "max_unpool1d")
+    p = _ntuple(padding, 1, "padding", "max_unpool1d")
+    if output_size is not None:
+        output_size = list(output_size)[-1:] + [1]
+    out = _max_unpool("max_unpool1d", 2, input.unsqueeze(-1), indices.unsqueeze(-1), k + (1,), s + (1,), p + (0,),
+                      output_size)
+    return out.squeeze(-1)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool2d`` (``indices`` from ``return_indices=True``).
+
+    >>> v, i = F.max_pool2d(tapegrad.arange(4.).reshape(1, 1, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool2d(v, i, 2).tolist()
+    [[[[0.0, 0.0], [0.0, 3.0]]]]
+    """
+    return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """The partial inverse of ``max_pool3d``.
+
+    >>> v, i = F.max_pool3d(tapegrad.ones(1, 1, 2, 2, 2), 2, return_indices=True)
+    >>> F.max_unpool3d(v, i, 2).shape
+    tapegrad.Size([1, 1, 2, 2, 2])
+    """
+    return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
