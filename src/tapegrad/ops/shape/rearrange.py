@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, shape_str
-from ..reduce import _write_out
+from ..reduce._common import _write_out
 from .views import _contiguous, _nd, _size_arg, expand, flatten, reshape, unsqueeze, view
 
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ... import _dtype
 from .._util import Primitive, Tensor, bind, kernel, mark_view, normalize_dim, op_error, shape_str
-from ..reduce import _write_out
+from ..reduce._common import _write_out
 from .views import _nd, reshape, transpose, unsqueeze
 
 
