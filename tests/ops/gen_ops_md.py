@@ -1,4 +1,4 @@
-"""Write docs/ops.md from the op table: every required op, the specs that test it and the checks they run.
+"""Write docs/ops.md from the op table: every required op, its source file, the specs that test it and the checks.
 
     python tests/ops/gen_ops_md.py          # rewrite docs/ops.md
     python tests/ops/gen_ops_md.py --check  # exit 1 if docs/ops.md is out of date (the test suite runs this)
@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 
@@ -18,6 +19,57 @@ from ops.op_db import OPS  # noqa: E402
 from ops.required_ops import REQUIRED, covering_specs  # noqa: E402
 
 PATH = os.path.join(HERE, "..", "..", "docs", "ops.md")
+SRC = os.path.realpath(os.path.join(HERE, "..", "..", "src", "tapegrad"))
+
+
+def _lookup(name, nn_first):
+    """The tapegrad object of a table name: ``exp`` (tapegrad, then Tensor), ``linalg.inv``, ``nn.functional.relu``;
+    ``getitem`` / ``setitem`` are ``x[key]`` / ``x[key] = v``. nn.functional's version first for its family (a few
+    names, such as batch_norm, have another signature at top level)."""
+    import tapegrad
+    import tapegrad.nn.functional as F
+    name = name.removeprefix("nn.functional.")
+    if name in ("getitem", "setitem"):
+        return getattr(tapegrad.Tensor, f"__{name}__")
+    if name.startswith("linalg."):
+        return getattr(tapegrad.linalg, name[len("linalg."):], None)
+    for ns in ((F, tapegrad, tapegrad.Tensor) if nn_first else (tapegrad, tapegrad.Tensor, F)):
+        obj = getattr(ns, name, None)
+        if obj is not None:
+            return obj
+    return None
+
+
+def source_file(name, nn_first=False):
+    """The file (relative to src/tapegrad) that defines op ``name``: the function's own module (through
+    ``functools.wraps``, and a property's getter), else the module of the Primitive it applies."""
+    obj = _lookup(name, nn_first)
+    if obj is None:
+        return None
+    obj = inspect.unwrap(obj.fget if isinstance(obj, property) else obj)
+    try:
+        path = inspect.getsourcefile(obj)
+    except TypeError:                       # not a Python function (a class attribute, a builtin)
+        path = None
+    if path is None:
+        prim = next((v for v in getattr(obj, "__globals__", {}).values() if isinstance(v, type)
+                     and getattr(v, "__name__", "").lower() == name.lower()), None)
+        path = prim and inspect.getsourcefile(prim)
+    return path and os.path.relpath(os.path.realpath(path), SRC).replace(os.sep, "/")
+
+
+def _link(rel):
+    return f"[{rel}](../src/tapegrad/{rel})" if rel else ""
+
+
+def _extra_source(spec_name):
+    """A table entry beyond the required list names an op, or a variant of one (``nanmedian_all``)."""
+    parts = spec_name.split("_")
+    for k in range(len(parts), 0, -1):
+        rel = source_file("_".join(parts[:k]), spec_name.startswith("nn.functional."))
+        if rel:
+            return rel
+    return None
 
 
 def _checks(spec):
@@ -41,14 +93,17 @@ def render() -> str:
              "(`tests/ops/test_op_db.py`): values and dtypes against torch 2.13 (float64, and float32 where "
              "listed), `grad_fn` names, first and second derivatives against torch in float64, and "
              "finite-difference `gradcheck` / `gradgradcheck`. A check that cannot apply is switched off with the "
-             "reason in the notes column.", "",
+             "reason in the notes column. The source column links each op to the file that defines it.", "",
              f"{len(OPS)} op-table entries in all.", ""]
     for family, names in REQUIRED.items():
-        lines += [f"## {family}", "", "| op | specs (samples) | checks | notes |", "|---|---|---|---|"]
+        lines += [f"## {family}", "", "| op | source | specs (samples) | checks | notes |", "|---|---|---|---|---|"]
         for name in names.split():
+            rel = source_file(name, nn_first=family == "nn.functional")
+            if rel is None:
+                raise SystemExit(f"gen_ops_md: no tapegrad source found for the required op {name!r}")
             specs = covering_specs(name, OPS, family)
             if not specs:
-                lines.append(f"| `{name}` | **missing** | | |")
+                lines.append(f"| `{name}` | {_link(rel)} | **missing** | | |")
                 continue
             counts = ", ".join(f"`{s.name}` ({len(s.samples(np.random.default_rng(0)))})" for s in specs[:4])
             if len(specs) > 4:
@@ -57,11 +112,12 @@ def render() -> str:
             some = set.union(*(set(_checks(s)) for s in specs)) - every
             checks = sorted(every) + [f"{c} (some samples)" for c in sorted(some)]
             notes = "; ".join(sorted({s.notes.replace("|", "/").replace("\n", " ") for s in specs if s.notes}))
-            lines.append(f"| `{name}` | {counts} | {', '.join(checks)} | {notes} |")
+            lines.append(f"| `{name}` | {_link(rel)} | {counts} | {', '.join(checks)} | {notes} |")
         lines.append("")
     extra = sorted({s.name for s in OPS} - {s.name for fam, names in REQUIRED.items() for n in names.split()
                                            for s in covering_specs(n, OPS, fam)})
-    lines += ["## Beyond the required list", "", ", ".join(f"`{n}`" for n in extra), ""]
+    lines += ["## Beyond the required list", "",
+              ", ".join(f"`{n}` ({_link(rel)})" if (rel := _extra_source(n)) else f"`{n}`" for n in extra), ""]
     return "\n".join(lines)
 
 
