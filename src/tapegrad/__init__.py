@@ -47,6 +47,16 @@ def __getattr__(name):
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 
+def _hook_scalar(value):
+    """``tapegrad.scalar.value`` calls this as it loads (the scalar engine itself imports nothing of tapegrad):
+    the tracer hooks into it from tapegrad's side. ``Value.backward(trace=True)`` records under
+    ``autograd.trace.Trace``, imported on that first use."""
+    def tracer():
+        from .autograd.trace import Trace
+        return Trace()
+    value._tracers.append(tracer)
+
+
 def is_tensor(obj):
     """True for a tapegrad Tensor."""
     return isinstance(obj, Tensor)

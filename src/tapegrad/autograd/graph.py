@@ -100,7 +100,7 @@ def graph_stats(t):
     Also accepts a ``grad_fn`` node, or a ``tapegrad.scalar.Value`` (nodes and depth; Values save no arrays).
     """
     from .function import AccumulateGrad
-    from ..scalar.value import Value
+    from ..scalar.value import Value          # (on use: the engine does not import the scalar engine)
     if isinstance(t, Value):
         order = t._topo()
         depth = {id(t): 0}

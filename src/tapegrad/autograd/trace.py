@@ -23,6 +23,8 @@ from __future__ import annotations
 import sys
 import types
 
+from .._format import short_array
+
 __all__ = ["trace", "Trace", "Step", "Edge"]
 
 
@@ -62,9 +64,7 @@ def _fmt(g):
         return f"{g:.4g}"
     if isinstance(g, int):
         return str(g)
-    arr = getattr(g, "_array", g)
-    from ..viz.dot import _arr
-    return _arr(arr)
+    return short_array(getattr(g, "_array", g))
 
 
 class Trace:
@@ -76,6 +76,8 @@ class Trace:
 
     # --- recording ------------------------------------------------------------------------------------------
     def __enter__(self):
+        # the tracer hooks into both engines from its side: each keeps a list of observers it calls at every
+        # step of a backward pass (imported here, on use: neither engine imports the tracer)
         from . import engine
         from ..scalar import value
         engine._observers.append(self._on_node)
@@ -165,17 +167,6 @@ def trace(params=None):
     ``params``: a dict name -> leaf tensor, to name the leaves in the table (e.g. ``dict(model.named_parameters())``).
     """
     return Trace(params)
-
-
-class _CallableModule(types.ModuleType):
-    """``tapegrad.autograd.trace`` is this module *and* the function: ``with tapegrad.autograd.trace() as t:``
-    works even after ``import tapegrad.autograd.trace`` (which makes the attribute the module)."""
-
-    def __call__(self, params=None):
-        return Trace(params)
-
-
-sys.modules[__name__].__class__ = _CallableModule
 
 
 class _CallableModule(types.ModuleType):

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from operator import attrgetter
 
 __all__ = ["Value"]
@@ -43,7 +44,20 @@ __all__ = ["Value"]
 _tick = itertools.count().__next__   # creation order: children are always created before their parents
 _seq_of = attrgetter("_seq")
 _new = object.__new__
-_observers = []   # callables(node, grad_out, [(child, grad_passed), ...]) — autograd.trace plugs in here
+
+# --- hook-ins: this engine imports nothing but the standard library; tools plug in from their side -------------
+_observers = []   # callables(node, grad_out, [(child, grad_passed), ...]), called at each step of backward()
+_tracers = []     # factories of recorders (context managers with .print()) that backward(trace=True) runs under
+
+
+def _hook_host():
+    """A package that embeds this engine (``tapegrad`` for ``tapegrad.scalar``) may define
+    ``_hook_scalar(value_module)``: it is called once, as this module loads, to plug the host's tools in (tapegrad
+    registers its ``autograd.trace`` in ``_tracers``). On its own, as a top-level package, the engine has no host."""
+    host = sys.modules.get(__name__.split(".")[0])
+    hook = getattr(host, "_hook_scalar", None) if __name__.count(".") >= 2 else None
+    if hook is not None:
+        hook(sys.modules[__name__])
 
 
 class _UserNode:
@@ -362,12 +376,16 @@ class Value:
     def backward(self, trace=False):
         """Fill ``.grad`` of every value this one depends on with d(self)/d(value), accumulating (``+=``).
 
-        ``trace=True`` records each step of the chain rule, prints it as a table and returns the
-        :class:`tapegrad.autograd.trace.Trace` (the same as ``with tapegrad.autograd.trace() as t:``).
+        ``trace=True`` records each step of the chain rule under the tracer hooked into ``_tracers``, prints it
+        as a table and returns the record (in tapegrad: a :class:`tapegrad.autograd.trace.Trace`, the same as
+        ``with tapegrad.autograd.trace() as t:``).
         """
         if trace:
-            from ..autograd.trace import Trace
-            with Trace() as t:
+            if not _tracers:
+                raise RuntimeError("backward(trace=True): no tracer is hooked into this engine (tapegrad hooks in "
+                                   "autograd.trace; on its own, pass callables to value._observers to watch each "
+                                   "step)")
+            with _tracers[-1]() as t:
                 self.backward()
             t.print()
             return t
@@ -419,3 +437,6 @@ def _walk_observed(order):
         steps = list(zip(kids, passed))
         for obs in list(_observers):
             obs(v, v.grad, steps)
+
+
+_hook_host()

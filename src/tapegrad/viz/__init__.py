@@ -117,7 +117,7 @@ def print_graph(root, max_depth=None, max_lines=400, file=None, params=None):
 
 def _text(root, lines, max_depth, max_lines, names):
     from ..scalar.value import Value
-    from .dot import _arr, _num
+    from .._format import short_array, short_number
     is_value = isinstance(root, Value)
     seen = set()
     if is_value:
@@ -125,7 +125,7 @@ def _text(root, lines, max_depth, max_lines, names):
     else:
         from ..autograd.function import AccumulateGrad
         fn = root.grad_fn.name() if root.grad_fn else None
-        lines.append(f"tensor {tuple(root.shape)} data={_arr(root._array)} grad_fn={fn}")
+        lines.append(f"tensor {tuple(root.shape)} data={short_array(root._array)} grad_fn={fn}")
         if root.grad_fn is None:
             return
         stack = [(root.grad_fn, 1)]
@@ -142,7 +142,7 @@ def _text(root, lines, max_depth, max_lines, names):
                 continue
             seen.add(id(obj))
             op = f" [{obj._op}]" if obj.label and obj._op else ""
-            lines.append(f"{pad}{name}{op} data={_num(obj.data)} grad={_num(obj.grad)}")
+            lines.append(f"{pad}{name}{op} data={short_number(obj.data)} grad={short_number(obj.grad)}")
             if max_depth is None or d < max_depth:
                 kids = list(dict.fromkeys(obj._kids))
                 stack.extend((k, d + 1) for k in reversed(kids))
@@ -153,9 +153,9 @@ def _text(root, lines, max_depth, max_lines, names):
             seen.add(id(obj))
             if obj.__class__ is AccumulateGrad:
                 v = obj.variable
-                g = None if v is None or v._grad is None else _arr(v._grad._array)
+                g = None if v is None or v._grad is None else short_array(v._grad._array)
                 desc = "" if v is None else \
-                    f" -> {names.get(id(v), 'leaf')} {tuple(v.shape)} data={_arr(v._array)} grad={g}"
+                    f" -> {names.get(id(v), 'leaf')} {tuple(v.shape)} data={short_array(v._array)} grad={g}"
                 lines.append(f"{pad}AccumulateGrad{desc}")
                 continue
             meta = getattr(obj, "_out_meta", None) or [None]

@@ -12,6 +12,8 @@ node; a graph still larger than ``max_nodes`` is refused with a message saying w
 
 from __future__ import annotations
 
+from .._format import short_array, short_number
+
 __all__ = ["GraphModel", "GNode", "build", "to_dot", "GraphTooLarge"]
 
 _SCAN_LIMIT = 200_000     # never walk further than this many graph nodes (a million-op chain must not hang)
@@ -53,26 +55,6 @@ class GraphModel:
 
 
 # --- formatting ------------------------------------------------------------------------------------------------
-def _num(x):
-    if isinstance(x, float):
-        return f"{x:.4f}"
-    return str(x)
-
-
-def _arr(a, limit=6):
-    """Short text for an ndarray's values: the numbers when few, else min/max."""
-    import numpy as np
-    a = np.asarray(a)
-    if a.ndim == 0:
-        return f"{a.item():.4g}" if a.dtype.kind in "fc" else str(a.item())
-    if a.size <= limit:
-        flat = ", ".join(f"{v:.4g}" if a.dtype.kind in "fc" else str(v) for v in a.ravel().tolist())
-        return f"[{flat}]"
-    if a.size == 0:
-        return "[]"
-    return f"min {a.min():.3g} max {a.max():.3g}"
-
-
 def _shape(shape):
     return "(" + ", ".join(map(str, shape)) + ")"
 
@@ -97,9 +79,9 @@ def _from_values(roots, model, show_grad):
     for v in order:
         vid = f"v{id(v)}"
         lines = [v.label or ("output" if id(v) in root_ids else ("leaf" if not v._kids else "value")),
-                 f"data {_num(v.data)}"]
+                 f"data {short_number(v.data)}"]
         if show_grad:
-            lines.append(f"grad {_num(v.grad)}")
+            lines.append(f"grad {short_number(v.grad)}")
         role = "root" if id(v) in root_ids else ("leaf" if not v._kids else "")
         model.add(GNode(vid, "value", lines, ("value", v._op), role))
         if v._op or v._kids:
@@ -116,10 +98,10 @@ def _from_values(roots, model, show_grad):
 # --- Tensor graphs ----------------------------------------------------------------------------------------------
 def _tensor_lines(t, name, show_grad):
     lines = [name, f"{_shape(t.shape)} {str(t.dtype).replace('tapegrad.', '')}"]
-    lines.append(f"data {_arr(t._array)}")
+    lines.append(f"data {short_array(t._array)}")
     if show_grad:
         g = t._grad
-        lines.append("grad None" if g is None else f"grad {_arr(g._array)}")
+        lines.append("grad None" if g is None else f"grad {short_array(g._array)}")
     return lines
 
 
