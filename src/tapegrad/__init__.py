@@ -30,8 +30,8 @@ __version__ = "0.1.0"
 
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
-_LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft", "func",
-         "cuda", "backends", "testing"}
+_LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
+         "func", "cuda", "backends", "testing"}
 
 
 def __getattr__(name):
