@@ -1,1 +1,2 @@
-"""The op library, one module per family; each declares its Functions and attaches Tensor methods."""
+"""The op library: one package per family (elementwise, reduce, shape, index, linalg, nn_ops, conv), each split
+into sub-family modules that declare their Functions and attach their Tensor methods (see docs/design.md)."""

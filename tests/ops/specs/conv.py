@@ -1,4 +1,4 @@
-"""Specs of convolution, pooling and resampling (``tapegrad.nn.functional``; the ops live in ``ops/conv.py``).
+"""Specs of convolution, pooling and resampling (``tapegrad.nn.functional``; the ops live in ``ops/conv/``).
 
 Shapes are tiny on purpose: gradcheck and gradgradcheck perturb every element.
 """

@@ -1,4 +1,4 @@
-"""Specs of tapegrad.nn.functional (ops/nn_ops.py): linear, softmax family, losses, dropout, normalisation,
+"""Specs of tapegrad.nn.functional (ops/nn_ops/): linear, softmax family, losses, dropout, normalisation,
 embedding, distances and attention. Stability at ±1e4, error messages and dropout statistics are in
 tests/test_nn_functional.py."""
 
