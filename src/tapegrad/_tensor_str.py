@@ -9,7 +9,6 @@ elements are summarised with ``...``; suffixes (``dtype=``, ``grad_fn=``, ``requ
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,13 +17,21 @@ from . import _dtype
 __all__ = ["set_printoptions", "tensor_repr"]
 
 
-@dataclass
 class _PrintOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+    """The options ``set_printoptions`` sets. (A plain class: ``@dataclass`` would cost ``import tapegrad`` ~4
+    ms, the dataclasses module and the generated methods.)"""
+
+    __slots__ = ("precision", "threshold", "edgeitems", "linewidth", "sci_mode")
+
+    def __init__(self, precision=4, threshold=1000, edgeitems=3, linewidth=80, sci_mode=None):
+        self.precision, self.threshold, self.edgeitems, self.linewidth = precision, threshold, edgeitems, linewidth
+        self.sci_mode = sci_mode
+
+    def __repr__(self):
+        return "_PrintOptions(" + ", ".join(f"{k}={getattr(self, k)!r}" for k in self.__slots__) + ")"
+
+    def __eq__(self, other):
+        return other.__class__ is self.__class__ and all(getattr(self, k) == getattr(other, k) for k in self.__slots__)
 
 
 PRINT_OPTS = _PrintOptions()

@@ -5,13 +5,14 @@ kron, cross, trace, multi_dot, chain_matmul.
 
 from __future__ import annotations
 
-import string
 
 import numpy as np
 
 from .._util import Primitive, Tensor, bind, input_shape, promote
 from ._common import _const, _dtname, _eye_like
 from .products import mm
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"   # string.ascii_letters (einsum's subscripts)
 
 
 class Einsum(Primitive):
@@ -42,7 +43,7 @@ class Einsum(Primitive):
         for s, shp in zip(subs, ctx.shapes):
             for ch, n in zip(s, shp):
                 sizes[ch] = max(sizes.get(ch, 1), n)
-        free = iter(c for c in string.ascii_letters if c not in sizes)
+        free = iter(c for c in _LETTERS if c not in sizes)
         res = [None]
         for k, sk in enumerate(subs):
             if not ctx.needs_input_grad[k + 1]:
@@ -108,12 +109,12 @@ def _parse_einsum(equation, shapes):
     if len(terms) > len(shapes):
         raise RuntimeError("einsum(): fewer operands were provided than specified in the equation")
     for t in terms + [rhs]:
-        bad = [c for c in t.replace("...", "") if c not in string.ascii_letters]
+        bad = [c for c in t.replace("...", "") if c not in _LETTERS]
         if bad or t.replace("...", "").count(".") or t.count("...") > 1:
             raise RuntimeError(f"einsum(): invalid subscript given at index {eq.index(bad[0]) if bad else 0} in "
                                f"the equation string, subscripts must be in [a-zA-Z]")
-    used = set(eq) & set(string.ascii_letters)
-    pool = [c for c in string.ascii_letters if c not in used]
+    used = set(eq) & set(_LETTERS)
+    pool = [c for c in _LETTERS if c not in used]
     ell = 0
     for k, (t, shp) in enumerate(zip(terms, shapes)):
         n = len(t.replace("...", ""))
@@ -145,7 +146,7 @@ def _parse_einsum(equation, shapes):
                                    "operand")
     else:
         joined = "".join(t for t in terms)
-        once = sorted(c for c in set(joined) if c in string.ascii_letters and joined.count(c) == 1)
+        once = sorted(c for c in set(joined) if c in _LETTERS and joined.count(c) == 1)
         rhs = ell_letters + "".join(once)
     sizes = {}
     for k, (t, shp) in enumerate(zip(new_terms, shapes)):
@@ -160,7 +161,7 @@ def _parse_einsum(equation, shapes):
 def _sublist_equation(args):
     """torch.einsum(op1, [0, 1], op2, [1, 2], [0, 2]) -> ('ab,bc->ac', [op1, op2])."""
     def lab(sub):
-        return "".join("..." if s is Ellipsis else string.ascii_letters[s] for s in sub)
+        return "".join("..." if s is Ellipsis else _LETTERS[s] for s in sub)
     ops, terms = list(args[0::2]), [lab(s) for s in args[1::2]]
     if len(args) % 2 == 1:
         ops = ops[:-1] if not isinstance(args[-1], Tensor) else ops
@@ -213,7 +214,7 @@ def tensordot(a, b, dims=2, out=None):
         db = [d % nb for d in db]
     if a._array.dtype != b._array.dtype:
         raise RuntimeError("both inputs should have same dtype")
-    letters = iter(string.ascii_letters)
+    letters = iter(_LETTERS)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]
     for i, j in zip(da, db):
@@ -263,7 +264,7 @@ class Kron(Primitive):
         sa, sb = ctx.shapes
         n = len(sa)
         g = grad.reshape(tuple(d for pair in zip(sa, sb) for d in pair))
-        la, lb = string.ascii_lowercase[:n], string.ascii_uppercase[:n]
+        la, lb = _LETTERS[:26][:n], _LETTERS[26:][:n]
         gs = "".join(x + y for x, y in zip(la, lb))
         need = ctx.needs_input_grad
         ga = einsum(f"{gs},{lb}->{la}", g, b.reshape(sb)).reshape(input_shape(ctx, 0)) if need[0] else None
