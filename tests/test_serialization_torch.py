@@ -129,6 +129,23 @@ def test_tapegrad_reads_every_dtype_torch_saves(torch, tmp_path, legacy):
     assert ours["device"] == tapegrad.device("cpu")
 
 
+def test_pretrained_torch_weights_load_into_a_tapegrad_model(torch, tmp_path):
+    torch.manual_seed(0)
+    theirs = torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                                 torch.nn.Flatten(), torch.nn.Linear(4 * 6 * 6, 3))
+    theirs(torch.randn(5, 1, 8, 8))              # running statistics that differ from the defaults
+    theirs.eval()
+    torch.save(theirs.state_dict(), tmp_path / "pretrained.pth")
+    ours = tapegrad.nn.Sequential(tapegrad.nn.Conv2d(1, 4, 3), tapegrad.nn.BatchNorm2d(4), tapegrad.nn.ReLU(),
+                                  tapegrad.nn.Flatten(), tapegrad.nn.Linear(4 * 6 * 6, 3)).eval()
+    state = tapegrad.load(tmp_path / "pretrained.pth", map_location=torch.device("cpu"))
+    assert isinstance(state, OrderedDict) and state._metadata == theirs.state_dict()._metadata
+    ours.load_state_dict(state)
+    x = np.random.default_rng(2).standard_normal((2, 1, 8, 8)).astype(np.float32)
+    np.testing.assert_allclose(ours(tapegrad.tensor(x)).detach().numpy(), theirs(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+
+
 def test_dtypes_numpy_lacks_are_converted_as_tapegrad_stores_them(torch, tmp_path):
     bf = torch.tensor([1.0, -2.5, 3.140625, float("inf")], dtype=torch.bfloat16)
     obj = {"bf": bf, "bf_view": bf[1:], "u16": torch.tensor([0, 65535], dtype=torch.uint16),
