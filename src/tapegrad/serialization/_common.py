@@ -11,12 +11,16 @@ __all__ = ["CheckpointError", "WeightsOnlyError", "Corrupt", "Source", "Bounded"
 class CheckpointError(RuntimeError):
     """A file that is not a readable checkpoint (truncated, corrupted, tampered with or foreign); names the file."""
 
+    __module__ = "tapegrad.serialization"
+
 
 class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
     """A ``weights_only`` load refused a pickle (a global, call or build outside the allowed set).
 
     Both a ``CheckpointError`` and, as torch raises it, a ``pickle.UnpicklingError``.
     """
+
+    __module__ = "tapegrad.serialization"
 
 
 class Corrupt(ValueError):
