@@ -31,20 +31,31 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "cuda", "backends", "testing"}
+         "func", "cuda", "backends", "testing"}
 
 
 def __getattr__(name):
     # heavy or optional parts load on first use so that `import tapegrad` stays under 0.2 s
     if name in _LAZY:
-        import importlib
-        mod = importlib.import_module(f".{name}", __name__)
+        mod = _import_lazy(f"{__name__}.{name}", __name__)
         globals()[name] = mod
         return mod
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
+
+
+def _import_lazy(fullname, owner):
+    """Import a lazily loaded submodule; one that does not exist is a missing attribute (so ``hasattr`` is
+    False), not an import error."""
+    import importlib
+    try:
+        return importlib.import_module(fullname)
+    except ModuleNotFoundError as e:
+        if e.name != fullname:
+            raise
+        raise AttributeError(f"module {owner!r} has no attribute {fullname.rsplit('.', 1)[1]!r}") from None
 
 
 def is_tensor(obj):

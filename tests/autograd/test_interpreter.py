@@ -82,3 +82,12 @@ def test_no_module_keeps_a_bound_apply():
     bad = [f"{p.relative_to(src)}: {line.strip()}" for p in src.rglob("*.py")
            for line in p.read_text().splitlines() if re.search(r"=\s*[\w.]+\.apply\s*(#.*)?$", line)]
     assert bad == [], bad
+
+
+def test_hasattr_of_a_lazy_name_never_raises():
+    # names listed as lazy answer hasattr with True or False, never with an import error
+    for name in ["nn", "optim", "fft", "special", "backends", "testing", "func", "no_such_name"]:
+        assert hasattr(tapegrad, name) in (True, False)
+    for name in ["functional", "forward_ad", "graph", "trace", "no_such_name"]:
+        assert hasattr(tapegrad.autograd, name) in (True, False)
+    assert hasattr(tapegrad, "nn") and not hasattr(tapegrad, "no_such_name")

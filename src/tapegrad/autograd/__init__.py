@@ -17,10 +17,9 @@ _LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is
 
 def __getattr__(name):
     # the optional tools load on first use, so `import tapegrad` stays fast
-    if name in ("functional", "anomaly", "trace", "graph"):
-        import importlib
-        return importlib.import_module(f".{name}", __name__)
+    from .. import _import_lazy
+    if name in ("functional", "anomaly", "trace", "graph", "forward_ad"):
+        return _import_lazy(f"{__name__}.{name}", __name__)
     if name in _LAZY_NAMES:   # tools that live in those modules (trace is the module, itself callable)
-        import importlib
-        return getattr(importlib.import_module(f".{_LAZY_NAMES[name]}", __name__), name)
+        return getattr(_import_lazy(f"{__name__}.{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'tapegrad.autograd' has no attribute {name!r}")

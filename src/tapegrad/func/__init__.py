@@ -1,0 +1,10 @@
+"""tapegrad.func: torch.func's composable function transforms (grad, vjp, jvp, jacrev, jacfwd, hessian, vmap,
+functional_call), built on the one op mechanism: each transform is an ``Interpreter`` (autograd/function.py)
+or plain reverse mode over the recorded graph.
+
+The modules: ``_reverse`` (grad, grad_and_value, vjp, jacrev), ``_forward`` (jvp, jacfwd, linearize, hessian),
+``_vmap`` and ``batching/`` (vmap and its batching rules per op family), ``_module`` (functional_call,
+stack_module_state).
+"""
+
+__all__ = []
