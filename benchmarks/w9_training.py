@@ -68,9 +68,9 @@ def load(data, limit, quick=False):
     for folder in filter(None, folders):
         try:
             xtr, ytr, _, _, desc = demo.load_data(folder)
-        except SystemExit as e:
+        except demo.DataError as e:
             if folder == data:
-                raise
+                raise SystemExit(f"W9: {e}") from None
             print(f"W9: skipping {folder}: {e}", file=sys.stderr)
             continue
         if limit:

@@ -51,9 +51,10 @@ class CharTransformer(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 40 steps")
-    ap.add_argument("--steps", type=int, default=None)
+    ap = argparse.ArgumentParser(description="A tiny character-level transformer learns to continue the opening of "
+                                             "A Tale of Two Cities, then writes a greedy continuation.")
+    ap.add_argument("--fast", action="store_true", help="A run of a few seconds: 40 training steps.")
+    ap.add_argument("--steps", type=int, default=None, help="Training steps (default: 800, or 40 with --fast).")
     args = ap.parse_args()
     steps = args.steps or (40 if args.fast else 800)
 

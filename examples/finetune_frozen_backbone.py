@@ -65,8 +65,10 @@ def accuracy(model, x, y):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 200 + 100 steps")
+    ap = argparse.ArgumentParser(description="Fine-tuning with a frozen backbone: a small network pretrained on one "
+                                             "task keeps its backbone frozen while a new head learns a second task.")
+    ap.add_argument("--fast", action="store_true", help="A run of a few seconds: 200 pretraining and 100 "
+                                                        "fine-tuning steps (instead of 2000 and 500).")
     args = ap.parse_args()
     steps_a, steps_b = (200, 100) if args.fast else (2000, 500)
     rng = np.random.default_rng(0)

@@ -96,8 +96,9 @@ def hvp_check():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 80 critic steps")
+    ap = argparse.ArgumentParser(description="Gradients of gradients, two ways: a WGAN-GP critic trained with a "
+                                             "gradient penalty, and a Hessian-vector product by double backward.")
+    ap.add_argument("--fast", action="store_true", help="A run of a few seconds: 80 critic steps (instead of 1000).")
     args = ap.parse_args()
     wgan_gp(80 if args.fast else 1000)
     hvp_check()

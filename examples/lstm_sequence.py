@@ -46,9 +46,10 @@ class Counter(nn.Module):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 150 steps")
-    ap.add_argument("--steps", type=int, default=None)
+    ap = argparse.ArgumentParser(description="An LSTM learns to count: it reads a sequence of 12 random bits and "
+                                             "says how many are ones.")
+    ap.add_argument("--fast", action="store_true", help="A run of a few seconds: 150 training steps.")
+    ap.add_argument("--steps", type=int, default=None, help="Training steps (default: 1500, or 150 with --fast).")
     args = ap.parse_args()
     steps = args.steps or (150 if args.fast else 1500)
 

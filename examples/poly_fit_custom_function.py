@@ -45,9 +45,10 @@ class Polynomial(torch.autograd.Function):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--fast", action="store_true", help="a few seconds: 150 steps")
-    ap.add_argument("--steps", type=int, default=None)
+    ap = argparse.ArgumentParser(description="Polynomial fitting where the polynomial is a custom autograd.Function "
+                                             "with its own forward and backward, checked by gradcheck.")
+    ap.add_argument("--fast", action="store_true", help="A run of a few seconds: 150 fitting steps.")
+    ap.add_argument("--steps", type=int, default=None, help="Fitting steps (default: 2000, or 150 with --fast).")
     args = ap.parse_args()
     steps = args.steps or (150 if args.fast else 2000)
     rng = np.random.default_rng(0)

@@ -16,9 +16,11 @@ import torch
 from torch import nn
 from torch.utils.data import DataLoader, Dataset
 
-parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-parser.add_argument("--fast", action="store_true", help="a small run for the test suite")
-parser.add_argument("--epochs", type=int, default=None)
+parser = argparse.ArgumentParser(description="PyTorch's \"Build the Neural Network\" and \"Optimizing Model "
+                                             "Parameters\" tutorials as a plain PyTorch script, on synthetic "
+                                             "FashionMNIST-like data.")
+parser.add_argument("--fast", action="store_true", help="A small run of a few seconds, as the test suite makes.")
+parser.add_argument("--epochs", type=int, default=None, help="Training epochs (default: 10, or 2 with --fast).")
 opts = parser.parse_args()
 
 

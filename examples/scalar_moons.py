@@ -19,27 +19,38 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tapegrad.scalar import Value  # noqa: E402  (micrograd: from micrograd.engine import Value)
 from tapegrad.scalar.nn import MLP  # noqa: E402  (micrograd: from micrograd.nn import Neuron, Layer, MLP)
 
+def moons(n_samples=100, noise=None, random_state=None, shuffle=True):
+    """Two interleaved half-moons with scikit-learn's make_moons interface and numbers: without a random_state it
+    draws from NumPy's global generator, so np.random.seed(1337) below makes every run the same."""
+    rng = np.random if random_state is None else np.random.RandomState(random_state)   # the global one, or a new
+    n_out = n_samples // 2
+    n_in = n_samples - n_out
+    outer = np.linspace(0, np.pi, n_out)
+    inner = np.linspace(0, np.pi, n_in)
+    X = np.vstack([np.append(np.cos(outer), 1 - np.cos(inner)),
+                   np.append(np.sin(outer), 1 - np.sin(inner) - 0.5)]).T
+    y = np.hstack([np.zeros(n_out, dtype=np.intp), np.ones(n_in, dtype=np.intp)])
+    if shuffle:
+        order = np.arange(n_samples)
+        rng.shuffle(order)
+        X, y = X[order], y[order]
+    if noise is not None:
+        X += rng.normal(scale=noise, size=X.shape)
+    return X, y
+
+
 try:
     from sklearn.datasets import make_moons
-except ImportError:   # a small built-in generator with the same interface
-    def make_moons(n_samples=100, noise=None, random_state=None):
-        rng = np.random.RandomState(random_state)
-        n_out = n_samples // 2
-        n_in = n_samples - n_out
-        outer = np.linspace(0, np.pi, n_out)
-        inner = np.linspace(0, np.pi, n_in)
-        X = np.vstack([np.append(np.cos(outer), 1 - np.cos(inner)),
-                       np.append(np.sin(outer), 1 - np.sin(inner) - 0.5)]).T
-        y = np.hstack([np.zeros(n_out, dtype=np.intp), np.ones(n_in, dtype=np.intp)])
-        if noise is not None:
-            X += rng.normal(scale=noise, size=X.shape)
-        return X, y
+except ImportError:   # the same numbers without scikit-learn
+    make_moons = moons
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description="micrograd's moons demo on tapegrad.scalar")
-    ap.add_argument("--steps", type=int, default=100)
-    ap.add_argument("--fast", action="store_true", help="stop when training accuracy reaches 100%%")
+    ap = argparse.ArgumentParser(description="micrograd's moons demo on tapegrad.scalar: a 2-layer MLP of scalar "
+                                             "Values learns to separate two interleaved half-moons.")
+    ap.add_argument("--steps", type=int, default=100, help="Training steps, at most (default: 100, as micrograd's "
+                                                           "notebook).")
+    ap.add_argument("--fast", action="store_true", help="Stop as soon as the training accuracy reaches 100%%.")
     args = ap.parse_args(argv)
 
     np.random.seed(1337)

@@ -49,8 +49,11 @@ def test_set_detect_anomaly_function_and_context(torch):
     with tapegrad.autograd.set_detect_anomaly(True):
         assert tapegrad.autograd.is_anomaly_enabled()
         x = tapegrad.tensor([-1.0], requires_grad=True)
-        with pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values in its 0th output"):
-            x.sqrt().sum().backward()
+        # as torch: a warning with the forward call's traceback, then the error
+        with pytest.warns(UserWarning, match="Error detected in SqrtBackward0. Traceback of forward call") as w:
+            with pytest.raises(RuntimeError, match=r"Function 'SqrtBackward0' returned nan values in its 0th output"):
+                x.sqrt().sum().backward()
+        assert "x.sqrt().sum().backward()" in str(w[0].message)
     assert not tapegrad.autograd.is_anomaly_enabled()
     # off: the NaN flows through silently, as in torch
     x = tapegrad.tensor([-1.0], requires_grad=True)
@@ -61,7 +64,10 @@ def test_set_detect_anomaly_function_and_context(torch):
 
 
 def test_detect_anomaly_decorator_and_check_nan_false():
-    @tapegrad.autograd.detect_anomaly()
+    with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):    # torch's words, at decoration
+        decorator = tapegrad.autograd.detect_anomaly()
+
+    @decorator
     def f():
         assert tapegrad.autograd.is_anomaly_enabled()
         x = tapegrad.tensor([-1.0], requires_grad=True)

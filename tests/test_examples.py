@@ -5,6 +5,8 @@ torch."""
 import importlib.util
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -121,3 +123,33 @@ def test_example_prints_the_same_numbers_under_torch(name, torch):
     r = run_example(name)
     assert r.agree, r.report()
     assert r.numbers_compared >= 10
+
+
+def _help_entries(text):
+    """The description (one paragraph) and {option: help text} of an argparse --help output."""
+    head, _, options = text.partition("\noptions:\n")
+    description = " ".join(head.split("\n\n", 1)[1].split())
+    entries, current = {}, None
+    for line in options.splitlines():
+        m = re.match(r"^  (-\S.*?)(?:\s{2,}(.*))?$", line)
+        if m:
+            current = m.group(1)
+            entries[current] = m.group(2) or ""
+        elif current and line.startswith("   "):
+            entries[current] = (entries[current] + " " + line.strip()).strip()
+    return description, entries
+
+
+@pytest.mark.parametrize("name", NAMES + ["scalar_moons"])
+def test_example_help_is_whole_sentences(name):
+    env = {**os.environ, "PYTHONPATH": os.path.join(EXAMPLES, "..", "src")}
+    out = subprocess.run([sys.executable, os.path.join(EXAMPLES, name + ".py"), "--help"], capture_output=True,
+                         text=True, env=env, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert "``" not in out.stdout and ":class:" not in out.stdout        # no reStructuredText markup
+    description, entries = _help_entries(out.stdout)
+    assert description.endswith("."), description
+    entries.pop("-h, --help")                                              # argparse's own
+    assert entries
+    for option, text in entries.items():
+        assert text[:1].isupper() and text.endswith("."), f"{name} {option}: {text!r}"

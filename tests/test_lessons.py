@@ -92,3 +92,25 @@ def test_scalar_moons_reaches_100_percent():
             "runpy.run_path('examples/scalar_moons.py', run_name='__main__')")
     out = run(None, code=code, timeout=600)
     assert out.splitlines()[-1] == "final training accuracy 100.0%"
+
+
+def test_scalar_moons_without_scikit_learn_is_seeded_and_the_same():
+    # the fallback data draws from NumPy's global generator, as make_moons does: every run alike, and alike with
+    # and without scikit-learn (micrograd's notebook numbers)
+    hide = ("import importlib.abc, sys\n"
+            "class NoSklearn(importlib.abc.MetaPathFinder):\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name.split('.')[0] == 'sklearn': raise ModuleNotFoundError(name)\n"
+            "sys.meta_path.insert(0, NoSklearn())\n")
+    main = ("import runpy; sys.argv = ['scalar_moons.py', '--steps', '2']; "
+            "ns = runpy.run_path('examples/scalar_moons.py', run_name='__main__'); "
+            "print('fallback' if ns['make_moons'] is ns['moons'] else 'sklearn')")
+    first, second = run(None, code=hide + main), run(None, code=hide + main)
+    assert first == second and first.splitlines()[-1] == "fallback"
+    try:
+        import sklearn  # noqa: F401
+    except ImportError:
+        return
+    with_sklearn = run(None, code="import sys\n" + main)
+    assert with_sklearn.splitlines()[-1] == "sklearn"
+    assert with_sklearn.splitlines()[:-1] == first.splitlines()[:-1]

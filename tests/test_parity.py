@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 
 import pytest
 
@@ -129,16 +130,17 @@ def test_reports_an_exception(tmp_path, torch):
     assert r.divergence.kind == "exception" and "the tapegrad run raised RuntimeError" in r.divergence.message
 
 
-def test_the_same_exception_in_both_runs_agrees(tmp_path, torch):
+def test_the_same_exception_in_both_runs_is_not_agreement(tmp_path, torch):
     path = script(tmp_path, "both.py", """
         import torch
         print(torch.tensor([1.0, 2.0]).sum().item())
         assert torch.ones(2).sum().item() == 3, "two, not three"
     """)
     r = parity.run(path)
-    assert r.agree, r.report()
+    assert not r.agree and r.outcome == "same-error" and r.exit_code == 4, r.report()
     assert r.torch.exception["type"] == r.tapegrad.exception["type"] == "AssertionError"
-    assert "both raised AssertionError" in r.report()
+    report = r.report()
+    assert "SAME ERROR" in report and "AssertionError: two, not three" in report and "1 numbers" in report
 
     path = script(tmp_path, "both_differently.py", """
         import torch
@@ -212,9 +214,9 @@ def test_nothing_leaks_into_the_caller(tmp_path):
 def test_without_torch_only_the_tapegrad_run_happens(tmp_path):
     path = script(tmp_path, "solo.py", "import torch\nprint('value', torch.tensor([1.5, 2.0]).sum().item())\n")
     r = parity.run(path, with_torch=False)
-    assert r.torch is None and not r.agree and r.exit_code == 0
+    assert r.torch is None and not r.agree and r.outcome == "tapegrad-only" and r.exit_code == 6
     report = r.report()
-    assert "torch is not installed" in report and "value 3.5" in report
+    assert "TAPEGRAD ONLY" in report and "torch is not installed" in report and "value 3.5" in report
     # the command line, with torch hidden from this interpreter
     hide = ("import importlib.abc, sys\n"
             "class _NoTorch(importlib.abc.MetaPathFinder):\n"
@@ -222,7 +224,11 @@ def test_without_torch_only_the_tapegrad_run_happens(tmp_path):
             "        if name == 'torch' or name.startswith('torch.'): raise ModuleNotFoundError(name)\n"
             "sys.meta_path.insert(0, _NoTorch())\n")
     out = cli(path, pre=hide)
-    assert out.returncode == 0 and "torch is not installed" in out.stdout and "value 3.5" in out.stdout
+    assert out.returncode == 6 and "torch is not installed" in out.stdout and "value 3.5" in out.stdout
+    # a failing tapegrad-only run is its own outcome
+    failing = script(tmp_path, "solo_fails.py", "print(1.5)\nraise KeyError('no')\n")
+    r = parity.run(failing, with_torch=False)
+    assert r.outcome == "tapegrad-failed" and r.exit_code == 7 and "the tapegrad run failed: KeyError" in r.report()
 
 
 def test_command_line_exit_codes(tmp_path, torch):
@@ -253,4 +259,125 @@ def test_script_arguments_and_verbose_output(tmp_path, torch):
 def test_timeout_is_reported(tmp_path):
     path = script(tmp_path, "slow.py", "import time\nprint(1)\ntime.sleep(30)\n")
     r = parity.run(path, with_torch=False, timeout=3)
-    assert not r.tapegrad.ok and r.tapegrad.exception["type"] == "TimeoutError" and r.exit_code == 1
+    assert not r.tapegrad.ok and r.tapegrad.timed_out and r.tapegrad.exception["type"] == "TimeoutError"
+    assert r.outcome == "tapegrad-failed" and r.exit_code == 7
+    assert "stopped after 3 s (--timeout)" in r.tapegrad.stderr
+
+
+# --- never hang, never say "agree" falsely -----------------------------------------------------------------
+# Scripts that import nothing of torch's run in the torch mode too (it only aliases `tapegrad` to `torch`), so
+# these tests force both runs without needing torch. TAPEGRAD tells a script which run it is in.
+WHICH = "import sys\nTAPEGRAD = getattr(sys.meta_path[0], 'src', None) == 'torch'\n"
+
+
+def _alive(pid):
+    """Whether process `pid` runs (a zombie, dead but not yet reaped by its new parent, does not)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return True
+
+
+def _gone(pid, wait=5.0):
+    end = time.monotonic() + wait
+    while _alive(pid) and time.monotonic() < end:
+        time.sleep(0.05)
+    return not _alive(pid)
+
+
+def leaves_a_child(tmp_path, name, then):
+    """A script that starts a child process holding its stdout open (for 60 s), writes the child's pid, then runs
+    `then`."""
+    pids = tmp_path / f"{name}.pids"
+    return script(tmp_path, name, f"""
+        import subprocess, sys, time
+        child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+        with open({str(pids)!r}, "a") as f:
+            print(child.pid, file=f)
+        print("started", 1.5, flush=True)
+        {then}
+    """), pids
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_a_child_left_running_does_not_stall_the_runner(tmp_path):
+    path, pids = leaves_a_child(tmp_path, "leaves.py", "print('done', 2.5)")
+    start = time.monotonic()
+    r = parity.run(path, with_torch=False, timeout=120)
+    assert time.monotonic() - start < 20          # not the child's 60 s: its open stdout does not hold the runner
+    assert r.tapegrad.ok and r.tapegrad.stdout == "started 1.5\ndone 2.5\n"
+    (pid,) = map(int, pids.read_text().split())
+    assert _gone(pid), "the child the script left running outlived the run"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
+def test_timeout_holds_when_the_script_leaves_a_child_running(tmp_path):
+    path, pids = leaves_a_child(tmp_path, "hangs.py", "time.sleep(60)")
+    start = time.monotonic()
+    r = parity.run(path, with_torch=False, timeout=2)
+    assert time.monotonic() - start < 12
+    assert r.tapegrad.timed_out and r.outcome == "tapegrad-failed" and r.tapegrad.stdout == "started 1.5\n"
+    (pid,) = map(int, pids.read_text().split())
+    assert _gone(pid)
+
+
+def test_two_hanging_runs_share_one_deadline(tmp_path):
+    path = script(tmp_path, "both_hang.py", "import time\nprint(0.5, flush=True)\ntime.sleep(60)\n")
+    start = time.monotonic()
+    r = parity.run(path, with_torch=True, timeout=4)
+    elapsed = time.monotonic() - start
+    assert elapsed < 7, elapsed                   # one deadline for both runs, not 4 s each in turn
+    assert r.torch.timed_out and r.tapegrad.timed_out
+    assert not r.agree and r.outcome == "timeout" and r.exit_code == 5
+    report = r.report()
+    assert "TIMEOUT" in report and "the torch and the tapegrad runs ran past --timeout" in report
+    assert "1 numbers on 1 lines agreed before that" in report
+
+
+@pytest.mark.parametrize("body,outcome,status,words", [
+    ("print('x', 1.5)\n", "agree", 0, "AGREE"),
+    ("print('x', 2.5 if TAPEGRAD else 1.5)\n", "diverge", 1, "value #1 on the line differs"),
+    ("print('hello, no numbers here')\n", "nothing", 3, "NOTHING COMPARED"),
+    ("print(1.5)\ndef broken(:\n", "same-error", 4, "SyntaxError"),
+    ("print(1.5)\nraise ValueError('boom')\n", "same-error", 4, "ValueError: boom"),
+    ("print(1.5)\nsys.exit(3)\n", "same-error", 4, "exit status 3"),
+    ("print(1.5)\nsys.exit(4 if TAPEGRAD else 3)\n", "diverge", 1, "both runs failed, differently"),
+    ("import time\nprint(1.5, flush=True)\nif TAPEGRAD: time.sleep(60)\n", "timeout", 5,
+     "the tapegrad run ran past --timeout"),
+    ("import time\nprint(2.5 if TAPEGRAD else 1.5, flush=True)\nif TAPEGRAD: time.sleep(60)\n", "diverge", 1,
+     "value #1"),        # what both printed before the deadline already differs: a verdict
+], ids=["agree", "value", "no-numbers", "syntax-error", "same-exception", "same-exit-status",
+        "different-exit-status", "one-timed-out", "diverged-before-timeout"])
+def test_each_outcome_has_its_own_exit_status(tmp_path, body, outcome, status, words):
+    path = script(tmp_path, "case.py", WHICH + body)
+    r = parity.run(path, with_torch=True, timeout=4)
+    assert r.outcome == outcome and r.exit_code == status == parity.EXIT_STATUS[outcome], r.report()
+    assert r.agree == (outcome == "agree")
+    assert words in r.report()
+
+
+def test_command_line_reports_the_outcome_as_exit_status(tmp_path, torch):
+    path = script(tmp_path, "same_error.py", "import torch\nprint(torch.ones(2).sum().item())\nraise ValueError('x')\n")
+    out = cli(path)
+    assert out.returncode == 4 and "SAME ERROR" in out.stdout, out.stdout + out.stderr
+    path = script(tmp_path, "quiet.py", "import torch\ntorch.ones(2)\n")
+    out = cli(path)
+    assert out.returncode == 3 and "NOTHING COMPARED" in out.stdout
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "soon"])
+def test_a_timeout_that_is_not_positive_is_a_usage_error(tmp_path, value):
+    path = script(tmp_path, "ok.py", "print(1.5)\n")
+    out = cli("--timeout", value, path)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert out.stderr.strip().splitlines()[-1] == (f"python -m tapegrad.parity: error: argument --timeout: expected a "
+                                                   f"positive number of seconds, got {value!r}")
+    with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
+        parity.run(path, with_torch=False, timeout=float(value) if value != "soon" else value)

@@ -70,3 +70,12 @@ def test_str_and_format():
     assert str(t) == "tensor(2.5000)"
     assert f"{t:.1f}" == "2.5" and f"{t}" == "2.5"
     assert repr(tapegrad.Size([2, 3])) == "tapegrad.Size([2, 3])"
+
+
+def test_a_float_too_large_for_float16_is_inf_without_a_warning(torch):
+    import warnings
+    for data in ([1e10, 1.0], np.array([123456789.0, -1e6])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")             # torch gives inf silently; NumPy's cast warned here
+            ours = tapegrad.tensor(data, dtype=tapegrad.float16)
+        assert repr(ours) == repr(torch.tensor(data, dtype=torch.float16)).replace("torch.", "tapegrad.")

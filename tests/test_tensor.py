@@ -177,3 +177,20 @@ def test_import_loads_only_the_core():
     out = subprocess.run([sys.executable, "-c", "import tapegrad as t; print(t.nn.Module.__name__)"],
                          capture_output=True, text=True, env=env)
     assert out.stdout.strip() == "Module" or "No module named 'tapegrad.nn" in out.stderr
+
+
+def test_manual_seed_takes_torchs_64_bit_seeds(torch):
+    # negative seeds wrap around as torch's do; outside [-2**63, 2**64) torch refuses
+    for seed in (-1, -2 ** 63, 2 ** 63, 2 ** 64 - 1, 0, 7):
+        torch.manual_seed(seed)
+        tapegrad.manual_seed(seed)
+        assert tapegrad.initial_seed() == torch.initial_seed()
+    a = tapegrad.manual_seed(-1) and tapegrad.rand(3)
+    b = tapegrad.manual_seed(2 ** 64 - 1) and tapegrad.rand(3)
+    assert tapegrad.equal(a, b)
+    for seed in (2 ** 64, -2 ** 63 - 1):
+        with pytest.raises(ValueError) as theirs:
+            torch.manual_seed(seed)
+        with pytest.raises(ValueError, match=str(theirs.value)):
+            tapegrad.manual_seed(seed)
+    tapegrad.manual_seed(0)

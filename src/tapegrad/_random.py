@@ -19,7 +19,12 @@ class Generator:
         self.np = np.random.Generator(np.random.PCG64(self._seed))
 
     def manual_seed(self, seed):
-        self._seed = int(seed)
+        """Seeds are 64-bit, as torch's: any integer in [-2**63, 2**64); a negative one wraps around as torch's
+        does (-1 is 2**64 - 1)."""
+        seed = int(seed)
+        if not -2 ** 63 <= seed < 2 ** 64:
+            raise ValueError("Overflow when unpacking long long")    # torch's words
+        self._seed = seed % 2 ** 64
         self.np = np.random.Generator(np.random.PCG64(self._seed))
         return self
 

@@ -79,10 +79,16 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
                       UserWarning, stacklevel=2)
     if dtype is not None and not isinstance(data, (np.ndarray, Tensor)):
         _infer(data)  # validates the data (ragged lists, objects) with torch's errors
-        arr = np.array(_unwrap(data) if isinstance(data, (list, tuple)) else data, dtype=_dtype.to_dtype(dtype).np)
+        with np.errstate(over="ignore"):        # a float too large for the dtype is inf, silently, as in torch
+            arr = np.array(_unwrap(data) if isinstance(data, (list, tuple)) else data,
+                           dtype=_dtype.to_dtype(dtype).np)
     else:
         arr = _infer(data)
-        arr = np.array(arr, dtype=_dtype.to_dtype(dtype).np if dtype is not None else None, copy=True)
+        if dtype is None:
+            arr = np.array(arr, copy=True)
+        else:
+            with np.errstate(over="ignore"):
+                arr = np.array(arr, dtype=_dtype.to_dtype(dtype).np, copy=True)
     return _finish(arr, requires_grad)
 
 

@@ -1,6 +1,7 @@
 """The PyTorch parity runner: does tapegrad behave like PyTorch on *my* script?
 
-``python -m tapegrad.parity SCRIPT.py [ARGS...]`` runs a script twice, each in a fresh subprocess:
+``python -m tapegrad.parity SCRIPT.py [ARGS...]`` runs a script twice, at the same time, each in a fresh
+subprocess:
 
 * with real PyTorch (when it is installed), and
 * with tapegrad standing in for ``torch``: every ``import torch``, ``import torch.nn as nn``,
@@ -15,12 +16,35 @@ Then it extracts every number both runs printed (line by line; ``0x...`` address
 as ``float32`` or ``AddBackward0`` are not numbers) and compares them with ``|a - b| <= atol + rtol * |b|``, b
 being torch's, or one unit of the last printed digit when both print to the same digit, whichever is larger (two
 values 1e-9 apart can print as 0.035613 and 0.035614). The report names the first line, value or exception where
-the runs diverge, with both lines shown. Exit status: 0 when they agree, 1 when they diverge, 2 on a usage error.
-Where torch is not installed only the tapegrad run happens; its output is shown and the status is that of the run
-(0 if it finished).
+the runs diverge, with both lines shown.
 
-From Python: ``result = tapegrad.parity.run("train.py", ["--epochs", "1"])``; ``result.agree``,
-``result.divergence``, ``print(result.report())``.
+Each run is its own process group (session): ``--timeout`` is one deadline for both runs together, and when it
+passes, or when a run ends, whatever the run started and left behind (a child process, a data-loader worker) is
+killed with it. Output goes to temporary files, so a process that keeps the output open cannot stall the runner.
+
+Outcomes (``ParityResult.outcome``) and exit statuses:
+
+==================  ====  ===========================================================================================
+outcome             exit  when
+==================  ====  ===========================================================================================
+``agree``           0     both runs finished (exit status 0) and printed the same numbers, at least one of them
+``diverge``         1     a number, the count of numbers on a line, the count of lines with numbers (or, with
+                          ``--text``, the text) differs; or one run failed and the other finished; or both failed
+                          in different ways
+(usage error)       2     a bad command line (an unknown option, a missing script, ``--timeout 0`` ...)
+``nothing``         3     both runs finished but printed no number to compare (after ``--ignore``): nothing shows
+                          that they agree
+``same-error``      4     both runs failed the same way (the same exception and message, or the same non-zero exit
+                          status), their numbers agreeing up to there: the script did not run to completion
+                          (a SyntaxError, a missing file, or an error tapegrad reproduces faithfully)
+``timeout``         5     a run, or both, ran past ``--timeout`` and was stopped, with no divergence in what the two
+                          printed before
+``tapegrad-only``   6     torch is not installed: only the tapegrad run happened, and it finished; nothing compared
+``tapegrad-failed`` 7     torch is not installed, and the tapegrad run failed (or ran past ``--timeout``)
+==================  ====  ===========================================================================================
+
+From Python: ``result = tapegrad.parity.run("train.py", ["--epochs", "1"])``; ``result.outcome``,
+``result.agree``, ``result.divergence``, ``print(result.report())``.
 """
 
 from __future__ import annotations
@@ -31,12 +55,19 @@ import json
 import math
 import os
 import re
+import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass, field
 
-__all__ = ["run", "main", "ParityResult", "RunOutput", "Divergence", "extract_numbers"]
+__all__ = ["run", "main", "ParityResult", "RunOutput", "Divergence", "extract_numbers", "EXIT_STATUS"]
+
+# outcome -> exit status of `python -m tapegrad.parity` (2 is argparse's usage error); the table in the docstring
+EXIT_STATUS = {"agree": 0, "diverge": 1, "nothing": 3, "same-error": 4, "timeout": 5, "tapegrad-only": 6,
+               "tapegrad-failed": 7}
 
 _SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the folder that holds the tapegrad package
 
@@ -164,10 +195,12 @@ class RunOutput:
     stderr: str
     returncode: int
     exception: dict | None = None     # {"type", "message", "line", "code"} of an uncaught exception
+    timed_out: bool = False           # stopped at the deadline (``exception`` is then a TimeoutError)
 
     @property
     def ok(self):
-        return self.returncode == 0 and self.exception is None
+        """Ran to completion: exit status 0, no uncaught exception, not stopped at the deadline."""
+        return self.returncode == 0 and self.exception is None and not self.timed_out
 
     def describe_exception(self):
         e = self.exception
@@ -210,23 +243,39 @@ class ParityResult:
         return self.torch is not None
 
     @property
+    def outcome(self):
+        """One of ``EXIT_STATUS``'s keys (the table in the module's docstring)."""
+        if self.torch is None:
+            return "tapegrad-only" if self.tapegrad.ok else "tapegrad-failed"
+        d = self.divergence
+        if d is not None and d.kind in ("value", "count", "text"):
+            return "diverge"            # what both printed already differs: a verdict, even if a run was stopped
+        if self.torch.timed_out or self.tapegrad.timed_out:
+            return "timeout"
+        if d is not None:
+            return "diverge"
+        if not self.torch.ok:           # both failed, and alike (compare found no difference)
+            return "same-error"
+        return "agree" if self.numbers_compared else "nothing"
+
+    @property
     def agree(self):
-        """True when both runs printed the same numbers (within tolerance) and ended the same way."""
-        return self.torch is not None and self.divergence is None
+        """True only when both runs ran to completion and printed the same numbers (within tolerance), at least
+        one."""
+        return self.outcome == "agree"
 
     @property
     def exit_code(self):
-        if self.torch is None:
-            return 0 if self.tapegrad.ok else 1
-        return 0 if self.agree else 1
+        return EXIT_STATUS[self.outcome]
 
     def report(self, verbose=False):
         """A human-readable report (what ``python -m tapegrad.parity`` prints)."""
         out = []
         name = os.path.basename(self.script)
+        outcome = self.outcome
         if self.torch is None:
-            out.append(f"parity: torch is not installed (pip install torch), so {name} ran with tapegrad only; "
-                       "nothing to compare. Its output:")
+            out.append(f"parity: TAPEGRAD ONLY - torch is not installed (pip install torch), so {name} ran with "
+                       "tapegrad only; nothing compared. Its output:")
             out.append(_indent(self.tapegrad.stdout))
             if not self.tapegrad.ok:
                 out.append(f"the tapegrad run failed: {self.tapegrad.describe_exception()}")
@@ -237,23 +286,37 @@ class ParityResult:
                 out.append(f"--- {run.framework} stdout ---")
                 out.append(_indent(run.stdout))
         tol = f"rtol={self.rtol:g}, atol={self.atol:g}"
-        if self.agree:
-            how = (f"both raised {self.torch.exception['type']}" if self.torch.exception else "both finished")
-            out.append(f"parity: AGREE - {name}: {self.numbers_compared} numbers on {self.lines_compared} lines "
-                       f"match ({tol}); {how}.")
+        agreed = f"{self.numbers_compared} numbers on {self.lines_compared} lines"
+        if outcome in ("agree", "nothing"):
+            if outcome == "agree":
+                out.append(f"parity: AGREE - {name}: {agreed} match ({tol}); both finished.")
+            else:
+                out.append(f"parity: NOTHING COMPARED - {name}: both runs finished but printed no numbers"
+                           f"{' (after --ignore)' if self.lines_compared == 0 else ''}: nothing shows that they "
+                           "agree; print the values you want compared.")
             if self.text_differences:
                 lineno, a, b = self.text_differences[0]
                 out.append(f"  (the text differs on {len(self.text_differences)} line(s), numbers aside; first, "
                            f"line {lineno}:\n    torch   : {a}\n    tapegrad: {b})")
             return "\n".join(out)
-        d = self.divergence
-        out.append(f"parity: DIVERGE - {name}: {d.message}")
-        if d.torch_line is not None or d.tapegrad_line is not None:
-            out.append(f"  torch    (stdout line {d.torch_lineno}): "
-                       f"{d.torch_line if d.torch_line is not None else '-'}")
-            out.append(f"  tapegrad (stdout line {d.tapegrad_lineno}): "
-                       f"{d.tapegrad_line if d.tapegrad_line is not None else '-'}")
-        out.append(f"  ({self.numbers_compared} numbers on {self.lines_compared} lines agreed before this; {tol})")
+        if outcome == "same-error":
+            out.append(f"parity: SAME ERROR - {name}: both runs failed the same way, "
+                       f"{self.tapegrad.describe_exception()}; {agreed} agreed before it ({tol}). Not an "
+                       "agreement: the script did not run to completion.")
+        elif outcome == "timeout":
+            stopped = [r.framework for r in (self.torch, self.tapegrad) if r.timed_out]
+            out.append(f"parity: TIMEOUT - {name}: the {' and the '.join(stopped)} run{'s' if len(stopped) > 1 else ''}"
+                       f" ran past --timeout and {'were' if len(stopped) > 1 else 'was'} stopped; {agreed} agreed "
+                       f"before that ({tol}).")
+        else:
+            d = self.divergence
+            out.append(f"parity: DIVERGE - {name}: {d.message}")
+            if d.torch_line is not None or d.tapegrad_line is not None:
+                out.append(f"  torch    (stdout line {d.torch_lineno}): "
+                           f"{d.torch_line if d.torch_line is not None else '-'}")
+                out.append(f"  tapegrad (stdout line {d.tapegrad_lineno}): "
+                           f"{d.tapegrad_line if d.tapegrad_line is not None else '-'}")
+            out.append(f"  ({agreed} agreed before this; {tol})")
         for run in (self.torch, self.tapegrad):
             if not run.ok and run.stderr.strip():
                 out.append(f"--- {run.framework} stderr (last lines) ---")
@@ -330,10 +393,11 @@ def compare(torch_run, tapegrad_run, rtol=1e-5, atol=0.0, ignore=(), compare_tex
                            f"the {good.framework} run finished"), n_numbers, n_lines, text_diffs)
     if not torch_run.ok:
         ea, eb = torch_run.exception, tapegrad_run.exception
-        if (ea or {}).get("type") != (eb or {}).get("type") or (
-                ea and eb and _normalise_text(ea["message"]) != _normalise_text(eb["message"])):
-            return (Divergence("exception", f"both runs failed, differently: torch raised "
-                               f"{torch_run.describe_exception()}; tapegrad raised "
+        if ((ea or {}).get("type") != (eb or {}).get("type")
+                or (ea and eb and _normalise_text(ea["message"]) != _normalise_text(eb["message"]))
+                or (not ea and not eb and torch_run.returncode != tapegrad_run.returncode)):
+            return (Divergence("exception", f"both runs failed, differently: torch: "
+                               f"{torch_run.describe_exception()}; tapegrad: "
                                f"{tapegrad_run.describe_exception()}"), n_numbers, n_lines, text_diffs)
     return None, n_numbers, n_lines, text_diffs
 
@@ -350,34 +414,102 @@ def torch_installed(python=None):
     return probe.returncode == 0
 
 
-def _start(mode, script, args, python, env):
-    fd, result_file = tempfile.mkstemp(prefix=f"tapegrad-parity-{mode}-", suffix=".json")
-    os.close(fd)
-    proc = subprocess.Popen([python, "-c", _BOOT, mode, _SRC, result_file, script, *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
-    return proc, result_file
+# each run is a session of its own (POSIX) / a process group of its own (Windows): the deadline kills it whole
+_OWN_GROUP = ({"start_new_session": True} if os.name == "posix"
+              else {"creationflags": getattr(subprocess, "CREATE_NEW_PROCESS_GROUP", 0)})
 
 
-def _finish(mode, proc, result_file, timeout):
+class _Child:
+    """One run of the bootstrap: stdout and stderr go to temporary files (a pipe would stall the runner while any
+    process the script left behind keeps it open), in a process group of its own."""
+
+    def __init__(self, mode, script, args, python, env):
+        self.mode, self.timed_out = mode, False
+        self.dir = tempfile.mkdtemp(prefix=f"tapegrad-parity-{mode}-")
+        self.result_file = os.path.join(self.dir, "result.json")
+        self.stdout = open(os.path.join(self.dir, "stdout"), "w+b")
+        self.stderr = open(os.path.join(self.dir, "stderr"), "w+b")
+        try:
+            self.proc = subprocess.Popen([python, "-c", _BOOT, mode, _SRC, self.result_file, script, *args],
+                                         stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=self.stderr, env=env,
+                                         **_OWN_GROUP)
+        except BaseException:
+            self.stdout.close()
+            self.stderr.close()
+            shutil.rmtree(self.dir, ignore_errors=True)
+            raise
+
+    def exited(self):
+        """Whether the run's main process has ended, without reaping it: while it is a zombie its pid, the group's
+        id, cannot be taken by another process, so killing the group afterwards is safe."""
+        if hasattr(os, "waitid") and hasattr(os, "WNOWAIT"):
+            try:
+                return os.waitid(os.P_PID, self.proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+            except ChildProcessError:
+                return True
+        return self.proc.poll() is not None
+
+    def stop(self):
+        """Kill the run's whole process group (what the script started too), then reap the main process."""
+        if hasattr(os, "killpg"):
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass
+        elif self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+
+    def output(self, timeout):
+        """The finished run as a RunOutput; removes the temporary files."""
+        try:
+            streams = []
+            for f in (self.stdout, self.stderr):
+                f.seek(0)
+                streams.append(f.read().decode("utf-8", errors="replace"))
+                f.close()
+            stdout, stderr = streams
+            if self.timed_out:
+                stderr += f"\nparity: the {self.mode} run was stopped after {timeout:g} s (--timeout)"
+                return RunOutput(self.mode, stdout, stderr, self.proc.returncode,
+                                 {"type": "TimeoutError", "message": f"ran past {timeout:g} s", "line": None,
+                                  "code": ""}, timed_out=True)
+            exception = None
+            try:
+                with open(self.result_file) as f:
+                    exception = json.load(f).get("exception")
+            except (OSError, ValueError):
+                pass
+            return RunOutput(self.mode, stdout, stderr, self.proc.returncode, exception)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def _wait(children, timeout):
+    """Wait for every run, with one deadline for all of them (``timeout`` seconds from now; None: no limit). A run
+    that ends has its group killed at once (nothing it started outlives it); at the deadline the runs still going
+    are killed and marked ``timed_out``. An interrupt (Ctrl-C) kills them all too."""
+    deadline = None if timeout is None or math.isinf(timeout) else time.monotonic() + timeout
+    pending, pause = list(children), 0.002
     try:
-        stdout, stderr = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        stdout, stderr = proc.communicate()
-        stderr += f"\nparity: the {mode} run was stopped after {timeout} s (--timeout)"
-        os.unlink(result_file)
-        return RunOutput(mode, stdout, stderr, -9, {"type": "TimeoutError", "message": f"ran past {timeout} s",
-                                                    "line": None, "code": ""})
-    exception = None
-    try:
-        with open(result_file) as f:
-            exception = json.load(f).get("exception")
-    except (OSError, ValueError):
-        pass
+        while pending:
+            for child in [c for c in pending if c.exited()]:
+                child.stop()
+                pending.remove(child)
+            if not pending:
+                break
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                for child in pending:
+                    child.timed_out = True
+                    child.stop()
+                break
+            time.sleep(pause if left is None else min(pause, left))
+            pause = min(pause * 1.5, 0.05)
     finally:
-        if os.path.exists(result_file):
-            os.unlink(result_file)
-    return RunOutput(mode, stdout, stderr, proc.returncode, exception)
+        for child in children:
+            if child.proc.returncode is None:
+                child.stop()
 
 
 def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, timeout=600, python=None,
@@ -386,6 +518,8 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
 
     ``rtol``/``atol``: tolerance for each printed number (torch's is the reference); ``ignore``: regular expressions
     of stdout lines to skip (timings ...); ``compare_text``: also require the text around the numbers to match;
+    ``timeout``: seconds for both runs together (one deadline; ``None``: no limit), after which a run still going
+    is killed with everything it started;
     ``python``: the interpreter for both runs (default: this one); ``with_torch``: force the torch run on/off
     (default: when torch is installed); ``threads``: BLAS/OpenMP threads of both runs (default 1: a multithreaded
     reduction sums in another order, and float32 training then drifts apart by more than 1e-5 within a hundred
@@ -399,6 +533,9 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     path = os.fspath(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"tapegrad.parity: no such script: {path!r}")
+    if timeout is not None and not (isinstance(timeout, (int, float)) and timeout > 0):
+        raise ValueError(f"tapegrad.parity.run: timeout must be a positive number of seconds (None: no limit), "
+                         f"got {timeout!r}")
     python = python or sys.executable
     args = [str(a) for a in args]
     if with_torch is None:
@@ -407,10 +544,16 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     if threads:
         env.update({k: str(int(threads)) for k in _THREAD_VARS})
     env.update(env_extra or {})
-    started = {"tapegrad": _start("tapegrad", path, args, python, env)}
+    children = [_Child("tapegrad", path, args, python, env)]
     if with_torch:
-        started["torch"] = _start("torch", path, args, python, env)   # both run at once
-    runs = {mode: _finish(mode, proc, rf, timeout) for mode, (proc, rf) in started.items()}
+        try:
+            children.append(_Child("torch", path, args, python, env))   # both run at once, under one deadline
+        except BaseException:
+            children[0].stop()
+            children[0].output(timeout)
+            raise
+    _wait(children, timeout)
+    runs = {child.mode: child.output(timeout) for child in children}
     result = ParityResult(path, args, rtol, atol, runs["tapegrad"], runs.get("torch"))
     if result.torch is not None:
         (result.divergence, result.numbers_compared, result.lines_compared,
@@ -418,19 +561,45 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     return result
 
 
+def _seconds(text):
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not value > 0:           # also rejects nan
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
+def _threads(text):
+    try:
+        value = int(text)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"expected a thread count >= 0 (0: leave the environment's), got {text!r}")
+    return value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(
         prog="python -m tapegrad.parity",
-        description="Run a PyTorch script with real torch and with tapegrad standing in for torch; report whether "
-                    "the printed numbers agree, or the first line, value or exception where they diverge. "
-                    "Exit status: 0 agree, 1 diverge, 2 usage error.")
+        description="Run a PyTorch script with real torch and with tapegrad standing in for torch, both at once; "
+                    "report whether the printed numbers agree, or the first line, value or exception where they "
+                    "diverge.",
+        epilog="Exit status: 0 agree (both runs finished, at least one number compared, all within tolerance); "
+               "1 diverge; 2 usage error; 3 nothing compared (both finished, no numbers printed); 4 same error "
+               "(both failed the same way); 5 timeout (a run was stopped at --timeout); 6 tapegrad only (torch is "
+               "not installed; the tapegrad run finished); 7 tapegrad only, and that run failed.")
     parser.add_argument("--rtol", type=float, default=1e-5, help="relative tolerance per number (default 1e-5)")
     parser.add_argument("--atol", type=float, default=0.0, help="absolute tolerance per number (default 0)")
     parser.add_argument("--ignore", action="append", default=[], metavar="REGEX",
                         help="skip stdout lines matching REGEX in both runs (repeatable), e.g. timings")
     parser.add_argument("--text", action="store_true", help="also require the text around the numbers to match")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
-    parser.add_argument("--threads", type=int, default=1,
+    parser.add_argument("--timeout", type=_seconds, default=600,
+                        help="seconds for both runs together (default 600); a run still going then is killed with "
+                             "every process it started")
+    parser.add_argument("--threads", type=_threads, default=1,
                         help="BLAS/OpenMP threads per run (default 1, for the same summation order in every run; "
                              "0: leave the environment's setting)")
     parser.add_argument("--python", default=None, help="interpreter for both runs (default: this one)")

@@ -42,6 +42,8 @@ class OpSpec:
     gc_rtol: float = 1e-3
     output_process: Callable | None = None  # e.g. take [0] of a (values, indices) pair before comparing
     inplace: Callable | None = None        # lambda x, *args: x.op_(*args) — checked for value and version bump
+    warns: str = ""                        # regex of a UserWarning torch gives for this op: tapegrad gives it too
+    torch_warns: str = ""                  # regex of a warning torch alone gives (tapegrad does not: see notes)
     notes: str = ""
     extra: dict = field(default_factory=dict)
 

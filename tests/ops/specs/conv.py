@@ -35,7 +35,8 @@ SPECS = [
         S(randn(r, 1, 3, 6), randn(r, 2, 3, 3), padding="valid", name="valid"),
         S(randn(r, 3, 7), randn(r, 2, 3, 3), randn(r, 2), name="unbatched"),
         S(noncontig(randn(r, 2, 3, 7)), randn(r, 2, 3, 2), name="noncontig"),
-        S(randn(r, 0, 3, 7), randn(r, 2, 3, 3), name="empty_batch")]),
+        S(randn(r, 0, 3, 7), randn(r, 2, 3, 3), name="empty_batch")],
+        torch_warns="Using padding='same' with even kernel lengths"),   # a note on torch's own kernels
     OpSpec("nn.functional.conv2d", lambda m, *a, **kw: F(m).conv2d(*a, **kw), lambda r: [
         S(randn(r, 2, 3, 5, 5), randn(r, 4, 3, 3, 3), randn(r, 4), name="bias"),
         S(randn(r, 1, 2, 6, 5), randn(r, 3, 2, 3, 2), stride=(2, 1), padding=(1, 2), name="stride_pad"),
@@ -171,11 +172,12 @@ SPECS = [
                  "derivative of its own output here; tapegrad's gradient is checked with gradcheck in "
                  "tests/test_conv_speed_sanity.py"),
     OpSpec("nn.functional.upsample", lambda m, *a, **kw: F(m).upsample(*a, **kw), lambda r: [
-        S(randn(r, 1, 2, 3, 3), scale_factor=2, mode="bilinear", align_corners=False, name="bilinear")]),
+        S(randn(r, 1, 2, 3, 3), scale_factor=2, mode="bilinear", align_corners=False, name="bilinear")],
+        warns="`nn.functional.upsample` is deprecated"),
     OpSpec("nn.functional.upsample_nearest", lambda m, *a, **kw: F(m).upsample_nearest(*a, **kw), lambda r: [
-        S(randn(r, 1, 2, 3), size=5, name="size")]),
+        S(randn(r, 1, 2, 3), size=5, name="size")], warns="`nn.functional.upsample_nearest` is deprecated"),
     OpSpec("nn.functional.upsample_bilinear", lambda m, *a, **kw: F(m).upsample_bilinear(*a, **kw), lambda r: [
-        S(randn(r, 1, 2, 2, 3), scale_factor=2, name="x2")]),
+        S(randn(r, 1, 2, 2, 3), scale_factor=2, name="x2")], warns="`nn.functional.upsample_bilinear` is deprecated"),
     # --- padding -------------------------------------------------------------------------------------------------
     OpSpec("nn.functional.pad", lambda m, *a, **kw: F(m).pad(*a, **kw), lambda r: [
         S(randn(r, 2, 3, 4), (1, 2), name="constant_last"),

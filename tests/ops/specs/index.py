@@ -127,7 +127,8 @@ SPECS = [
         S(randn(r, 3, 4), 0, ints(r, 2, 4), randn(r, 2, 4), "add"),
         S(randn(r, 3, 4), 1, ints(r, 3, 2, high=4), randn(r, 3, 2), "multiply", name="multiply")],
         grad=False, notes="torch defines no derivative (grad_fn NotImplemented); values only",
-        inplace=lambda x, d, i, s, red: x.scatter_(d, i, s, reduce=red)),
+        inplace=lambda x, d, i, s, red: x.scatter_(d, i, s, reduce=red),
+        warns=r"The reduce argument of (?:torch|tapegrad)\.scatter with Tensor src is deprecated"),
     OpSpec("scatter_add", lambda m, x, d, i, s: m.scatter_add(x, d, i, s), lambda r: [
         S(randn(r, 3, 4), 0, ints(r, 5, 4), randn(r, 5, 4), name="repeat"),
         S(randn(r, 3, 4), 1, ints(r, 3, 2, high=4), randn(r, 3, 2), name="dim1"),

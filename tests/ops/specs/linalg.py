@@ -125,7 +125,8 @@ SPECS = [
     OpSpec("trace", lambda m, x: m.trace(x), lambda r: [S(randn(r, 3, 3)), S(randn(r, 2, 4), name="rect"),
                                                        S(noncontig(randn(r, 3, 3)), name="noncontig")]),
     OpSpec("chain_matmul", lambda m, *xs: m.chain_matmul(*xs), lambda r: [
-        S(randn(r, 2, 3), randn(r, 3, 4), randn(r, 4, 2)), S(randn(r, 2, 3), randn(r, 3, 2), name="two")]),
+        S(randn(r, 2, 3), randn(r, 3, 4), randn(r, 4, 2)), S(randn(r, 2, 3), randn(r, 3, 2), name="two")],
+        torch_warns="torch.chain_matmul is deprecated"),       # tapegrad does not (yet) give the deprecation
     OpSpec("linalg.multi_dot", lambda m, xs: m.linalg.multi_dot(xs), lambda r: [
         S([randn(r, 2, 3), randn(r, 3, 4), randn(r, 4, 2)]), S([randn(r, 3), randn(r, 3, 2), randn(r, 2)], name="vecs"),
         S([randn(r, 2, 3), randn(r, 3)], name="mat_vec")]),
@@ -223,13 +224,15 @@ SPECS = [
         S(spd(r, 3, 3) / 2), S(spd(r, 2, 3, 3) / 2, name="batched"), S(spd(r, 3, 3) / 2, upper=True, name="upper")]),
     OpSpec("linalg.cholesky_ex", lambda m, x: m.linalg.cholesky_ex(_sym(x)), lambda r: [S(spd(r, 3, 3) / 2)]),
     OpSpec("cholesky", lambda m, x, *a: m.cholesky(_sym(x), *a), lambda r: [
-        S(spd(r, 3, 3) / 2), S(spd(r, 3, 3) / 2, True, name="upper")]),
+        S(spd(r, 3, 3) / 2), S(spd(r, 3, 3) / 2, True, name="upper")],
+        torch_warns="torch.cholesky is deprecated"),           # tapegrad does not (yet) give the deprecation
     OpSpec("linalg.qr", lambda m, x, *a: m.linalg.qr(x, *a), lambda r: [
         S(randn(r, 3, 3)), S(randn(r, 4, 3), name="tall"), S(randn(r, 3, 5), name="wide"),
         S(randn(r, 2, 4, 3), name="batched"), S(randn(r, 3, 4), "complete", name="complete_wide")]),
     OpSpec("linalg.qr_r", lambda m, x: m.linalg.qr(x, "r"), lambda r: [S(randn(r, 4, 3))],
            output_process=lambda res: (res[1],), grad=False, notes="mode='r' is not differentiable (torch raises)"),
-    OpSpec("qr", lambda m, x, *a: m.qr(x, *a), lambda r: [S(randn(r, 4, 3)), S(randn(r, 3, 3), False, name="complete")]),
+    OpSpec("qr", lambda m, x, *a: m.qr(x, *a), lambda r: [S(randn(r, 4, 3)), S(randn(r, 3, 3), False, name="complete")],
+           torch_warns="torch.qr is deprecated"),                 # tapegrad does not (yet) give the deprecation
     OpSpec("linalg.eigh", lambda m, x, *a: m.linalg.eigh(_sym(x), *a), lambda r: [
         S(randn(r, 3, 3)), S(randn(r, 2, 3, 3), name="batched"), S(randn(r, 4, 4), "U", name="upper")],
         output_process=lambda res: (res[0], _pos_rows(res[1]))),

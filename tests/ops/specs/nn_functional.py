@@ -145,7 +145,8 @@ SPECS = [
     OpSpec("nn.functional.kl_div", lambda m, x, t, **kw: F(m).kl_div(x, t, **kw), lambda r: [
         *[S(np.log(probs(r, 3, 4)), probs(r, 3, 4), reduction=red, name=red) for red in _RED + ("batchmean",)],
         S(np.log(probs(r, 3, 4)), np.log(probs(r, 3, 4)), log_target=True, reduction="batchmean", name="log_target"),
-        S(np.log(probs(r, 3, 4)), np.log(probs(r, 3, 4)), log_target=True, reduction="none", name="log_none")]),
+        S(np.log(probs(r, 3, 4)), np.log(probs(r, 3, 4)), log_target=True, reduction="none", name="log_none")],
+        warns="reduction: 'mean' divides the total loss by both the batch size and the support size"),
     OpSpec("nn.functional.poisson_nll_loss", lambda m, x, t, **kw: F(m).poisson_nll_loss(x, t, **kw), lambda r: [
         *[S(randn(r, 3, 4), randn(r, 3, 4, positive=True) * 2, reduction=red, name=red) for red in _RED],
         S(randn(r, 3, 4, positive=True), randn(r, 3, 4, positive=True), log_input=False, name="linear"),
