@@ -31,7 +31,24 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing"}
+         "func", "cuda", "backends", "testing", "distributions"}
+# the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
+# use (its modules bind the real methods over these forwarders)
+_LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
+_LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
+                 "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
+
+
+def _lazy_method(name):
+    def method(self, *args, **kwargs):
+        from .ops import special  # noqa: F401  (binds the real Tensor methods)
+        return getattr(self, name)(*args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in _LAZY_METHODS:
+    setattr(Tensor, _name, _lazy_method(_name))
 
 
 def __getattr__(name):
@@ -43,6 +60,9 @@ def __getattr__(name):
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
+    if name in _LAZY_SPECIAL:
+        from .ops import special
+        return getattr(special, name)
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 
