@@ -104,10 +104,10 @@ def test_polygamma_zeta_and_incomplete_gamma_accuracy(torch):
         assert _rel(got, want, 1e-300).max() < 1e-13, n
         tol = 1e-9 if n == 1 else 1e-12        # torch's trigamma is accurate to ~5e-10 only
         assert _rel(got, torch.polygamma(n, torch.tensor(x)).numpy(), 1e-300).max() < tol, n
-    s = np.concatenate([RNG.uniform(1.01, 60, 100), [2.0, 3.0, 4.0]])
-    q = np.concatenate([10 ** RNG.uniform(-3, 5, 100), [-0.5, -1.5, -2.25]])
+    s = np.concatenate([RNG.uniform(1.01, 60, 50), [2.0, 3.0, 4.0]])
+    q = np.concatenate([10 ** RNG.uniform(-3, 5, 50), [-0.5, -1.5, -2.25]])
     got = tapegrad.special.zeta(tapegrad.tensor(s), tapegrad.tensor(q)).numpy()
-    mp.mp.dps = 200     # (mpmath needs many digits for large s and q)
+    mp.mp.dps = 400     # (mpmath needs many digits for large s and q)
     try:
         want = np.array([float(mp.zeta(mp.mpf(float(a)), mp.mpf(float(b)))) for a, b in zip(s, q)])
     finally:
