@@ -519,3 +519,20 @@ def _kl_uniform_pareto(p, q):
     result = -(p.high - p.low).log() - q.alpha.log() - q.alpha * q.scale.log() + (q.alpha + 1) * e_log_x
     result[p.low < q.support.lower_bound] = math.inf
     return result
+
+
+# --- q's support misses part of p's: +inf ------------------------------------------------------------------
+def _infinity_of(attr):
+    def kl(p, q):
+        return _infinite_like(getattr(p, attr))
+    return kl
+
+
+for _p, _attr, _qs in ((Beta, "concentration1", (Pareto,)), (Exponential, "rate", (Uniform, Pareto, Beta)),
+                       (Gamma, "concentration", (Uniform, Pareto, Beta)),
+                       (Gumbel, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
+                       (Laplace, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
+                       (Normal, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
+                       (Pareto, "scale", (Uniform, Beta))):
+    for _q in _qs:
+        register_kl(_p, _q)(_infinity_of(_attr))
