@@ -18,7 +18,7 @@ The sub-family modules:
 - ``dropouts``: dropout and its variants;
 - ``normalization``: layer / batch / group / instance / rms / local response norm;
 - ``embeddings``: embedding, embedding_bag;
-- ``attention``: distances, similarity, scaled_dot_product_attention;
+- ``attention``: distances, similarity, scaled_dot_product_attention, multi_head_attention_forward;
 - ``misc``: channel_shuffle, and the ``torch.xxx`` signatures of a few of these (imported last: they replace the
   nn.functional versions of the same names in this namespace, as ``torch.batch_norm`` differs from
   ``torch.nn.functional.batch_norm``).
@@ -52,5 +52,6 @@ FUNCTIONAL = [
     "local_response_norm", "embedding", "embedding_bag", "normalize", "cosine_similarity", "pairwise_distance",
     "pdist", "scaled_dot_product_attention", "gumbel_softmax", "linear_cross_entropy",
     "triplet_margin_with_distance_loss", "multilabel_margin_loss", "channel_shuffle",
+    "multi_head_attention_forward",
 ]
 
