@@ -634,8 +634,9 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}     # (the dict hooks see is the one saved, as torch's)
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -643,7 +644,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {"version": self._version})
+            r = hook(self, destination, prefix, local_metadata)
             if r is not None:
                 destination = r
         return destination
@@ -759,6 +760,13 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook):
         h = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[h.id] = functools.partial(hook, self)
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """torch's private form: ``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``, the module passed first only ``with_module``."""
+        h = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = functools.partial(hook, self) if with_module else hook
         return h
 
     def register_load_state_dict_post_hook(self, hook):

@@ -27,6 +27,9 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """
     d = normalize_dim(dim, input._array.ndim)
     denom = _ClampMin.apply(_norm(input, p, (d,) if input._array.ndim else (), True), eps).expand(input.shape)
+    if out is not None:                     # (torch.div(input, denom, out=out): written into out)
+        from ..reduce._common import _write_out
+        return _write_out("div", input / denom, out)
     return input / denom
 
 
