@@ -258,3 +258,15 @@ def test_module_paths(torch):
         assert all(hasattr(getattr(tapegrad.nn.utils, mod), n) for n in theirs), mod
     for n in ("weight_norm", "remove_weight_norm", "spectral_norm", "remove_spectral_norm"):
         assert callable(getattr(tapegrad.nn.utils, n))
+
+
+def test_weight_norm_second_derivative_is_exact(torch):
+    """tapegrad's _weight_norm is a composition, exact to any order: it passes gradgradcheck, where torch's fused
+    WeightNormInterfaceBackward0 does not (a documented difference: second derivatives through weight norm differ
+    from torch's, and are the correct ones)."""
+    v = tapegrad.tensor(R.standard_normal((3, 4)), requires_grad=True)
+    g = tapegrad.tensor(R.uniform(0.5, 1.5, (3, 1)), requires_grad=True)
+    assert tapegrad.autograd.gradgradcheck(lambda v, g: tapegrad._weight_norm(v, g, 0), (v, g))
+    tv = torch.tensor(v.detach().numpy(), requires_grad=True)
+    tgr = torch.tensor(g.detach().numpy(), requires_grad=True)
+    assert not torch.autograd.gradgradcheck(lambda v, g: torch._weight_norm(v, g, 0), (tv, tgr), raise_exception=False)

@@ -204,6 +204,10 @@ SPECS = [
     OpSpec("nn.functional.pixel_unshuffle", lambda m, *a, **kw: F(m).pixel_unshuffle(*a, **kw), lambda r: [
         S(randn(r, 2, 2, 4, 6), 2, name="r2"), S(randn(r, 1, 3, 3), 3, name="unbatched"),
         S(noncontig(randn(r, 2, 1, 1, 2, 4)), 2, name="extra_batch_dim_noncontig")]),
+    OpSpec("nn.functional.conv_tbc", lambda m, *a, **kw: F(m).conv_tbc(*a, **kw), lambda r: [
+        S(randn(r, 5, 2, 3), randn(r, 3, 3, 4), randn(r, 4), name="nopad"),
+        S(randn(r, 4, 1, 2), randn(r, 2, 2, 3), randn(r, 3), 1, name="pad1")],
+           check_grad_fn=False, notes="a composition (conv1d between permutes): torch's node is ConvTbcBackward"),
     # --- power-average and fractional max pooling ----------------------------------------------------------------
     OpSpec("nn.functional.lp_pool1d", lambda m, *a, **kw: F(m).lp_pool1d(*a, **kw), lambda r: [
         S(randn(r, 2, 3, 7, positive=True), 2, 3, name="p2"),

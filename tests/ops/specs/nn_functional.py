@@ -370,6 +370,20 @@ SPECS = [
            gradgrad=False, notes="torch has no double backward for ctc_loss (_ctc_loss_backward)"),
     OpSpec("ctc_loss_unbatched", lambda m, x, *a, **kw: F(m).ctc_loss(x.log_softmax(1), *a, **kw), lambda r: [
         S(randn(r, 6, 4), idx(1, 3, 3), np.array(6), np.array(3), reduction="none")], gradgrad=False),
+    OpSpec("norm_except_dim", lambda m, v, *a: m.norm_except_dim(v, *a), lambda r: [
+        S(randn(r, 3, 4, 2), 2, 0, name="dim0"), S(randn(r, 3, 4, 2), 2, 1, name="dim1"),
+        S(randn(r, 3, 4), 3, -1, name="whole"), S(randn(r, 2, 5), 2, 1, name="last")],
+           check_grad_fn=False, notes="the whole-tensor norm's node is LinalgVectorNormBackward0 (torch: NormBackward0)"),
+    OpSpec("_weight_norm", lambda m, v, g, *a: m._weight_norm(v, g, *a), lambda r: [
+        S(randn(r, 3, 4), randn(r, 3, 1, positive=True), 0, name="dim0"),
+        S(randn(r, 2, 3, 2), randn(r, 1, 1, 2, positive=True), 2, name="last"),
+        S(randn(r, 3, 4), np.array(1.3), -1, name="whole")],
+           check_grad_fn=False, gradgrad=False,
+           notes="a composition (torch: WeightNormInterfaceBackward0, whose second derivative fails torch's own "
+                 "gradgradcheck; tapegrad's passes it: tests/nn/test_parametrize.py)"),
+    OpSpec("nn.functional.native_channel_shuffle", lambda m, x, g: F(m).native_channel_shuffle(x, g), lambda r: [
+        S(randn(r, 2, 6, 2), 3)], grad=False,
+           notes="torch has no derivative for native_channel_shuffle (tapegrad's is channel_shuffle's)"),
 ]
 
 

@@ -41,7 +41,7 @@ __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "al
            "pairwise_distance", "pdist", "native_layer_norm", "native_batch_norm", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
            "triplet_margin_loss", "cosine_embedding_loss", "channel_shuffle", "ctc_loss", "norm_except_dim",
-           "_weight_norm"]
+           "native_channel_shuffle", "_weight_norm"]
 
 # the names of torch.nn.functional implemented here (nn/functional.py re-exports them)
 FUNCTIONAL = [
@@ -54,6 +54,6 @@ FUNCTIONAL = [
     "local_response_norm", "embedding", "embedding_bag", "normalize", "cosine_similarity", "pairwise_distance",
     "pdist", "scaled_dot_product_attention", "gumbel_softmax", "linear_cross_entropy",
     "triplet_margin_with_distance_loss", "multilabel_margin_loss", "channel_shuffle",
-    "multi_head_attention_forward", "ctc_loss",
+    "multi_head_attention_forward", "ctc_loss", "native_channel_shuffle",
 ]
 
