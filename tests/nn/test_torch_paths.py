@@ -122,3 +122,43 @@ def test_optimizer_signatures_match_torch(torch):
         if key(getattr(tapegrad.optim, n)) != key(theirs):
             bad.append(n)
     assert bad == []
+
+
+def test_layer_methods_match_torchs_list(torch):
+    """Every public method torch's common layers have (Module's device moves to accelerators aside)."""
+    skip = {"T_destination", "compile", "cuda", "ipu", "xpu", "mtia"}
+    bad = {}
+    for n in ["Module", "RNNBase", "LSTM", "GRU", "RNNCellBase", "MultiheadAttention", "TransformerEncoder",
+              "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict", "BatchNorm2d", "Embedding"]:
+        theirs = {k for k in dir(getattr(torch.nn, n)) if not k.startswith("_")} - skip
+        missing = sorted(theirs - set(dir(getattr(tapegrad.nn, n))))
+        if missing:
+            bad[n] = missing
+    assert bad == {}
+
+
+def test_extra_state_set_submodule_and_rnn_checks(torch):
+    results = []
+    for m in (tapegrad, torch):
+        class E(m.nn.Linear):
+            def get_extra_state(self):
+                return {"n": 3}
+
+            def set_extra_state(self, state):
+                self.got = state
+        sd = E(2, 2).state_dict()
+        b = E(2, 2)
+        b.load_state_dict(sd)
+        plain = m.nn.Linear(2, 2).load_state_dict(sd, strict=False)
+        seq = m.nn.Sequential(m.nn.Linear(1, 1))
+        seq.set_submodule("0", m.nn.ReLU())
+        lstm = m.nn.LSTM(3, 4)
+        x = m.zeros(5, 2, 3)
+        with pytest.raises(RuntimeError, match=r"Expected hidden\[1\] size \(1, 2, 4\), got \[1, 2, 5\]"):
+            lstm.check_forward_args(x, (m.zeros(1, 2, 4), m.zeros(1, 2, 5)), None)
+        perm = lstm.permute_hidden((m.arange(2.).reshape(1, 2, 1), m.arange(2.).reshape(1, 2, 1)), m.tensor([1, 0]))
+        mha = m.nn.MultiheadAttention(4, 2, batch_first=True)
+        merged, kind = mha.merge_masks(m.zeros(3, 3), m.zeros(2, 3), m.zeros(2, 3, 4))
+        results.append((list(sd), b.got, list(plain.unexpected_keys), repr(seq), perm[0].flatten().tolist(),
+                        tuple(merged.shape), kind))
+    assert results[0] == results[1]

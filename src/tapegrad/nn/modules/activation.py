@@ -445,3 +445,21 @@ class MultiheadAttention(Module):
         if self.batch_first and is_batched:
             out = out.transpose(1, 0)
         return out, weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """One mask and its type from the two (0 attention, 1 key padding, 2 both: expanded to
+        ``(batch, heads, seq, seq)`` and added), as torch's fast path merges them."""
+        mask_type = merged = None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+            merged = expanded
+            if key_padding_mask is not None:
+                merged = expanded + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type
