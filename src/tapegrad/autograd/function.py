@@ -301,6 +301,10 @@ class BackwardNode(Node):
         else:
             self._to_save = _RESULT_ONLY
 
+    def save_for_forward(self, *tensors):
+        """Keep tensors for a custom Function's ``jvp`` (forward-mode AD), where ``ctx.saved_tensors`` reads them."""
+        self._saved_forward = tensors
+
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (they become outputs with this node as grad_fn)."""
         self._dirty = tensors
@@ -441,6 +445,14 @@ class Function(metaclass=FunctionMeta):
     vjp = backward
     setup_context = None  # torch 2.x style when overridden
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD (``autograd.forward_ad``): the output tangents from the input tangents (zeros for a
+        tensor input without one, None for a non-tensor input); ``ctx.saved_tensors`` are what forward gave
+        ``ctx.save_for_forward``."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run the op: forward now, and (when recording) the node that backward will call."""
@@ -451,6 +463,9 @@ class Primitive(Function):
     """A built-in op: forward gets NumPy arrays (and Python values) and returns arrays."""
 
     _array_forward = True
+    # The op's tangent rule for forward-mode AD (``autograd/forward_ad.py``): ``jvp(ctx, *tangents)`` with
+    # ``ctx.inputs``, ``ctx.kwargs``, ``ctx.result``; None derives it from the differentiable backward.
+    jvp = None
 
 
 FunctionCtx = BackwardNode

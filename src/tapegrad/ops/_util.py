@@ -313,6 +313,9 @@ class CopySlices(Primitive):
         return grad * mask, ctx.view_fn(grad), None
 
 
+_inplace_tangents = None   # forward AD's hook while a dual level is active (autograd/forward_ad.py); None: off
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -330,6 +333,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
         old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
+        if _inplace_tangents is not None:
+            _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
     else:
         prev = _state.enabled
@@ -339,6 +344,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         finally:
             _state.enabled = prev
     _write(x, out, fn)
+    if _inplace_tangents is not None:
+        _inplace_tangents.written(x, out)
     if recording:
         x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
         if base is not None:

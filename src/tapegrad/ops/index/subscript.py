@@ -15,6 +15,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, mark_view, shape_str
+from ...autograd.function import _active
 from ._common import _arr, _zeros
 
 
@@ -365,7 +366,8 @@ def _basic_key(shape, key):
 
 def getitem(self, key):
     """``x[key]`` with torch's semantics (ints, slices with positive steps, None, ..., bool masks, int tensors)."""
-    if not (self._rg and _state.enabled):    # no graph to record: one NumPy view, one mark_view
+    if not (self._rg and _state.enabled) and not _active[0]:    # no graph to record and no transform active:
+        #                                                             one NumPy view, one mark_view
         k = _basic_key(self._array.shape, key)
         if k is not None:
             return mark_view(Tensor._make(self._array[k]), self, lambda t, key=key: getitem(t, key))
@@ -482,7 +484,8 @@ def _put_fn(x, values, key, accumulate):
 
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
-    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))):
+    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))) and not _active[0]:
+        # (no graph to record and no function transform active, which must see the ops)
         if self._base is not None and _state.enabled:
             check_view_inplace(self, False)     # (a view made under no_grad whose base requires grad)
         _check_value(value, self.dtype)
@@ -502,7 +505,8 @@ def setitem(self, key, value):
     items = _parse(key)
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:
-        value = value.to(self.dtype) if value._rg else Tensor._make(value._array.astype(self._array.dtype))
+        value = value.to(self.dtype) if value._rg or _active[0] else \
+            Tensor._make(value._array.astype(self._array.dtype))
     if len(items) == 1 and not isinstance(key, tuple):
         kind = items[0][0]
         if kind == "bool" and not items[0][1]:
