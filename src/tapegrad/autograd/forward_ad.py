@@ -126,7 +126,10 @@ class DualLevel(Interpreter):
                 if e is not None and e[0]() is a:
                     if found is None:
                         found = [None] * len(args)
-                    found[i] = e[1]
+                    t = e[1]
+                    if t._array.dtype != a._array.dtype and a._array.dtype.kind == "f":
+                        t = t.to(a.dtype)      # (make_dual accepts another floating dtype: ops see the primal's)
+                    found[i] = t
         if found is None:
             return self.call_next(cls, args, kwargs)
         if not cls._array_forward:

@@ -20,7 +20,8 @@ from ..tensor import Tensor
 
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
            "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
-           "shape_str", "to_array"]
+           "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only",
+           "add_tangents"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -373,6 +374,54 @@ def _write(x: Tensor, out: Tensor, fn):
     x._vc[0] += 1
 
 
+# --- tangent rules (forward-mode AD, autograd/forward_ad.py) -------------------------------------------------------
+# An op's rule is its ``jvp(ctx, *tangents)`` staticmethod: ``ctx.op``, ``ctx.inputs``, ``ctx.kwargs`` and
+# ``ctx.result`` describe the call; one tangent per argument (None: none, i.e. zero); it returns the output's
+# tangent (a tuple for several outputs, None for an output without one). An op without one gets the rule derived
+# from its backward. The rules are written in tapegrad ops, so tangents are differentiable and batchable.
+def linear_jvp(ctx, *tangents):
+    """The rule of an op linear in its floating tensor arguments (views, shape ops, sums, indexing, cat...): the op
+    itself applied to the tangents (zeros for a floating input without one; other arguments as they were)."""
+    args = list(ctx.inputs)
+    for i, t in enumerate(tangents):
+        if t is not None:
+            args[i] = t
+        else:
+            a = args[i]
+            if isinstance(a, Tensor) and a._array.dtype.kind in "fc":
+                args[i] = Tensor._make(np.zeros(a._array.shape, a._array.dtype))
+    return ctx.op.apply(*args, **ctx.kwargs)
+
+
+def multilinear_jvp(ctx, *tangents):
+    """The product rule of an op linear in each floating tensor argument separately (matmul, einsum, kron...): the
+    sum over the inputs with a tangent of the op with that input replaced by its tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            args = list(ctx.inputs)
+            args[i] = t
+            total = add_tangents(total, ctx.op.apply(*args, **ctx.kwargs))
+    return total
+
+
+def real_only(rule):
+    """Mark a tangent rule valid for real tensors only (it takes the tangent through a backward formula, which for
+    complex ones is conjugated): with a complex input the derived rule is used."""
+    fn = rule.__func__ if isinstance(rule, staticmethod) else rule
+    fn.real_only = True
+    return staticmethod(fn)
+
+
+def add_tangents(a, b):
+    """``a + b`` where either may be None (no tangent)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
+
+
 def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True,
           array_backward=False):
     """Make a one-input Primitive from a NumPy forward and a Tensor backward ``backward(grad, x, result)``.
@@ -409,6 +458,10 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
         def bwd(ctx, grad):
             return backward(grad, None, None)
 
+    def jvp(ctx, t):      # elementwise: the tangent through the backward formula (a diagonal Jacobian)
+        return backward(t, ctx.inputs[0], ctx.result)
+
     return type(name, (Primitive,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd),
+                                     "jvp": real_only(jvp),
                                      "node_name": node_name or name + "Backward0", "__doc__": f"{name} op",
                                      "array_backward": array_backward})

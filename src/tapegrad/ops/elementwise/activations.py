@@ -47,6 +47,10 @@ class Relu(Primitive):
     array_backward = True
 
     @staticmethod
+    def jvp(ctx, t):
+        return kernel(_ReluGrad, t, ctx.result)
+
+    @staticmethod
     def forward(ctx, x):
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, mark_view, shape_str
+from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, linear_jvp, mark_view, shape_str
 from ...autograd.function import _active
 from ._common import _arr, _zeros
 
@@ -109,6 +109,8 @@ class Select(Primitive):
 
     array_backward = True
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -123,6 +125,8 @@ class SelectBackwardOp(Primitive):
     """The gradient of select: ``grad`` placed in a zero tensor of the input's shape."""
 
     node_name = "SelectBackwardBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, grad, shape, dim, index):
@@ -141,6 +145,8 @@ class Slice(Primitive):
 
     array_backward = True
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, start, stop, step):
         ctx.shape, ctx.key = x.shape, (slice(None),) * dim + (slice(start, stop, step),)
@@ -157,6 +163,8 @@ class SliceBackwardOp(Primitive):
 
     node_name = "SliceBackwardBackward0"
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, grad, shape, args):
         ctx.args = args
@@ -172,6 +180,8 @@ class SliceBackwardOp(Primitive):
 
 class Alias(Primitive):
     """``x[...]``: a new tensor over the same data."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x):
@@ -301,6 +311,8 @@ def _np_key(shape, tensors):
 class Index(Primitive):
     """``x[key]`` with int arrays in the key (advanced indexing): a copy."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, key):
         ctx.shape, ctx.key = x.shape, key
@@ -315,6 +327,8 @@ class IndexPutAccumulate(Primitive):
     """The gradient of advanced indexing: ``grad`` summed into zeros at ``key`` (repeated indices add up)."""
 
     node_name = "IndexPutBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, grad, key, shape):
@@ -413,6 +427,8 @@ class Copy(Primitive):
 
     node_name = "CopyBackwards"
 
+    jvp = staticmethod(lambda ctx, tx, tsrc: None if tsrc is None else ctx.op.apply(ctx.inputs[0], tsrc))
+
     @staticmethod
     def forward(ctx, dst, src):
         return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
@@ -434,6 +450,13 @@ def _copy_to(dst, value):
 
 class IndexPut(Primitive):
     """``x`` with ``x[key]`` replaced by (or, with ``accumulate``, increased by) ``values``."""
+
+    @staticmethod
+    def jvp(ctx, tx, tv, *_):        # linear in (x, values); a number as values is a constant (tangent 0)
+        x, values, key, *acc = ctx.inputs
+        if tx is None:
+            tx = Tensor._make(np.zeros(x._array.shape, x._array.dtype))
+        return IndexPut.apply(tx, 0.0 if tv is None else tv, key, *acc, **ctx.kwargs)
 
     @staticmethod
     def forward(ctx, x, values, key, accumulate=False):
