@@ -36,7 +36,8 @@ from collections import namedtuple
 import numpy as np
 
 from ..tensor import Tensor
-from .function import Function, Interpreter, _state
+from .function import Function, Interpreter, Primitive, _state
+from .function import SavedTensor as _SavedTensor
 from .grad_mode import enable_grad, no_grad
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
@@ -81,6 +82,7 @@ class DualLevel(Interpreter):
 
     def __init__(self):
         self._tangents = {}    # id(tensor) -> (weakref to it, tangent)
+        self._saved = {}       # id(array) -> (weakref to it, tangent): outputs their nodes keep for backward
 
     # --- the tangents this level keeps ------------------------------------------------------------------------
     def tangent(self, t):
@@ -103,6 +105,30 @@ class DualLevel(Interpreter):
             if e is not None and e[0] is ref:
                 del d[k]
         d[k] = (weakref.ref(t, gone), tangent)
+        node = t.grad_fn
+        if node is not None and t._rg:
+            saved = getattr(node, "_saved", None)
+            if saved is not None and saved.__class__ is tuple and \
+                    any(s.__class__ is _SavedTensor and s._data is t._array for s in saved):
+                # its node keeps it for backward as an array, rebuilt into a new Tensor on unpack: remember the
+                # tangent by the array (``_unpack_hook``), so that a backward run inside the level sees it
+                self._remember_saved(t._array, tangent)
+
+    def _remember_saved(self, arr, tangent):
+        k = id(arr)
+        d = self._saved
+
+        def gone(ref, d=d, k=k):
+            e = d.get(k)
+            if e is not None and e[0] is ref:
+                del d[k]
+        d[k] = (weakref.ref(arr, gone), tangent)
+
+    def saved_tangent(self, arr):
+        e = self._saved.get(id(arr))
+        if e is not None and e[0]() is arr:
+            return e[1]
+        return None
 
     def enter(self):
         super().enter()
@@ -113,7 +139,7 @@ class DualLevel(Interpreter):
     def exit(self):
         super().exit()
         _levels_entered.remove(self)
-        self._tangents = {}
+        self._tangents, self._saved = {}, {}
         _inplace_hook_update()
 
     # --- the interpreter --------------------------------------------------------------------------------------
@@ -127,7 +153,7 @@ class DualLevel(Interpreter):
                     if found is None:
                         found = [None] * len(args)
                     t = e[1]
-                    if t._array.dtype != a._array.dtype and a._array.dtype.kind == "f":
+                    if t._array.dtype != a._array.dtype:
                         t = t.to(a.dtype)      # (make_dual accepts another floating dtype: ops see the primal's)
                     found[i] = t
         if found is None:
@@ -153,7 +179,7 @@ class DualLevel(Interpreter):
                 continue
             self.set_tangent(o, _conform(t, o))
 
-    def _run_recorded(self, cls, args, kwargs, found):
+    def _run_recorded(self, cls, args, kwargs, found, leaf=True):
         """Run the op so that it is recorded from every input that has a tangent: an input that does not require
         grad (or every one, under ``no_grad``) is replaced by an alias that does. Returns the output, the
         (graph input, tangent) pairs, the substitutes and whether the call would have been recorded anyway."""
@@ -170,7 +196,8 @@ class DualLevel(Interpreter):
             else:
                 s = subs.get(id(a))
                 if s is None:
-                    s = subs[id(a)] = _substitute(a)
+                    s = subs[id(a)] = _substitute(a, leaf)
+                    self.set_tangent(s, t)   # (the op's node keeps it: a backward inside the level needs it)
             run[i] = s
             if not any(p is s for p, _ in pairs):
                 pairs.append((s, t))
@@ -214,7 +241,8 @@ class DualLevel(Interpreter):
         if cls.jvp is Function.jvp:
             raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
                                       "with forward mode AD.")
-        out, _, subs, recorded = self._run_recorded(cls, args, kwargs, found)
+        # (substitutes that are not leaves: forward may change one in place and mark it dirty)
+        out, _, subs, recorded = self._run_recorded(cls, args, kwargs, found, leaf=False)
         single = out.__class__ is not tuple
         outs = (out,) if single else out
         ctx = next((o.grad_fn for o in outs if isinstance(o, Tensor) and o.grad_fn is not None
@@ -257,14 +285,26 @@ def _conform(t, o):
 
 
 def _real_inner(g, t):
-    """``<g, t>`` for the real inner product: ``sum(g * t)``, or ``Re(sum(conj(g) * t))`` for complex tensors."""
-    if g._array.dtype.kind == "c" or t._array.dtype.kind == "c":
-        if t._array.dtype.kind != "c":
-            return (g.real * t).sum()
-        if g._array.dtype.kind != "c":
-            return (g * t.real).sum()
-        return (g.real * t.real).sum() + (g.imag * t.imag).sum()
+    """``<g, t>`` for the real inner product: ``sum(g * t)``, or ``Re(sum(conj(g) * t))`` for complex tensors
+    (both have the input's dtype: the engine casts g, ``process`` casts t)."""
+    if g._array.dtype.kind == "c":
+        return _RealInner.apply(g, t)
     return (g * t).sum()
+
+
+class _RealInner(Primitive):
+    """``Re(sum(conj(g) * t))`` of two complex tensors, differentiable in both: with torch's convention (the
+    gradient of a real function is ``dL/dRe + i dL/dIm``) the gradients are ``grad * t`` and ``grad * g``."""
+
+    @staticmethod
+    def forward(ctx, g, t):
+        ctx.save_inputs(0, 1)
+        return np.asarray(np.vdot(g, t).real)
+
+    @staticmethod
+    def backward(ctx, grad):
+        g, t = ctx.saved_tensors
+        return grad * t, grad * g
 
 
 def _any_complex(args, found):
@@ -274,14 +314,16 @@ def _any_complex(args, found):
     return False
 
 
-def _substitute(a):
+def _substitute(a, leaf=True):
     """An alias of ``a`` that requires grad, made by an op so that outer transforms see it (its tangents at
-    outer levels, its batching)."""
+    outer levels, its batching); a leaf, or (``leaf=False``) the alias of one."""
     from ..ops.index.subscript import Alias
     with no_grad():
         s = Alias.apply(a)
     s._rg = True
-    s.grad_fn = None
+    if not leaf:
+        with enable_grad():
+            s = Alias.apply(s)
     return s
 
 
@@ -319,7 +361,9 @@ _levels_entered = []     # every DualLevel active in this process (any thread), 
 
 def _inplace_hook_update():
     from ..ops import _util
+    from . import function
     _util._inplace_tangents = _InplaceTangents if _levels_entered else None
+    function._unpack_hook = _unpacked if _levels_entered else None
     from .. import _tensor_str
     _tensor_str._tangent_of = _printed_tangent if _public else None
 
@@ -359,6 +403,14 @@ class _InplaceTangents:
             region.copy_(t if t is not None else _zeros_like(x))
             lvl.set_tangent(root, new_rt)
             _refresh_view_tangents(lvl, root)
+
+
+def _unpacked(arr, t):
+    """A saved output rebuilt for backward (``SavedTensor.unpack``) gets the tangents the output had."""
+    for lvl in _thread_levels():
+        tangent = lvl.saved_tangent(arr)
+        if tangent is not None:
+            lvl.set_tangent(t, tangent)
 
 
 def _refresh_view_tangents(lvl, root):
@@ -456,9 +508,9 @@ def unpack_dual(tensor, *, level=None):
     """
     if not isinstance(tensor, Tensor):
         raise TypeError(f"unpack_dual(): argument 'tensor' (position 1) must be Tensor, not {type(tensor).__name__}")
-    lvl = _level(level, "_fw_primal")
-    if lvl is None:
+    if not any(lv.tangent(tensor) is not None for lv in _public):    # (torch checks the level of a dual only)
         return UnpackedDualTensor(tensor, None)
+    lvl = _level(level, "_fw_primal")
     tangent = lvl.tangent(tensor)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)

@@ -27,6 +27,7 @@ __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "Accu
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
 _site_hook = None  # autograd.anomaly / tapegrad.debug set it to record where a node is made (None: off, free)
+_unpack_hook = None  # autograd.forward_ad sets it while a dual level is active (see SavedTensor.unpack)
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -106,6 +107,8 @@ class SavedTensor:
                                  self._version)
         t = _Tensor._make(self._data, True)
         t.grad_fn, t._output_nr, t._vcl = node, self._output_nr, self._vc
+        if _unpack_hook is not None:     # forward AD: the rebuilt output gets the tangents the output had
+            _unpack_hook(self._data, t)
         return t
 
 
