@@ -205,6 +205,23 @@ class DualLevel(Interpreter):
             out = self.call_next(cls, tuple(run), kwargs)
         return out, pairs, subs, recorded
 
+    def _outer_free(self, args):
+        """The outer dual levels, and whether nothing outside requires grad (no argument, under grad mode, and
+        no tangent an outer level keeps for one): then what this call computed from its substitutes (which
+        require grad only for the derivation) may lose its graph, at every level."""
+        outer = [lv for lv in _state.interpreters[:self.level] if isinstance(lv, DualLevel)]
+        if not _state.enabled:
+            return outer, True
+        for a in args:
+            if isinstance(a, Tensor):
+                if a._rg:
+                    return outer, False
+                for lv in outer:
+                    t = lv.tangent(a)
+                    if t is not None and t._rg:
+                        return outer, False
+        return outer, True
+
     def _derived(self, cls, args, kwargs, found):
         """The tangent by transposing the op's differentiable backward (see the module's docstring)."""
         from .engine import grad as _grad
@@ -227,10 +244,22 @@ class DualLevel(Interpreter):
                     total = term if total is None else total + term
                 if total is not None and total._rg:
                     graph = keep and (recorded or any(t._rg for _, t in pairs))
-                    ts = _grad(total, us, create_graph=graph, allow_unused=True)
+                    # (a transform outside this one must see the backward's ops: then they run as Tensor ops, a
+                    #  recorded walk, whose graph is dropped after if nobody needs it)
+                    outer = _state.top >= 0
+                    ts = _grad(total, us, create_graph=graph or outer, allow_unused=True)
+                    levels, free = self._outer_free(args)
                     for k, t in zip(diff, ts):
+                        if t is not None and not graph:
+                            _strip_deep(t, levels if free else ())
                         tangents[k] = t
-        _strip(outs, subs, recorded)
+        _strip(outs, subs, recorded, self)
+        if not recorded and subs:
+            levels, free = self._outer_free(args)
+            if free:
+                for o in outs:
+                    if isinstance(o, Tensor):
+                        _strip_deep(o, levels)
         for o, t in zip(outs, tangents):
             if t is not None:
                 self.set_tangent(o, _conform(t, o))
@@ -250,7 +279,7 @@ class DualLevel(Interpreter):
         # an output that is a substitute is an input forward changed in place (mark_dirty): give back the input
         back = {id(s): a for a in args if isinstance(a, Tensor) and id(a) in subs for s in (subs[id(a)],)}
         outs = tuple(_dirty_back(o, back) for o in outs)
-        _strip(outs, subs, recorded)
+        _strip(outs, subs, recorded, self)
         if ctx is None:       # no differentiable output: nothing to propagate
             return outs[0] if single else outs
         tangents = [t if t is not None else (_zeros_like(a) if isinstance(a, Tensor) else None)
@@ -327,7 +356,7 @@ def _substitute(a, leaf=True):
     return s
 
 
-def _strip(outs, subs, recorded):
+def _strip(outs, subs, recorded, lvl):
     """After a call run with forced recording: outputs that would not have been recorded lose their node."""
     if recorded or not subs:
         return
@@ -335,6 +364,23 @@ def _strip(outs, subs, recorded):
         if isinstance(o, Tensor) and o.grad_fn is not None:
             o.grad_fn = None
             o._rg = False
+
+
+def _strip_deep(t, levels):
+    """``t`` loses its node (in place: the levels find it by identity), and so do its tangents at ``levels``
+    (outer dual levels, outermost first), and theirs at the levels outside those."""
+    if t.grad_fn is not None:
+        t.grad_fn, t._rg = None, False
+    for i, lv in enumerate(levels):
+        tl = lv.tangent(t)
+        if tl is not None:
+            _strip_deep(tl, levels[:i])
+
+
+def _drop_graph(t):
+    """``t`` and its tangents at every dual level of this thread lose their graph, in place (for results that
+    required grad only because they were derived from stand-ins that did: ``func``'s jacobians)."""
+    _strip_deep(t, _thread_levels())
 
 
 def _dirty_back(o, back):
@@ -491,6 +537,11 @@ def make_dual(tensor, tangent, *, level=None):
     if lvl.tangent(tensor) is not None:
         raise RuntimeError("Making a dual Tensor based on a Tensor that already has a forward gradient at the same "
                            f"level {_public.index(lvl)} is not supported.")
+    return _dual(lvl, tensor, tangent)
+
+
+def _dual(lvl, tensor, tangent):
+    """A view of ``tensor`` with ``tangent`` at level ``lvl`` (make_dual's work, after its checks of the level)."""
     if tuple(tangent.shape) != tuple(tensor.shape):
         raise RuntimeError(_size_error(tensor.shape, tangent.shape))
     dual = tensor.view(tensor.shape)
