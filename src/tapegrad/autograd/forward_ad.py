@@ -77,8 +77,13 @@ class _FunctionJvpCtx:
         setattr(self._ctx, name, value)
 
 
+_observers = []   # autograd.trace adds itself: called after each op that propagated tangents (nothing else: free)
+
+
 class DualLevel(Interpreter):
     """One level of forward-mode AD: the tangents of this level and the interpreter that propagates them."""
+
+    log = None     # a list to see which rule each op call used: (op class, "natural" | "derived" | "jvp")
 
     def __init__(self):
         self._tangents = {}    # id(tensor) -> (weakref to it, tangent)
@@ -159,12 +164,24 @@ class DualLevel(Interpreter):
         if found is None:
             return self.call_next(cls, args, kwargs)
         if not cls._array_forward:
-            return self._user_function(cls, args, kwargs, found)
-        rule = cls.jvp
-        if rule is None or (getattr(rule, "real_only", False) and _any_complex(args, found)):
-            return self._derived(cls, args, kwargs, found)
-        out = self.call_next(cls, args, kwargs)
-        self._attach(cls, out, rule(JvpContext(cls, args, kwargs, out), *found))
+            kind = "jvp"
+            out = self._user_function(cls, args, kwargs, found)
+        else:
+            rule = cls.jvp
+            if rule is None or (getattr(rule, "real_only", False) and _any_complex(args, found)):
+                kind = "derived"
+                out = self._derived(cls, args, kwargs, found)
+            else:
+                kind = "natural"
+                out = self.call_next(cls, args, kwargs)
+                self._attach(cls, out, rule(JvpContext(cls, args, kwargs, out), *found))
+        if self.log is not None:
+            self.log.append((cls, kind))
+        if _observers:
+            outs = out if out.__class__ is tuple else (out,)
+            tangents_out = [self.tangent(o) if isinstance(o, Tensor) else None for o in outs]
+            for obs in list(_observers):
+                obs(cls, kind, found, tangents_out, self)
         return out
 
     def _attach(self, cls, out, tangents):
@@ -565,8 +582,14 @@ def unpack_dual(tensor, *, level=None):
     tangent = lvl.tangent(tensor)
     if tangent is None:
         return UnpackedDualTensor(tensor, None)
-    primal = tensor.view(tensor.shape)
-    lvl.set_tangent(primal, None)
+    st = _state
+    top = st.top
+    if lvl.level is not None and top >= lvl.level:
+        st.top = lvl.level - 1           # (the view is made outside this level, as if it were processing an op:
+    try:                                 #  the primal has no tangent here, and the transforms outside see it)
+        primal = tensor.view(tensor.shape)
+    finally:
+        st.top = top
     return UnpackedDualTensor(primal, tangent)
 
 
