@@ -182,7 +182,10 @@ def test_reverse_over_forward_vs_torch(torch):
         np.testing.assert_allclose(a, b, rtol=1e-12)
 
 
-def test_forward_over_reverse_is_hvp(torch):
+@pytest.mark.parametrize("f", [lambda d: (d.exp() * d.sin()).sum() + (d * d).prod(),
+                               lambda d: (d.tanh() ** 2).sum() + (d.sigmoid() ** 3).sum()],
+                         ids=["exp_sin_prod", "tanh2_sigmoid3"])
+def test_forward_over_reverse_is_hvp(torch, f):
     res = []
     for m in (tapegrad, torch):
         fw = m.autograd.forward_ad
@@ -190,9 +193,22 @@ def test_forward_over_reverse_is_hvp(torch):
         v = m.tensor([1.0, 0.5, -0.25], dtype=m.float64)
         with fw.dual_level():
             d = fw.make_dual(x, v)
-            y = (d.exp() * d.sin()).sum() + (d * d).prod()
-            g, = m.autograd.grad(y, d, create_graph=True)
+            g, = m.autograd.grad(f(d), d, create_graph=True)
             res.append(_np(fw.unpack_dual(g).tangent))
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
+
+
+def test_derived_rule_takes_partial_derivatives(torch):
+    """An op (derived rule) whose second argument is computed from its first: the tangent is the sum of the
+    partials times the tangents, not the total derivatives (which a gradient over the whole graph would give)."""
+    res = []
+    for m in (tapegrad, torch):
+        fw = m.autograd.forward_ad
+        x = m.tensor([0.5, -1.0], dtype=m.float64, requires_grad=True)
+        with fw.dual_level():
+            d = fw.make_dual(x, m.tensor([1.0, 2.0], dtype=m.float64))
+            y = m.atan2(d, d.exp()) + m.hypot(d, d * d)
+            res.append(_np(fw.unpack_dual(y).tangent))
     np.testing.assert_allclose(res[0], res[1], rtol=1e-12)
 
 

@@ -35,6 +35,7 @@ from collections import namedtuple
 
 import numpy as np
 
+from .._npcompat import QUIET, quiet_enter, quiet_exit
 from ..tensor import Tensor
 from .function import Function, Interpreter, Primitive, _state
 from .function import SavedTensor as _SavedTensor
@@ -251,10 +252,9 @@ class DualLevel(Interpreter):
             keep = _state.enabled
             with enable_grad():
                 us = [Tensor._make(np.zeros(outs[k]._array.shape, outs[k]._array.dtype), True) for k in diff]
-                gs = _grad([outs[k] for k in diff], [s for s, _ in pairs], us, create_graph=True,
-                           allow_unused=True)
+                gs, ts_in = self._vjp(outs, diff, us, args, found, pairs)
                 total = None
-                for g, (_, t) in zip(gs, pairs):
+                for g, t in zip(gs, ts_in):
                     if g is None:
                         continue
                     term = _real_inner(g, t)
@@ -281,6 +281,29 @@ class DualLevel(Interpreter):
             if t is not None:
                 self.set_tangent(o, _conform(t, o))
         return out
+
+    @staticmethod
+    def _vjp(outs, diff, us, args, found, pairs):
+        """The op's own vjp of ``us``, recorded: its node's backward formula run on them (``run_node``), one
+        gradient per argument — partial derivatives, even where two arguments are one tensor or one is computed
+        from another (a gradient taken over the whole graph would sum those paths). Returns the gradients and
+        the matching tangents."""
+        from .engine import grad as _grad
+        from .engine import run_node
+        node = outs[diff[0]].grad_fn
+        if node._forward_cls is not None and all(outs[k].grad_fn is node for k in diff):
+            grads = [None] * len(node._out_meta)
+            for k, u in zip(diff, us):
+                grads[outs[k]._output_nr] = u
+            token = quiet_enter(QUIET)
+            try:
+                gs = run_node(node, grads)
+            finally:
+                quiet_exit(token)
+            return gs, found
+        # (an output an outer transform made: over the graph, from the stand-ins)
+        return _grad([outs[k] for k in diff], [s for s, _ in pairs], us, create_graph=True, allow_unused=True), \
+            [t for _, t in pairs]
 
     def _user_function(self, cls, args, kwargs, found):
         """A user ``Function`` meeting a dual input: torch's protocol, its ``jvp(ctx, *tangents)``."""

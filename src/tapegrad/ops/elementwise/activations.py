@@ -86,6 +86,10 @@ class _ReluGrad(Primitive):
     def backward(ctx, gg):
         return _ReluGrad.apply(gg, Tensor._make(ctx.mask)), None
 
+    @staticmethod
+    def jvp(ctx, tg, _):             # linear in grad; the mask is constant
+        return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
+
 
 class Hardtanh(Primitive):
     """clip(x, min_val, max_val); gradient 1 strictly inside."""

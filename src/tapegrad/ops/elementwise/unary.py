@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import Primitive, Tensor, as_float, bind, kernel, unary
+from .._util import Primitive, Tensor, add_tangents, as_float, bind, kernel, unary
 from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
                       _result, _w, _with_out, _zeros_like)
 
@@ -179,6 +179,12 @@ class _TanhGrad(Primitive):
         return (_TanhGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (-2 * result) if need[1] else None)
 
+    @staticmethod
+    def jvp(ctx, tg, tr):           # the product rule (forward-over-reverse through tanh)
+        grad, result = ctx.inputs
+        return add_tangents(None if tg is None else _TanhGrad.apply(tg, result),
+                            None if tr is None else grad * (-2 * result) * tr)
+
 
 class _SigmoidGrad(Primitive):
     """``grad * result * (1 - result)`` in one NumPy pass (SigmoidBackward's formula as one op)."""
@@ -200,6 +206,12 @@ class _SigmoidGrad(Primitive):
         need = ctx.needs_input_grad
         return (_SigmoidGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (1 - 2 * result) if need[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tg, tr):
+        grad, result = ctx.inputs
+        return add_tangents(None if tg is None else _SigmoidGrad.apply(tg, result),
+                            None if tr is None else grad * (1 - 2 * result) * tr)
 
 
 Tanh = unary("Tanh", np.tanh, lambda grad, x, r: kernel(_TanhGrad, grad, r), save="result", array_backward=True)
