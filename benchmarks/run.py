@@ -80,7 +80,7 @@ TARGETS = {
     "W8": ("<= 0.15x torch", [("tapegrad/torch", _ratio("tapegrad/torch"), lambda v: v <= 0.15, None)]),
     "W9": ("— (reported: time and final loss)", [("tapegrad/torch", _ratio("tapegrad/torch"), None, None)]),
     "W10": ("— (reported: jacfwd and Hessian vs torch.func)",
-            [("jacfwd tapegrad/torch", _ratio("tapegrad jacfwd/torch jacfwd"), None, None),
+            [("jacfwd tapegrad/torch", _ratio("tapegrad/torch"), None, None),
              ("hessian tapegrad/torch", _ratio("tapegrad hessian (fwd-over-rev)/torch hessian"), None, None)]),
 }
 
