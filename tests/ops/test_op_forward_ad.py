@@ -40,8 +40,8 @@ def _tangents(args, rng):
 def _build(m, a, t, dual, scale=0.0):
     """The argument for module ``m``: a tensor of ``a + scale * t`` (a dual one with tangent ``t`` when
     ``dual``), lists elementwise, anything else as is."""
-    if isinstance(a, (list, tuple)) and t is not None:
-        return type(a)(_build(m, e, te, dual, scale) for e, te in zip(a, t))
+    if isinstance(a, (list, tuple)) and a and all(isinstance(e, np.ndarray) for e in a):
+        return type(a)(_build(m, e, te, dual, scale) for e, te in zip(a, t if t is not None else [None] * len(a)))
     if not isinstance(a, np.ndarray):
         return a
     if t is None:
@@ -120,3 +120,35 @@ def test_forward_ad_vs_torch_and_finite_differences(torch, spec, sample):
         ok = np.isfinite(fd) & np.isfinite(a)
         np.testing.assert_allclose(a[ok], fd[ok], rtol=1e-4, atol=1e-5 * max(1.0, float(np.abs(fd[ok]).max(initial=0))),
                                    err_msg=f"{spec.name}: tangent {k} vs central finite differences")
+
+
+def _float_positions(args):
+    return [i for i, a in enumerate(args) if (isinstance(a, np.ndarray) and a.dtype.kind == "f") or
+            (isinstance(a, (list, tuple)) and a and all(isinstance(e, np.ndarray) and e.dtype.kind == "f" for e in a))]
+
+
+PARTIAL = [pytest.param(spec, sample, id=f"{spec.name}-{sample.name or k}")
+           for spec in OPS if spec.grad and not spec.extra.get("fwd_torch")
+           for k, sample in enumerate(spec.samples(np.random.default_rng(0)))
+           if len(_float_positions(sample.args)) >= 2]
+
+
+@pytest.mark.parametrize("spec,sample", PARTIAL)
+def test_forward_ad_with_one_dual_input_vs_torch(torch, spec, sample):
+    """Only the first floating input is dual (the others are plain tensors): the tangent as torch's."""
+    torch.set_default_dtype(torch.float32)
+    tans = _tangents(sample.args, np.random.default_rng(3))
+    first = _float_positions(sample.args)[0]
+    tans = [t if i == first else None for i, t in enumerate(tans)]
+    tg = _run_dual(tapegrad, spec, sample, tans)
+    try:
+        th = _run_dual(torch, spec, sample, tans)
+    except (RuntimeError, NotImplementedError) as e:
+        if not _TORCH_LACKS.search(str(e)):
+            raise
+        pytest.skip("torch has no forward AD for this op")
+    for k, ((p, a), (_, b)) in enumerate(zip(tg, th)):
+        a = np.zeros_like(p) if a is None else a
+        b = np.zeros_like(p) if b is None else b
+        np.testing.assert_allclose(a, b, rtol=max(spec.rtol, 1e-6), atol=max(spec.atol, 1e-7), equal_nan=True,
+                                   err_msg=f"{spec.name}: tangent {k} (input {first} dual) vs torch's forward AD")

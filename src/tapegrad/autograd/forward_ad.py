@@ -255,7 +255,7 @@ class DualLevel(Interpreter):
                 gs, ts_in = self._vjp(outs, diff, us, args, found, pairs)
                 total = None
                 for g, t in zip(gs, ts_in):
-                    if g is None:
+                    if g is None or t is None:
                         continue
                     term = _real_inner(g, t)
                     total = term if total is None else total + term
