@@ -35,8 +35,11 @@ from collections import namedtuple
 
 import numpy as np
 
+from .. import _tensor_str
 from .._npcompat import QUIET, quiet_enter, quiet_exit
+from ..ops import _util as _ops_util
 from ..tensor import Tensor
+from . import function as _function
 from .function import Function, Interpreter, Primitive, _state
 from .function import SavedTensor as _SavedTensor
 from .grad_mode import enable_grad, no_grad
@@ -446,11 +449,11 @@ _levels_entered = []     # every DualLevel active in this process (any thread), 
 
 
 def _inplace_hook_update():
-    from ..ops import _util
-    from . import function
-    _util._inplace_tangents = _InplaceTangents if _levels_entered else None
-    function._unpack_hook = _unpacked if _levels_entered else None
-    from .. import _tensor_str
+    """Switch the hooks in ``ops/_util`` (in-place ops), ``function`` (saved outputs) and ``_tensor_str``
+    (printing) on while a level is active, off otherwise."""
+    on = bool(_levels_entered)
+    _ops_util._inplace_tangents = _InplaceTangents if on else None
+    _function._unpack_hook = _unpacked if on else None
     _tensor_str._tangent_of = _printed_tangent if _public else None
 
 

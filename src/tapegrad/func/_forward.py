@@ -62,7 +62,13 @@ class _NAMEDTUPLE:
     pass
 
 
+_LEAF = _Spec(None)
+
+
 def _flatten(tree, leaves):
+    if isinstance(tree, Tensor):              # (the common case first)
+        leaves.append(tree)
+        return _LEAF
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
         return _Spec(_NAMEDTUPLE, type(tree), tuple(_flatten(c, leaves) for c in tree))
     if isinstance(tree, (tuple, list)):
@@ -71,7 +77,7 @@ def _flatten(tree, leaves):
         keys = list(tree)
         return _Spec(type(tree), keys, tuple(_flatten(tree[k], leaves) for k in keys))
     leaves.append(tree)
-    return _Spec(None)
+    return _LEAF
 
 
 def tree_flatten(tree):
