@@ -42,7 +42,7 @@ from ..tensor import Tensor
 from . import function as _function
 from .function import Function, Interpreter, Primitive, _state
 from .function import SavedTensor as _SavedTensor
-from .grad_mode import enable_grad, no_grad
+from .grad_mode import enable_grad, no_grad, set_grad_enabled
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
 
@@ -82,6 +82,7 @@ class _FunctionJvpCtx:
 
 
 _observers = []   # autograd.trace adds itself: called after each op that propagated tangents (nothing else: free)
+
 
 
 class DualLevel(Interpreter):
@@ -175,6 +176,9 @@ class DualLevel(Interpreter):
             if rule is None or (getattr(rule, "real_only", False) and _any_complex(args, found)):
                 kind = "derived"
                 out = self._derived(cls, args, kwargs, found)
+            elif rule is _ops_util.ELEMENTWISE:
+                kind = "natural"
+                out = self._elementwise(cls, args, kwargs, found)
             else:
                 kind = "natural"
                 out = self.call_next(cls, args, kwargs)
@@ -283,6 +287,32 @@ class DualLevel(Interpreter):
         for o, t in zip(outs, tangents):
             if t is not None:
                 self.set_tangent(o, _conform(t, o))
+        return out
+
+    def _elementwise(self, cls, args, kwargs, found):
+        """``jvp = ELEMENTWISE``: a one-tensor-input elementwise op's Jacobian is diagonal, so for real tensors
+        ``J t`` is its backward formula applied to ``t`` — one call of the op's node (recorded where a graph is
+        needed), not the derived rule's two walks."""
+        from .engine import run_node
+        out, pairs, subs, recorded = self._run_recorded(cls, args, kwargs, found)
+        t = pairs[0][1]
+        tangent = None
+        node = out.grad_fn if isinstance(out, Tensor) else None
+        levels, free = self._outer_free(args)
+        if node is not None and out._rg and out._array.dtype.kind in "fc":
+            graph = _state.enabled and (recorded or t._rg or not free)
+            with set_grad_enabled(graph):
+                token = quiet_enter(QUIET)
+                try:
+                    gs = run_node(node, [t.to(out.dtype) if t._array.dtype != out._array.dtype else t])
+                finally:
+                    quiet_exit(token)
+            tangent = next((g for g, tf in zip(gs, found) if tf is not None), None)
+        _strip((out,), subs, recorded, self)
+        if not recorded and subs and free and isinstance(out, Tensor):
+            _strip_deep(out, levels)
+        if tangent is not None:
+            self.set_tangent(out, _conform(tangent, out))
         return out
 
     @staticmethod

@@ -21,7 +21,7 @@ from ..tensor import Tensor
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
            "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
            "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only",
-           "add_tangents"]
+           "add_tangents", "ELEMENTWISE"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -403,6 +403,19 @@ def multilinear_jvp(ctx, *tangents):
             args[i] = t
             total = add_tangents(total, ctx.op.apply(*args, **ctx.kwargs))
     return total
+
+
+class _Elementwise:
+    """``jvp = ELEMENTWISE``: the rule of an elementwise op of one tensor input (its Jacobian is diagonal): the
+    tangent is the op's backward formula applied to it (real tensors; forward AD runs the op's node on it)."""
+
+    real_only = True          # (complex: the backward formula is conjugated; the derived rule is used)
+
+    def __repr__(self):
+        return "ELEMENTWISE"
+
+
+ELEMENTWISE = _Elementwise()
 
 
 def real_only(rule):
