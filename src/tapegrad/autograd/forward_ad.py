@@ -255,6 +255,9 @@ class DualLevel(Interpreter):
         diff = [k for k, o in enumerate(outs) if isinstance(o, Tensor) and o._rg and o.grad_fn is not None
                 and o._array.dtype.kind in "fc"]
         tangents = [None] * len(outs)
+        if diff and getattr(cls.backward, "once_differentiable", False):
+            tangents = _tangents_by_rows(outs, diff, found)
+            diff = ()
         if diff:
             keep = _state.enabled
             with enable_grad():
@@ -375,6 +378,37 @@ class DualLevel(Interpreter):
                 raise RuntimeError(_size_error(o.shape, t.shape))
             self.set_tangent(o, t)
         return outs[0] if single else outs
+
+
+def _tangents_by_rows(outs, diff, found):
+    """The derived rule for an op whose backward is not differentiable (``once_differentiable``: its vjp cannot
+    be transposed by autograd): the Jacobian's rows, one vjp per output element (a unit cotangent, and for a
+    complex output also i times it), each dotted with the input tangents. Exact; the tangent has no graph."""
+    from .engine import run_node
+    node = outs[diff[0]].grad_fn
+    res = [None] * len(outs)
+    with no_grad():
+        for k in diff:
+            o = outs[k]
+            arr = o._array
+            cplx = arr.dtype.kind == "c"
+            flat = np.zeros(arr.size, arr.dtype)
+            for j in range(arr.size):
+                for unit in ((1, 1j) if cplx else (1,)):
+                    e = np.zeros(arr.size, arr.dtype)
+                    e[j] = unit
+                    grads = [None] * len(node._out_meta)
+                    grads[o._output_nr] = Tensor._make(e.reshape(arr.shape))
+                    token = quiet_enter(QUIET)
+                    try:
+                        gs = run_node(node, grads)
+                    finally:
+                        quiet_exit(token)
+                    s = sum(float(_real_inner(g, t)._array) for g, t in zip(gs, found)
+                            if g is not None and t is not None)
+                    flat[j] += s * unit
+            res[k] = Tensor._make(flat.reshape(arr.shape))
+    return res
 
 
 def _conform(t, o):

@@ -810,4 +810,5 @@ def once_differentiable(backward):
         outs = tuple(_DelayedError.apply(g.detach().requires_grad_()) if isinstance(g, _Tensor) and
                      g.dtype.is_floating_point else g for g in outs)
         return outs[0] if single else outs
+    wrapper.once_differentiable = True    # (forward AD cannot transpose it: it builds the Jacobian's rows instead)
     return wrapper
