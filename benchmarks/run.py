@@ -1,4 +1,4 @@
-"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W9, tapegrad vs torch vs NumPy.
+"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W10, tapegrad vs torch vs NumPy.
 
 Each workload is its own script (benchmarks/w*_*.py, runnable alone); this runs them, checks that the engines
 agree (a workload whose engines disagree is reported as FAILED and makes the exit status non-zero), and writes
@@ -40,6 +40,7 @@ WORKLOADS = {
     "W7": ("w7_memory", False),
     "W8": ("w8_import", False),
     "W9": ("w9_training", True),
+    "W10": ("w10_jacobians", False),
 }
 
 
@@ -78,6 +79,9 @@ TARGETS = {
     "W7": ("<= +1 MiB from step 10 to 300", [("growth MiB", _growth, lambda v: v <= 1.0, None)]),
     "W8": ("<= 0.15x torch", [("tapegrad/torch", _ratio("tapegrad/torch"), lambda v: v <= 0.15, None)]),
     "W9": ("— (reported: time and final loss)", [("tapegrad/torch", _ratio("tapegrad/torch"), None, None)]),
+    "W10": ("— (reported: jacfwd and Hessian vs torch.func)",
+            [("jacfwd tapegrad/torch", _ratio("tapegrad/torch"), None, None),
+             ("hessian tapegrad/torch", _ratio("tapegrad hessian (fwd-over-rev)/torch hessian"), None, None)]),
 }
 
 

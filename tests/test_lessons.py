@@ -114,3 +114,16 @@ def test_scalar_moons_without_scikit_learn_is_seeded_and_the_same():
     with_sklearn = run(None, code="import sys\n" + main)
     assert with_sklearn.splitlines()[-1] == "sklearn"
     assert with_sklearn.splitlines()[:-1] == first.splitlines()[:-1]
+
+
+def test_09_forward_vs_reverse(tmp_path):
+    out = run("09_forward_vs_reverse.py", str(tmp_path))
+    assert "the same: True | and jacfwd agrees: True" in out
+    assert "Tanh  [0]" in out and "natural" in out            # tangents traced forward
+    assert "TanhBackward0" in out and "x.grad (via AccumulateGrad)" in out
+    rows = [line for line in out.splitlines() if "jvp columns" in line]
+    assert len(rows) == 8
+    # forward mode's cost grows with n, reverse mode's with m (timings: compare only the ends of each sweep)
+    t = [(float(r.split("jvp columns")[1].split()[0]), float(r.split("vjp rows")[1].split()[0])) for r in rows]
+    assert t[3][0] > t[0][0] and t[7][1] > t[4][1]
+    assert (tmp_path / "forward_vs_reverse.png").exists()

@@ -165,6 +165,9 @@ def _add_suffixes(s, suffixes, indent):
     return "".join(parts)
 
 
+_tangent_of = None   # forward AD sets it while a dual level is active: a dual tensor shows its tangent, as torch's
+
+
 def tensor_repr(t, prefix="tensor(") -> str:
     a = t._array
     d = t.dtype
@@ -185,4 +188,8 @@ def tensor_repr(t, prefix="tensor(") -> str:
         suffixes.append(f"grad_fn=<{t.grad_fn.name()}>")
     elif t._rg:
         suffixes.append("requires_grad=True")
+    if _tangent_of is not None:
+        tangent = _tangent_of(t)
+        if tangent is not None:
+            suffixes.append(f"tangent={tangent!r}")
     return _add_suffixes(prefix + body, suffixes, indent)

@@ -27,6 +27,7 @@ __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "Accu
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
 _site_hook = None  # autograd.anomaly / tapegrad.debug set it to record where a node is made (None: off, free)
+_unpack_hook = None  # autograd.forward_ad sets it while a dual level is active (see SavedTensor.unpack)
 
 FREED_MSG = (
     "Trying to backward through the graph a second time (or directly access saved tensors after they have "
@@ -106,6 +107,8 @@ class SavedTensor:
                                  self._version)
         t = _Tensor._make(self._data, True)
         t.grad_fn, t._output_nr, t._vcl = node, self._output_nr, self._vc
+        if _unpack_hook is not None:     # forward AD: the rebuilt output gets the tangents the output had
+            _unpack_hook(self._data, t)
         return t
 
 
@@ -301,6 +304,10 @@ class BackwardNode(Node):
         else:
             self._to_save = _RESULT_ONLY
 
+    def save_for_forward(self, *tensors):
+        """Keep tensors for a custom Function's ``jvp`` (forward-mode AD), where ``ctx.saved_tensors`` reads them."""
+        self._saved_forward = tensors
+
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (they become outputs with this node as grad_fn)."""
         self._dirty = tensors
@@ -441,6 +448,14 @@ class Function(metaclass=FunctionMeta):
     vjp = backward
     setup_context = None  # torch 2.x style when overridden
 
+    @staticmethod
+    def jvp(ctx, *grad_inputs):
+        """Forward-mode AD (``autograd.forward_ad``): the output tangents from the input tangents (zeros for a
+        tensor input without one, None for a non-tensor input); ``ctx.saved_tensors`` are what forward gave
+        ``ctx.save_for_forward``."""
+        raise NotImplementedError("You must implement the jvp function for custom autograd.Function to use it "
+                                  "with forward mode AD.")
+
     @classmethod
     def apply(cls, *args, **kwargs):
         """Run the op: forward now, and (when recording) the node that backward will call."""
@@ -451,6 +466,9 @@ class Primitive(Function):
     """A built-in op: forward gets NumPy arrays (and Python values) and returns arrays."""
 
     _array_forward = True
+    # The op's tangent rule for forward-mode AD (``autograd/forward_ad.py``): ``jvp(ctx, *tangents)`` with
+    # ``ctx.inputs``, ``ctx.kwargs``, ``ctx.result``; None derives it from the differentiable backward.
+    jvp = None
 
 
 FunctionCtx = BackwardNode
@@ -792,4 +810,5 @@ def once_differentiable(backward):
         outs = tuple(_DelayedError.apply(g.detach().requires_grad_()) if isinstance(g, _Tensor) and
                      g.dtype.is_floating_point else g for g in outs)
         return outs[0] if single else outs
+    wrapper.once_differentiable = True    # (forward AD cannot transpose it: it builds the Jacobian's rows instead)
     return wrapper

@@ -7,4 +7,6 @@ The modules: ``_reverse`` (grad, grad_and_value, vjp, jacrev), ``_forward`` (jvp
 stack_module_state).
 """
 
-__all__ = []
+from ._forward import hessian, jacfwd, jvp, linearize
+
+__all__ = ["jvp", "jacfwd", "linearize", "hessian"]

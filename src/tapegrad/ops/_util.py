@@ -20,7 +20,8 @@ from ..tensor import Tensor
 
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
            "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
-           "shape_str", "to_array"]
+           "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only",
+           "add_tangents", "ELEMENTWISE"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -313,6 +314,9 @@ class CopySlices(Primitive):
         return grad * mask, ctx.view_fn(grad), None
 
 
+_inplace_tangents = None   # forward AD's hook while a dual level is active (autograd/forward_ad.py); None: off
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -330,6 +334,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
         old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
+        if _inplace_tangents is not None:
+            _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
     else:
         prev = _state.enabled
@@ -339,6 +345,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         finally:
             _state.enabled = prev
     _write(x, out, fn)
+    if _inplace_tangents is not None:
+        _inplace_tangents.written(x, out)
     if recording:
         x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
         if base is not None:
@@ -364,6 +372,67 @@ def _write(x: Tensor, out: Tensor, fn):
     if src is not x._array:
         np.copyto(x._array, src, casting="unsafe")
     x._vc[0] += 1
+
+
+# --- tangent rules (forward-mode AD, autograd/forward_ad.py) -------------------------------------------------------
+# An op's rule is its ``jvp(ctx, *tangents)`` staticmethod: ``ctx.op``, ``ctx.inputs``, ``ctx.kwargs`` and
+# ``ctx.result`` describe the call; one tangent per argument (None: none, i.e. zero); it returns the output's
+# tangent (a tuple for several outputs, None for an output without one). An op without one gets the rule derived
+# from its backward. The rules are written in tapegrad ops, so tangents are differentiable and batchable.
+def linear_jvp(ctx, *tangents):
+    """The rule of an op linear in its floating tensor arguments (views, shape ops, sums, indexing, cat...): the op
+    itself applied to the tangents (zeros for a floating input without one; other arguments as they were)."""
+    args = list(ctx.inputs)
+    for i, t in enumerate(tangents):
+        if t is not None:
+            args[i] = t
+        else:
+            a = args[i]
+            if isinstance(a, Tensor) and a._array.dtype.kind in "fc":
+                args[i] = Tensor._make(np.zeros(a._array.shape, a._array.dtype))
+    return ctx.op.apply(*args, **ctx.kwargs)
+
+
+def multilinear_jvp(ctx, *tangents):
+    """The product rule of an op linear in each floating tensor argument separately (matmul, einsum, kron...): the
+    sum over the inputs with a tangent of the op with that input replaced by its tangent."""
+    total = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            args = list(ctx.inputs)
+            args[i] = t
+            total = add_tangents(total, ctx.op.apply(*args, **ctx.kwargs))
+    return total
+
+
+class _Elementwise:
+    """``jvp = ELEMENTWISE``: the rule of an elementwise op of one tensor input (its Jacobian is diagonal): the
+    tangent is the op's backward formula applied to it (real tensors; forward AD runs the op's node on it)."""
+
+    real_only = True          # (complex: the backward formula is conjugated; the derived rule is used)
+
+    def __repr__(self):
+        return "ELEMENTWISE"
+
+
+ELEMENTWISE = _Elementwise()
+
+
+def real_only(rule):
+    """Mark a tangent rule valid for real tensors only (it takes the tangent through a backward formula, which for
+    complex ones is conjugated): with a complex input the derived rule is used."""
+    fn = rule.__func__ if isinstance(rule, staticmethod) else rule
+    fn.real_only = True
+    return staticmethod(fn)
+
+
+def add_tangents(a, b):
+    """``a + b`` where either may be None (no tangent)."""
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a + b
 
 
 def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True,
@@ -402,6 +471,10 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
         def bwd(ctx, grad):
             return backward(grad, None, None)
 
+    def jvp(ctx, t):      # elementwise: the tangent through the backward formula (a diagonal Jacobian)
+        return backward(t, ctx.inputs[0], ctx.result)
+
     return type(name, (Primitive,), {"forward": staticmethod(fwd), "backward": staticmethod(bwd),
+                                     "jvp": real_only(jvp),
                                      "node_name": node_name or name + "Backward0", "__doc__": f"{name} op",
                                      "array_backward": array_backward})

@@ -140,7 +140,9 @@ SPECS = [
                  S(randn(r, 3, 4, positive=True), 1, ints(r, 3, 5, high=4), randn(r, 3, 5, positive=True),
                    include_self=False, name="exclude_self"),
                  S(randn(r, 4, positive=True), 0, I(0, 0, 2), randn(r, 3, positive=True), name="1d")],
-             inplace=lambda x, d, i, s, red=red, **kw: x.scatter_reduce_(d, i, s, red, **kw))
+             inplace=lambda x, d, i, s, red=red, **kw: x.scatter_reduce_(d, i, s, red, **kw),
+             extra={"fwd_torch": "torch 2.13's forward AD gives no tangent for scatter_reduce 'prod'"}
+             if red == "prod" else {})
       for red in ("sum", "prod", "mean", "amax", "amin")],
     # --- index_* --------------------------------------------------------------------------------------------
     OpSpec("index_select", lambda m, x, d, i: m.index_select(x, d, i), lambda r: [

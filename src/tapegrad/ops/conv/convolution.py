@@ -12,7 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _util
-from .._util import Primitive, op_error, shape_str
+from .._util import Primitive, add_tangents, linear_jvp, op_error, shape_str
 from ._common import _conv_out_size, _ntuple, _offsets, _pad_array, _scalar, _size_str, _strided_slices, _windows
 from .resampling import pad
 
@@ -144,6 +144,16 @@ class Convolution(Primitive):
 
     node_name = "ConvolutionBackward0"
     array_backward = True
+
+    @staticmethod
+    def jvp(ctx, tx, tw, tb, *_):    # linear in x and in w (the product rule), plus the bias's tangent
+        x, w, _b, *rest = ctx.inputs
+        op, kw = ctx.op, ctx.kwargs
+        t = add_tangents(None if tx is None else op.apply(tx, w, None, *rest, **kw),
+                         None if tw is None else op.apply(x, tw, None, *rest, **kw))
+        if tb is not None:
+            tb = tb.reshape((-1,) + (1,) * (x.ndim - 2))
+        return add_tangents(t, tb)
 
     @staticmethod
     def forward(ctx, x, w, b, stride, padding, dilation, transposed, output_padding, groups, out_sizes=None):
@@ -414,6 +424,8 @@ def _col2im(cols, out_size, kernel, dilation, padding, stride):
 class Im2Col(Primitive):
     """``unfold``: sliding blocks ``(N, C * kH * kW, L)``; its backward is ``Col2Im``."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, kernel, dilation, padding, stride):
         ctx.params = (kernel, dilation, padding, stride)
@@ -429,6 +441,8 @@ class Im2Col(Primitive):
 
 class Col2Im(Primitive):
     """``fold``: sums sliding blocks back into ``(N, C, *output_size)``; its backward is ``Im2Col``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, out_size, kernel, dilation, padding, stride):

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._util import Primitive, op_error, shape_str
+from .._util import Primitive, linear_jvp, op_error, shape_str
 from ._common import _AxisTaps, _taps
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -18,6 +18,10 @@ from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool
 # --- padding ------------------------------------------------------------------------------------------------------
 class ConstantPadNd(Primitive):
     """Constant padding (negative widths crop); its backward is constant padding with the negated widths."""
+
+    @staticmethod
+    def jvp(ctx, t, *_):             # the tangent padded with zeros
+        return ConstantPadNd.apply(t, ctx.inputs[1], 0)
 
     @staticmethod
     def forward(ctx, x, widths, value):
@@ -317,6 +321,8 @@ def _unshuffle(x, r):
 class PixelShuffle(Primitive):
     """``(*, C r^2, H, W) -> (*, C, H r, W r)``; its backward is ``PixelUnshuffle``."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, r):
         ctx.r = r
@@ -329,6 +335,8 @@ class PixelShuffle(Primitive):
 
 class PixelUnshuffle(Primitive):
     """``(*, C, H r, W r) -> (*, C r^2, H, W)``; its backward is ``PixelShuffle``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, r):

@@ -147,6 +147,10 @@ class Where(Primitive):
     """``where(cond, a, b)``; ``cond`` is a constant bool array, a and b tensors or numbers (promoted)."""
 
     @staticmethod
+    def jvp(ctx, _, ta, tb):         # where(cond, ta, tb), 0 for an operand without a tangent
+        return Where.apply(ctx.inputs[0], 0.0 if ta is None else ta, 0.0 if tb is None else tb)
+
+    @staticmethod
     def forward(ctx, cond, a, b):
         d = _result(a, b)
         a, b = _cast_all((a, b), d)

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ...autograd.function import OWN_GRAD
-from .._util import Primitive, Tensor, apply_inplace, bind, kernel, shape_str
+from .._util import ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
 from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
@@ -47,6 +47,10 @@ class Relu(Primitive):
     array_backward = True
 
     @staticmethod
+    def jvp(ctx, t):
+        return kernel(_ReluGrad, t, ctx.result)
+
+    @staticmethod
     def forward(ctx, x):
         if x.dtype.kind == "b":
             raise RuntimeError("Boolean inputs not supported for relu")
@@ -82,9 +86,15 @@ class _ReluGrad(Primitive):
     def backward(ctx, gg):
         return _ReluGrad.apply(gg, Tensor._make(ctx.mask)), None
 
+    @staticmethod
+    def jvp(ctx, tg, _):             # linear in grad; the mask is constant
+        return None if tg is None else _ReluGrad.apply(tg, ctx.inputs[1])
+
 
 class Hardtanh(Primitive):
     """clip(x, min_val, max_val); gradient 1 strictly inside."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, lo, hi):
@@ -104,6 +114,8 @@ class Hardtanh(Primitive):
 class LeakyRelu(Primitive):
     """x if x > 0 else slope * x."""
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     @_quiet
     def forward(ctx, x, slope):
@@ -122,6 +134,8 @@ class LeakyReluInplace(LeakyRelu):
 
 class Elu(Primitive):
     """scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1)): elu, selu (and celu, with its own name)."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     @_quiet
@@ -190,6 +204,8 @@ class CeluInplace(EluInplace):
 class Threshold(Primitive):
     """x if x > threshold else value."""
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     def forward(ctx, x, th, value):
         _no_bool("threshold_cpu", x.dtype)
@@ -211,6 +227,8 @@ _ONE_SIXTH_F = float(np.float32(1.0) / np.float32(6.0))   # torch's backward use
 class Hardsigmoid(Primitive):
     """relu6(x + 3) / 6."""
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     def forward(ctx, x):
         _float_only("hardsigmoid_cpu", x)
@@ -225,6 +243,8 @@ class Hardsigmoid(Primitive):
 
 class Hardswish(Primitive):
     """x * relu6(x + 3) / 6."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x):
@@ -242,6 +262,8 @@ class Hardswish(Primitive):
 
 class Softplus(Primitive):
     """log(1 + exp(beta * x)) / beta, linear above ``threshold`` (stable for any x)."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     @_quiet
@@ -267,6 +289,8 @@ class LogSigmoid(Primitive):
 
     node_name = "LogSigmoidBackward0"
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     @_quiet
     def forward(ctx, x):
@@ -282,6 +306,8 @@ class LogSigmoid(Primitive):
 
 class Silu(Primitive):
     """x * sigmoid(x)."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     @_quiet
@@ -299,6 +325,8 @@ class Silu(Primitive):
 
 class Mish(Primitive):
     """x * tanh(softplus(x))."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     @_quiet
@@ -322,6 +350,8 @@ _GELU_K = math.sqrt(2 / math.pi)
 
 class Gelu(Primitive):
     """x * Phi(x) (``approximate="none"``) or its tanh approximation (``approximate="tanh"``)."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     @_quiet
@@ -354,6 +384,8 @@ class Gelu(Primitive):
 class Hardshrink(Primitive):
     """x where |x| > lambd, else 0."""
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     def forward(ctx, x, lambd):
         _float_only("hardshrink_cpu", x)
@@ -367,6 +399,8 @@ class Hardshrink(Primitive):
 
 class Softshrink(Primitive):
     """x - lambd above lambd, x + lambd below -lambd, else 0."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, lambd):
@@ -426,6 +460,8 @@ class Rrelu(Primitive):
     """Randomized leaky relu: negative inputs scaled by U(lower, upper) noise (training) or its mean (eval)."""
 
     node_name = "RreluWithNoiseBackward0"
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, lower, upper, training):

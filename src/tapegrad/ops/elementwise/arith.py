@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, promote
+from .._util import Primitive, Tensor, add_tangents, apply_inplace, bind, linear_jvp, promote
 from ._common import _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
 from .copies import to
 from .unary import Reciprocal, log
@@ -30,6 +30,10 @@ class Add(Primitive):
     def backward(ctx, grad):
         return grad, grad
 
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(ta, tb)
+
 
 class AddAlpha(Primitive):
     """a + alpha * b (``add(a, b, alpha=...)``; the same node as ``a + b`` in torch; alpha is a keyword, so that
@@ -49,6 +53,10 @@ class AddAlpha(Primitive):
     def backward(ctx, grad):
         return grad, grad * ctx.alpha
 
+    @staticmethod
+    def jvp(ctx, ta, tb, _=None):
+        return add_tangents(ta, None if tb is None else tb * _alpha(ctx))
+
 
 class Sub(Primitive):
     """a - b, broadcasting."""
@@ -65,6 +73,10 @@ class Sub(Primitive):
     @staticmethod
     def backward(ctx, grad):
         return grad, -grad
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(ta, None if tb is None else -tb)
 
 
 class SubAlpha(Primitive):
@@ -84,6 +96,15 @@ class SubAlpha(Primitive):
     @staticmethod
     def backward(ctx, grad):
         return grad, grad * -ctx.alpha
+
+    @staticmethod
+    def jvp(ctx, ta, tb, _=None):
+        return add_tangents(ta, None if tb is None else tb * -_alpha(ctx))
+
+
+def _alpha(ctx):
+    """The ``alpha`` of an add/sub call (a keyword, or the third argument)."""
+    return ctx.kwargs["alpha"] if "alpha" in ctx.kwargs else ctx.inputs[2]
 
 
 def _is_bool(v):
@@ -116,6 +137,10 @@ class Rsub(Primitive):
     def backward(ctx, grad):
         return -grad, None
 
+    @staticmethod
+    def jvp(ctx, ta, _):
+        return -ta
+
 
 class Mul(Primitive):
     """a * b, broadcasting."""
@@ -135,6 +160,11 @@ class Mul(Primitive):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         return (grad * b if need[0] else None), (grad * a if need[1] else None)
+
+    @staticmethod
+    def jvp(ctx, ta, tb):                 # the product rule
+        a, b = ctx.inputs
+        return add_tangents(None if ta is None else ta * b, None if tb is None else a * tb)
 
 
 class Div(Primitive):
@@ -159,6 +189,11 @@ class Div(Primitive):
         ga = grad / b if need[0] else None
         gb = -grad * ((a / b) / b) if need[1] else None   # torch's order of operations (same rounding)
         return ga, gb
+
+    @staticmethod
+    def jvp(ctx, ta, tb):                 # (ta - (a / b) tb) / b
+        b = ctx.inputs[1]
+        return add_tangents(None if ta is None else ta / b, None if tb is None else -tb * (ctx.result / b))
 
 
 def _floor_div_np(a, b, d):
@@ -241,6 +276,8 @@ class Neg(Primitive):
     def backward(ctx, grad):
         return -grad
 
+    jvp = staticmethod(linear_jvp)
+
 
 def _int_pow(a, e):
     """Integer power as torch computes it: negative exponents give 0 except for bases 1 and -1."""
@@ -285,6 +322,11 @@ class Pow(Primitive):
         if e == 0:
             return (_zeros_like(grad) if grad.__class__ is Tensor else np.zeros_like(grad)), None
         return grad * (e * a ** (e - 1)), None
+
+    @staticmethod
+    def jvp(ctx, ta, _):
+        a, e = ctx.inputs
+        return None if e == 0 else ta * (e * a ** (e - 1))
 
 
 class PowTensor(Primitive):

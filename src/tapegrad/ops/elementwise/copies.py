@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error
+from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp
 
 
 # --- copies and casts ---------------------------------------------------------------------------------------
@@ -15,6 +15,8 @@ class Clone(Primitive):
     """A copy with its own memory; the gradient passes through."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, memory_format=None):
@@ -27,6 +29,8 @@ class Clone(Primitive):
 
 class ToCopy(Primitive):
     """A cast to another dtype; the gradient is cast back."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dtype):
@@ -104,6 +108,8 @@ class _CopyFrom(Primitive):
 
     node_name = "CopyBackwards"
     array_backward = True
+
+    jvp = staticmethod(lambda ctx, tx, tsrc: None if tsrc is None else ctx.op.apply(ctx.inputs[0], tsrc))
 
     @staticmethod
     def forward(ctx, x, src):

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import Primitive, Tensor, as_float, bind, kernel, unary
+from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, kernel, unary
 from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
                       _result, _w, _with_out, _zeros_like)
 
@@ -179,6 +179,12 @@ class _TanhGrad(Primitive):
         return (_TanhGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (-2 * result) if need[1] else None)
 
+    @staticmethod
+    def jvp(ctx, tg, tr):           # the product rule (forward-over-reverse through tanh)
+        grad, result = ctx.inputs
+        return add_tangents(None if tg is None else _TanhGrad.apply(tg, result),
+                            None if tr is None else grad * (-2 * result) * tr)
+
 
 class _SigmoidGrad(Primitive):
     """``grad * result * (1 - result)`` in one NumPy pass (SigmoidBackward's formula as one op)."""
@@ -200,6 +206,12 @@ class _SigmoidGrad(Primitive):
         need = ctx.needs_input_grad
         return (_SigmoidGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (1 - 2 * result) if need[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tg, tr):
+        grad, result = ctx.inputs
+        return add_tangents(None if tg is None else _SigmoidGrad.apply(tg, result),
+                            None if tr is None else grad * (1 - 2 * result) * tr)
 
 
 Tanh = unary("Tanh", np.tanh, lambda grad, x, r: kernel(_TanhGrad, grad, r), save="result", array_backward=True)
@@ -234,6 +246,8 @@ class RoundDecimals(Primitive):
 
     node_name = "RoundBackward1"
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     def forward(ctx, x, decimals):
         if x.dtype.kind not in "fc":
@@ -254,6 +268,8 @@ class RoundDecimals(Primitive):
 class Sign(Primitive):
     """sign(x): -1, 0 or 1 (bool stays bool); zero gradient."""
 
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
+
     @staticmethod
     def forward(ctx, x):
         return x.copy() if x.dtype == np.bool_ else np.sign(x)
@@ -265,6 +281,8 @@ class Sign(Primitive):
 
 class Abs(Primitive):
     """|x|; gradient sign(x) (0 at 0)."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x):
@@ -281,6 +299,8 @@ class Abs(Primitive):
 
 class Logit(Primitive):
     """log(x / (1 - x)), with x first clamped to [eps, 1 - eps] when eps is given."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, eps):
@@ -304,6 +324,8 @@ class Logit(Primitive):
 
 class NanToNum(Primitive):
     """NaN, +inf and -inf replaced by finite numbers; the gradient is zero where the input was not finite."""
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, nan, posinf, neginf):
@@ -425,6 +447,8 @@ class Clamp(Primitive):
     """clamp(x, min, max) with number bounds (either may be None)."""
 
     node_name = "ClampBackward1"
+
+    jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, lo, hi):

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, shape_str
+from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, normalize_dim, shape_str
 from ._common import (_check_gather, _dim_and_index, _dim_key, _gather_np, _inplace, _int_index, _scatter_counts,
                       _scatter_np, _tensor, _zeros)
 from .subscript import IndexPut, _index_array, _index_put_values, _np_key
@@ -22,6 +22,8 @@ from .masked import _where, masked_fill
 # ============================================================================================================
 class Gather(Primitive):
     """``out[i][j] = x[i][index[i][j]]`` (dim=1), positions read along ``dim``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dim, index):
@@ -35,6 +37,8 @@ class Gather(Primitive):
 
 class ScatterAdd(Primitive):
     """``x`` with ``src`` added at ``index`` along ``dim`` (repeated positions add up)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
@@ -50,6 +54,8 @@ class ScatterAdd(Primitive):
 
 class Scatter(Primitive):
     """``x`` with ``src`` written at ``index`` along ``dim``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dim, index, src):
@@ -263,6 +269,8 @@ def _as1d(a):
 class IndexSelect(Primitive):
     """The slices of ``x`` at ``index`` along ``dim``."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -276,6 +284,8 @@ class IndexSelect(Primitive):
 
 class IndexAdd(Primitive):
     """``x`` with ``alpha * source`` added at ``index`` along ``dim``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dim, index, source, alpha):
@@ -298,6 +308,8 @@ class IndexAdd(Primitive):
 
 class IndexCopy(Primitive):
     """``x`` with the slices at ``index`` along ``dim`` replaced by ``source``."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dim, index, source):
@@ -484,6 +496,8 @@ def _flat_index(op, index, n):
 class Take(Primitive):
     """``x.flatten()[index]`` (in index's shape)."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, index):
         ctx.shape, ctx.index = x.shape, index
@@ -496,6 +510,8 @@ class Take(Primitive):
 
 class Put(Primitive):
     """``x`` with ``x.flatten()[index] = source`` (or ``+=`` with accumulate)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, index, source, accumulate):

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, mark_view, shape_str
+from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, linear_jvp, mark_view, shape_str
+from ...autograd.function import _active
 from ._common import _arr, _zeros
 
 
@@ -108,6 +109,8 @@ class Select(Primitive):
 
     array_backward = True
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
@@ -122,6 +125,8 @@ class SelectBackwardOp(Primitive):
     """The gradient of select: ``grad`` placed in a zero tensor of the input's shape."""
 
     node_name = "SelectBackwardBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, grad, shape, dim, index):
@@ -140,6 +145,8 @@ class Slice(Primitive):
 
     array_backward = True
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, start, stop, step):
         ctx.shape, ctx.key = x.shape, (slice(None),) * dim + (slice(start, stop, step),)
@@ -156,6 +163,8 @@ class SliceBackwardOp(Primitive):
 
     node_name = "SliceBackwardBackward0"
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, grad, shape, args):
         ctx.args = args
@@ -171,6 +180,8 @@ class SliceBackwardOp(Primitive):
 
 class Alias(Primitive):
     """``x[...]``: a new tensor over the same data."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x):
@@ -300,6 +311,8 @@ def _np_key(shape, tensors):
 class Index(Primitive):
     """``x[key]`` with int arrays in the key (advanced indexing): a copy."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, key):
         ctx.shape, ctx.key = x.shape, key
@@ -314,6 +327,8 @@ class IndexPutAccumulate(Primitive):
     """The gradient of advanced indexing: ``grad`` summed into zeros at ``key`` (repeated indices add up)."""
 
     node_name = "IndexPutBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, grad, key, shape):
@@ -365,7 +380,8 @@ def _basic_key(shape, key):
 
 def getitem(self, key):
     """``x[key]`` with torch's semantics (ints, slices with positive steps, None, ..., bool masks, int tensors)."""
-    if not (self._rg and _state.enabled):    # no graph to record: one NumPy view, one mark_view
+    if not (self._rg and _state.enabled) and not _active[0]:    # no graph to record and no transform active:
+        #                                                             one NumPy view, one mark_view
         k = _basic_key(self._array.shape, key)
         if k is not None:
             return mark_view(Tensor._make(self._array[k]), self, lambda t, key=key: getitem(t, key))
@@ -411,6 +427,8 @@ class Copy(Primitive):
 
     node_name = "CopyBackwards"
 
+    jvp = staticmethod(lambda ctx, tx, tsrc: None if tsrc is None else ctx.op.apply(ctx.inputs[0], tsrc))
+
     @staticmethod
     def forward(ctx, dst, src):
         return np.array(np.broadcast_to(src, dst.shape), dtype=dst.dtype)
@@ -432,6 +450,13 @@ def _copy_to(dst, value):
 
 class IndexPut(Primitive):
     """``x`` with ``x[key]`` replaced by (or, with ``accumulate``, increased by) ``values``."""
+
+    @staticmethod
+    def jvp(ctx, tx, tv, *_):        # linear in (x, values); a number as values is a constant (tangent 0)
+        x, values, key, *acc = ctx.inputs
+        if tx is None:
+            tx = Tensor._make(np.zeros(x._array.shape, x._array.dtype))
+        return IndexPut.apply(tx, 0.0 if tv is None else tv, key, *acc, **ctx.kwargs)
 
     @staticmethod
     def forward(ctx, x, values, key, accumulate=False):
@@ -482,7 +507,8 @@ def _put_fn(x, values, key, accumulate):
 
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
-    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))):
+    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))) and not _active[0]:
+        # (no graph to record and no function transform active, which must see the ops)
         if self._base is not None and _state.enabled:
             check_view_inplace(self, False)     # (a view made under no_grad whose base requires grad)
         _check_value(value, self.dtype)
@@ -502,7 +528,8 @@ def setitem(self, key, value):
     items = _parse(key)
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:
-        value = value.to(self.dtype) if value._rg else Tensor._make(value._array.astype(self._array.dtype))
+        value = value.to(self.dtype) if value._rg or _active[0] else \
+            Tensor._make(value._array.astype(self._array.dtype))
     if len(items) == 1 and not isinstance(key, tuple):
         kind = items[0][0]
         if kind == "bool" and not items[0][1]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, input_shape, promote
+from .._util import Primitive, Tensor, bind, input_shape, linear_jvp, multilinear_jvp, promote
 from ._common import _const, _dtname, _eye_like
 from .products import mm
 
@@ -19,6 +19,8 @@ class Einsum(Primitive):
     """``np.einsum`` on an explicit equation (no ellipsis, every output letter named)."""
 
     node_name = "ViewBackward0"
+
+    jvp = staticmethod(multilinear_jvp)     # linear in each operand: the product rule
 
     @staticmethod
     def forward(ctx, eq, *ops):
@@ -246,6 +248,8 @@ class Kron(Primitive):
 
     node_name = "UnsafeViewBackward0"
 
+    jvp = staticmethod(multilinear_jvp)
+
     @staticmethod
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
@@ -283,6 +287,8 @@ def kron(input, other, *, out=None):
 
 class LinalgCross(Primitive):
     """3-vector cross product along ``dim`` (inputs broadcast)."""
+
+    jvp = staticmethod(multilinear_jvp)
 
     @staticmethod
     def forward(ctx, a, b, dim):
@@ -349,6 +355,8 @@ def linalg_cross(input, other, *, dim=-1, out=None):
 
 class Trace(Primitive):
     """Sum of the main diagonal of a matrix."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x):

@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, input_shape, mT, op_error, promote, sum_to_shape
+from .._util import (Primitive, Tensor, add_tangents, bind, input_shape, mT, multilinear_jvp, op_error, promote,
+                     sum_to_shape)
 from ._common import _const, _dtname, _mT
 
 
@@ -29,6 +30,8 @@ class Matmul(Primitive):
 
     node_name = "UnsafeViewBackward0"
     array_backward = True
+
+    jvp = staticmethod(multilinear_jvp)     # the product rule
 
     @staticmethod
     def forward(ctx, a, b):
@@ -255,6 +258,14 @@ class Addmm(Primitive):
         if a.dtype != b.dtype:
             raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got {_dtname(a)} and {_dtname(b)}")
         return inp, a, b
+
+    @staticmethod
+    def jvp(ctx, ti, ta, tb, *_):   # beta ti + alpha (P(ta, b) + P(a, tb))
+        inp, a, b, beta, alpha = ctx.inputs
+        op = ctx.op
+        return add_tangents(add_tangents(None if ti is None else ti * beta,
+                                         None if ta is None else op.apply(inp, ta, b, 0, alpha)),
+                            None if tb is None else op.apply(inp, a, tb, 0, alpha))
 
     @classmethod
     def forward(cls, ctx, inp, a, b, beta, alpha):

@@ -11,6 +11,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
+from ...autograd.function import _active
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, normalize_dim, shape_str
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
@@ -193,7 +194,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     sc = 1.0 / math.sqrt(E) if scale is None else scale
     dtype = np.result_type(query._array, key._array, value._array)
     float_mask = attn_mask is not None and isinstance(attn_mask, Tensor) and attn_mask._array.dtype != np.bool_
-    grad_mask = float_mask and attn_mask._rg and _state.enabled
+    # (a float mask is a constant of the fused kernel: it takes the math path when it needs a gradient, or a
+    #  function transform is active, which may give it a tangent or a batch dim)
+    grad_mask = float_mask and ((attn_mask._rg and _state.enabled) or _active[0])
     if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask:
         # torch's fused CPU kernel (its conditions: 4-d, no dropout, equal head dims, constant mask)
         bias = _attn_bias(attn_mask, L, S, is_causal, dtype)

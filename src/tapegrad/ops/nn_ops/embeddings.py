@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import no_grad
-from .._util import Primitive, Tensor, kernel
+from .._util import Primitive, Tensor, kernel, linear_jvp
 from ._common import _RowGather, _RowScatter, _arr, _legacy_name
 
 
@@ -23,6 +23,8 @@ class Embedding(Primitive):
     """``weight[indices]``; the gradient is scattered back into the rows (never into ``padding_idx``)."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, w, idx, padding_idx, scale_grad_by_freq):

@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from .._util import (Primitive, Tensor, bind, input_shape, mT, normalize_dim, op_error, shape_str, sum_keepdim,
-                     sum_to_shape)
+from .._util import (Primitive, Tensor, add_tangents, bind, input_shape, linear_jvp, mT, multilinear_jvp,
+                     normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape)
 from ._common import _Cat, _c, _float_only
 
 
@@ -26,6 +26,12 @@ class _Addmm(Primitive):
 
     node_name = "AddmmBackward0"
     array_backward = True
+
+    @staticmethod
+    def jvp(ctx, tbias, tx, tw):
+        _, x, w = ctx.inputs
+        return add_tangents(tbias, add_tangents(None if tx is None else _MmT.apply(tx, w),
+                                                None if tw is None else _MmT.apply(x, tw)))
 
     @staticmethod
     def forward(ctx, bias, x, w):
@@ -58,6 +64,8 @@ class _MmT(Primitive):
     node_name = "MmBackward0"
     array_backward = True
 
+    jvp = staticmethod(multilinear_jvp)     # the product rule
+
     @staticmethod
     def forward(ctx, x, w):
         if x.shape[1] != w.shape[1]:
@@ -78,6 +86,8 @@ class _View(Primitive):
 
     node_name = "ViewBackward0"
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, shape):
@@ -190,6 +200,11 @@ class Softmax(Primitive):
     array_backward = True
 
     @staticmethod
+    def jvp(ctx, t, _):              # y * (t - sum(y * t))
+        y, dim = ctx.result, ctx.inputs[1]
+        return y * (t - (y * t).sum(dim, keepdim=True))
+
+    @staticmethod
     def forward(ctx, x, dim):
         return _softmax_forward(ctx, x, dim, "softmax", _softmax_np, np.ones_like)
 
@@ -204,6 +219,10 @@ class LogSoftmax(Primitive):
     """x - logsumexp(x) along ``dim`` (stable); backward g - exp(y) * sum(g)."""
 
     array_backward = True
+
+    @staticmethod
+    def jvp(ctx, t, _):              # t - sum(softmax * t)
+        return t - (ctx.result.exp() * t).sum(ctx.inputs[1], keepdim=True)
 
     @staticmethod
     def forward(ctx, x, dim):

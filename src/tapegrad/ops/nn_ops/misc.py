@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, shape_str
+from .._util import Primitive, linear_jvp, shape_str
 from ._common import _reduce
 from .losses import _int_reduction, _kl_terms, binary_cross_entropy_with_logits, kl_div, poisson_nll_loss
 from .margin import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss
@@ -18,6 +18,8 @@ from .embeddings import embedding
 # --- channel shuffle -------------------------------------------------------------------------------------------
 class ChannelShuffle(Primitive):
     """Channels (dim 1) regrouped from (g, C/g) to (C/g, g) order."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, groups):

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim
+from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, normalize_dim
 from ._common import _PutAlong, _const, _dtype_arg, _int_to_long, _write_out, return_types
 
 
@@ -31,6 +31,8 @@ def _rev_cumsum(g, d):
 
 class Cumsum(Primitive):
     """Running sum along ``dim``; integer and bool inputs give int64."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, d, dtype=None):

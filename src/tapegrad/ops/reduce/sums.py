@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, normalize_dim, normalize_dims
+from .._util import Primitive, Tensor, bind, linear_jvp, normalize_dim, normalize_dims
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -20,6 +20,8 @@ class Sum(Primitive):
     """Sum over ``dims`` (all when None); integer and bool inputs sum to int64, as in torch."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dims=None, keepdim=False, dtype=None):
@@ -59,6 +61,8 @@ class Mean(Primitive):
     """Mean over ``dims`` (all when None); floating inputs only, as in torch."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dims=None, keepdim=False, dtype=None):

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, apply_inplace, bind, mark_view, normalize_dim, shape_str
+from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str
 from ..reduce._common import _write_out
 from .views import _contiguous, _nd, _size_arg, expand, flatten, reshape, unsqueeze, view
 
@@ -15,6 +15,8 @@ from .views import _contiguous, _nd, _size_arg, expand, flatten, reshape, unsque
 # --- repeats -----------------------------------------------------------------------------------------------------
 class Repeat(Primitive):
     """Tile the tensor ``repeats`` times along each dim (a copy)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, reps):
@@ -59,6 +61,8 @@ class _IndexSelect(Primitive):
 
     node_name = "IndexSelectBackward0"
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, index):
         ctx.dim, ctx.index, ctx.size = dim, index, x.shape[dim]
@@ -71,6 +75,8 @@ class _IndexSelect(Primitive):
 
 class _IndexAdd(Primitive):
     """Zeros with ``size`` along ``dim`` and ``g``'s slices added at ``index`` (the backward of index_select)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, g, dim, index, size):
@@ -140,6 +146,8 @@ def _dims_unique(dims, n):
 class Flip(Primitive):
     """Reverse the order of elements along ``dims`` (a copy)."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
@@ -185,6 +193,8 @@ def flipud(input):
 class Roll(Primitive):
     """Shift elements cyclically along dims (all flattened when no dims)."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, shifts, dims):
         ctx.shifts, ctx.dims = shifts, dims
@@ -217,6 +227,8 @@ def roll(input, shifts, dims=None):
 
 class Rot90(Primitive):
     """Rotate by 90 degrees ``k`` times in the plane of ``dims`` (a copy)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, k, dims):
@@ -259,6 +271,7 @@ def _tri_cls(name, np_fn):
         return cls.apply(grad, ctx.k), None
 
     cls = type(name, (Primitive,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
+                                    "jvp": staticmethod(linear_jvp),
                                     "__doc__": f"{name.lower()}: keep one triangle, zero the rest"})
     return cls
 
@@ -308,6 +321,8 @@ def _diag_view(a, offset, d1, d2):
 class Diagonal(Primitive):
     """The diagonal ``offset`` of dims ``dim1``, ``dim2`` as the last dim (a view)."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, offset, d1, d2):
         ctx.args, ctx.shape = (offset, d1, d2), x.shape
@@ -323,6 +338,8 @@ class _DiagScatter(Primitive):
 
     node_name = "DiagonalScatterBackward0"
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, g, offset, d1, d2, shape):
         ctx.args = (offset, d1, d2)
@@ -337,6 +354,8 @@ class _DiagScatter(Primitive):
 
 class DiagEmbed(Primitive):
     """A tensor whose diagonal ``offset`` of dims ``dim1``, ``dim2`` holds the last dim of ``x`` (zeros elsewhere)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, offset, d1, d2):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, kernel, mark_view, normalize_dim, op_error, shape_str
+from .._util import Primitive, Tensor, bind, kernel, linear_jvp, mark_view, normalize_dim, op_error, shape_str
 from ..reduce._common import _write_out
 from .views import _nd, reshape, transpose, unsqueeze
 
@@ -19,6 +19,8 @@ class _Basic(Primitive):
     """``x[key]`` for a basic (view-making) key; backward places the gradient back into zeros."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, key):
@@ -34,6 +36,8 @@ class _BasicScatter(Primitive):
     """Zeros of ``shape`` with ``g`` written at ``key`` (the backward of slicing; its own backward slices)."""
 
     node_name = "SliceScatterBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, g, key, shape):
@@ -122,7 +126,8 @@ def _multi_view_cls(name, node_name):
         return cat(list(grads), ctx.d), None, None, None
 
     return type(name, (Primitive,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
-                                     "node_name": node_name, "__doc__": f"{name}: several views in one node"})
+                                     "jvp": staticmethod(linear_jvp), "node_name": node_name,
+                                     "__doc__": f"{name}: several views in one node"})
 
 
 SplitViews = _multi_view_cls("Split", "SplitBackward0")
@@ -324,6 +329,8 @@ def narrow_copy(input, dim, start, length):
 class Unfold(Primitive):
     """All windows of ``size`` elements, ``step`` apart, along ``dim``; the window is a new last dim (a view)."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim, size, step):
         ctx.args, ctx.shape = (dim, size, step), x.shape
@@ -343,6 +350,8 @@ class _UnfoldSum(Primitive):
     """The backward of ``unfold``: every window's gradient added back where it came from (overlaps add up)."""
 
     node_name = "UnfoldBackwardBackward0"
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, g, dim, size, step, shape):
@@ -415,8 +424,18 @@ def _legacy_empty(a):
     return a.ndim == 1 and a.shape[0] == 0
 
 
+def _join_jvp(ctx, tangents):
+    """cat's and stack's tangent: the tangents joined, zeros for an input without one (of any dtype: an integer
+    input is data here, not an index)."""
+    ts = [t if t is not None else Tensor._make(np.zeros(a._array.shape, a._array.dtype))
+          for a, t in zip(ctx.inputs[1:], tangents)]
+    return ctx.op.apply(ctx.inputs[0], *ts)
+
+
 class Cat(Primitive):
     """Join tensors along an existing dim (torch's type promotion; 1-d empty tensors are skipped)."""
+
+    jvp = staticmethod(lambda ctx, _, *ts: _join_jvp(ctx, ts))   # linear: the tangents joined
 
     @staticmethod
     def forward(ctx, dim, *xs):
@@ -477,6 +496,8 @@ class Stack(Primitive):
     """Join same-shape tensors along a new dim."""
 
     array_backward = True
+
+    jvp = staticmethod(lambda ctx, _, *ts: _join_jvp(ctx, ts))   # linear: the tangents joined
 
     @staticmethod
     def forward(ctx, dim, *xs):

@@ -14,7 +14,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from ...tensor import Size
-from .._util import Primitive, Tensor, bind, check_view_inplace, mark_view, normalize_dim, shape_str
+from .._util import Primitive, Tensor, bind, check_view_inplace, linear_jvp, mark_view, normalize_dim, shape_str
 
 
 def _nd(x):
@@ -57,6 +57,10 @@ class View(Primitive):
     """The same data seen with another shape (``view`` requires it to be possible without a copy)."""
 
     array_backward = True
+
+    @staticmethod
+    def jvp(ctx, t, *_):           # linear (the tangent may be laid out otherwise: reshaped, copying if need be)
+        return ctx.op.apply(t, ctx.inputs[1])
 
     @staticmethod
     def forward(ctx, x, shape, must_view=False):
@@ -164,6 +168,8 @@ def ravel(input):
 class Transpose(Primitive):
     """Swap two dims."""
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim0, dim1):
         ctx.dims = (dim0, dim1)
@@ -178,6 +184,8 @@ class Transpose(Primitive):
 
 class Permute(Primitive):
     """Reorder dims."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, dims):
@@ -194,6 +202,8 @@ class Permute(Primitive):
 
 class T(Primitive):
     """``x.t()``: transpose of a matrix (a 0-d or 1-d tensor is returned as is)."""
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x):
@@ -307,6 +317,8 @@ class Unsqueeze(Primitive):
 
     array_backward = True
 
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
+
     @staticmethod
     def forward(ctx, x, dim):
         ctx.in_shape = x.shape
@@ -323,6 +335,7 @@ def _squeeze_node(name):
 
         node_name = name
         array_backward = True
+        jvp = staticmethod(linear_jvp)
 
         @staticmethod
         def forward(ctx, x, dims):
@@ -369,6 +382,8 @@ class Expand(Primitive):
     """Broadcast to a larger shape without copying (-1 keeps a dim)."""
 
     array_backward = True
+
+    jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
     def forward(ctx, x, shape):

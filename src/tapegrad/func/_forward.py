@@ -1,0 +1,389 @@
+"""torch.func's forward-mode transforms: ``jvp``, ``jacfwd``, ``linearize``, ``hessian``.
+
+``jvp`` runs the function once inside its own dual level (``autograd.forward_ad.DualLevel``: an Interpreter, so
+it nests — ``jvp(jvp(f))``, ``jacfwd(jacfwd(f))`` — and composes with reverse mode: ``jacfwd(jacrev(f))``).
+``jacfwd`` pushes the standard basis of the inputs through ``jvp``, one basis vector after another (torch
+batches them with ``vmap``: the same numbers; ``randomness`` keeps torch's meaning: "error" refuses a random op,
+"same" gives every basis vector the same random numbers, "different" does not). ``linearize`` runs the function
+once, recording the graph, and answers each tangent with one backward of the recorded vjp (the vjp is linear in
+its cotangent; its backward with respect to the cotangent is ``J t``): the forward pass is not repeated.
+
+Inputs and outputs are pytrees (tuples, lists, dicts, namedtuples of Tensors), as torch's.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+
+import numpy as np
+
+from .. import _random
+from ..autograd import forward_ad as _fw
+from ..autograd.engine import grad as _grad
+from ..autograd.function import active_interpreters
+from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..tensor import Tensor
+
+__all__ = ["jvp", "jacfwd", "linearize", "hessian"]
+
+_JVP = "jvp(f, primals, tangents)"
+
+
+# --- pytrees (the containers torch.func's transforms take and return) -----------------------------------------------
+class _Spec:
+    """The structure of a pytree: a node type (None for a leaf), its context (dict keys, namedtuple type) and its
+    children; prints as torch's ``TreeSpec``."""
+
+    __slots__ = ("kind", "context", "children")
+
+    def __init__(self, kind, context=None, children=()):
+        self.kind, self.context, self.children = kind, context, children
+
+    def __eq__(self, other):
+        return isinstance(other, _Spec) and (self.kind, self.context, self.children) == \
+            (other.kind, other.context, other.children)
+
+    __hash__ = None
+
+    def _text(self, indent):
+        if self.kind is None:
+            return "*"
+        kids = (",\n" + " " * (indent + 2)).join(c._text(indent + 2) for c in self.children)
+        ctx = "None" if self.context is None else repr(self.context) if self.kind is not _NAMEDTUPLE else \
+            str(self.context)
+        name = "namedtuple" if self.kind is _NAMEDTUPLE else self.kind.__name__
+        return f"TreeSpec({name}, {ctx}, [{kids}])"
+
+    def __repr__(self):
+        return self._text(0)
+
+
+class _NAMEDTUPLE:
+    pass
+
+
+_LEAF = _Spec(None)
+
+
+def _flatten(tree, leaves):
+    if isinstance(tree, Tensor):              # (the common case first)
+        leaves.append(tree)
+        return _LEAF
+    if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
+        return _Spec(_NAMEDTUPLE, type(tree), tuple(_flatten(c, leaves) for c in tree))
+    if isinstance(tree, (tuple, list)):
+        return _Spec(type(tree), None, tuple(_flatten(c, leaves) for c in tree))
+    if isinstance(tree, dict):
+        keys = list(tree)
+        return _Spec(type(tree), keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    leaves.append(tree)
+    return _LEAF
+
+
+def tree_flatten(tree):
+    """``(leaves, spec)``."""
+    leaves = []
+    return leaves, _flatten(tree, leaves)
+
+
+def tree_unflatten(leaves, spec):
+    it = iter(leaves)
+
+    def build(s):
+        if s.kind is None:
+            return next(it)
+        kids = [build(c) for c in s.children]
+        if s.kind is _NAMEDTUPLE:
+            return s.context(*kids)
+        if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
+            return s.kind(zip(s.context, kids))
+        return s.kind(kids)
+    return build(spec)
+
+
+# --- argnums --------------------------------------------------------------------------------------------------------
+def _wrap_argnum(argnum, num_args):
+    if not isinstance(argnum, int):
+        raise RuntimeError(f"argnum must be int, got: {type(argnum)}")
+    if 0 <= argnum < num_args:
+        return argnum
+    if -num_args <= argnum < 0:
+        return argnum + num_args
+    raise RuntimeError(f"Got argnum={argnum}, but only {num_args} positional inputs")
+
+
+def _slice_argnums(args, argnums, as_tuple=True):
+    if not isinstance(argnums, (int, tuple)):
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
+    if isinstance(argnums, int):
+        a = args[_wrap_argnum(argnums, len(args))]
+        return (a,) if as_tuple else a
+    argnums = tuple(_wrap_argnum(a, len(args)) for a in argnums)
+    if len(argnums) == 0:
+        raise RuntimeError("argnums must be non-empty")
+    if len(set(argnums)) != len(argnums):
+        raise RuntimeError(f"argnums elements must be unique, got {argnums}")
+    return tuple(args[i] for i in argnums)
+
+
+def _replace_args(args, new, argnums):
+    if isinstance(argnums, int):
+        k = _wrap_argnum(argnums, len(args))
+        return tuple(new[0] if i == k else a for i, a in enumerate(args))
+    pos = [_wrap_argnum(a, len(args)) for a in argnums]
+    return tuple(new[pos.index(i)] if i in pos else a for i, a in enumerate(args))
+
+
+def _tensors_only(items, api, argname):
+    if len(items) == 0:
+        raise RuntimeError(f"{api}: Expected {argname} to contain at least one Tensor.")
+    for t in items:
+        if not isinstance(t, Tensor):
+            raise RuntimeError(f"{api}: Expected {argname} to only contain Tensors, got {type(t)}")
+
+
+def _outputs_only_tensors(outs, api):
+    if (len(outs) == 1 and outs[0] is None) or len(outs) < 1:
+        raise RuntimeError(f"{api}: Expected f to be a function that has non-empty output (got output = {outs})")
+    for o in outs:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"{api}: expected f(*primals) to return only tensors, got unsupported type {type(o)}")
+
+
+def _zeros_like(t):
+    return Tensor._make(np.zeros(t._array.shape, t._array.dtype))
+
+
+# --- jvp -------------------------------------------------------------------------------------------------------------
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """``(func(*primals), J tangents)`` (and ``aux`` with ``has_aux``): the Jacobian-vector product, in one
+    forward pass.
+
+    >>> jvp(lambda x: x.sin(), (tapegrad.tensor([0., 1.]),), (tapegrad.tensor([1., 1.]),))
+    (tensor([0.0000, 0.8415]), tensor([1.0000, 0.5403]))
+    """
+    return _jvp_with_argnums(func, primals, tangents, None, strict=strict, has_aux=has_aux)
+
+
+def _jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux=False):
+    if not isinstance(primals, tuple):
+        raise RuntimeError(f"{_JVP}: Expected primals to be a tuple. E.g. it should be valid to call f(*primals).")
+    diff = primals if argnums is None else _slice_argnums(primals, argnums)
+    flat_p, p_spec = tree_flatten(diff)
+    flat_t, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"{_JVP}: Expected primals and tangents to have the same python structure. For example, "
+                           f"if primals is a tuple of 3 tensors, tangents also must be. Got primals with structure "
+                           f"{p_spec} and tangents with structure {t_spec}")
+    _tensors_only(flat_p, _JVP, "primals")
+    _tensors_only(flat_t, _JVP, "tangents")
+    level = _fw.DualLevel()
+    with level:
+        duals = tree_unflatten([_fw._dual(level, p, t) for p, t in zip(flat_p, flat_t)], p_spec)
+        if argnums is not None:
+            duals = _replace_args(primals, duals, argnums)
+        out = func(*duals)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
+            out, aux = out
+        flat_out, o_spec = tree_flatten(out)
+        _outputs_only_tensors(flat_out, _JVP)
+        prim, tans = [], []
+        for o in flat_out:
+            t = level.tangent(o)
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                                       "inputs. This is not allowed with strict=True.")
+                t = _zeros_like(o)
+            prim.append(o)
+            tans.append(t)
+        if has_aux:
+            flat_aux, a_spec = tree_flatten(aux)
+            for a in flat_aux:
+                if not isinstance(a, Tensor):
+                    raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
+            aux = tree_unflatten(flat_aux, a_spec)
+    res = (tree_unflatten(prim, o_spec), tree_unflatten(tans, o_spec))
+    return (*res, aux) if has_aux else res
+
+
+# --- jacfwd, hessian -------------------------------------------------------------------------------------------------
+def _error_if_complex(name, leaves, is_input):
+    for idx, a in enumerate(leaves):
+        if isinstance(a, Tensor) and a.dtype.is_complex:
+            what = "inputs" if is_input else "outputs"
+            raise RuntimeError(f"{name}: Expected all {what} to be real but received complex tensor at flattened input "
+                               f"idx: {idx}")
+
+
+_RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. Please either use the 'same' or "
+                 "'different' randomness flags on vmap or perform the randomness operation out of vmap")
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by forward mode: one jvp per input
+    element. Returns a function of the same arguments.
+
+    >>> jacfwd(lambda x: x ** 2)(tapegrad.tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+
+    def wrapper(*args):
+        _error_if_complex("jacfwd", tree_flatten(args)[0], True)
+        primals = _slice_argnums(args, argnums)
+        flat_p, p_spec = tree_flatten(primals)
+        numels = [p.nelement() for p in flat_p]
+        total = sum(numels)
+        state = _random.get_rng_state() if randomness != "different" else None
+        columns, aux, o_spec = [], None, None
+        for k in range(total):
+            if randomness == "same":
+                _random.set_rng_state(state)
+            basis, start = [], 0
+            for p, n in zip(flat_p, numels):       # basis vector k, cut into the inputs' shapes
+                b = np.zeros(n, p._array.dtype)
+                if start <= k < start + n:
+                    b[k - start] = 1
+                basis.append(Tensor._make(b.reshape(p._array.shape)))
+                start += n
+            out = _jvp_with_argnums(func, args, tree_unflatten(basis, p_spec), argnums, has_aux=has_aux)
+            if randomness == "error" and not _same_state(state, _random.get_rng_state()):
+                raise RuntimeError(_RANDOM_ERROR)
+            _error_if_complex("jacfwd", tree_flatten(out[0])[0], False)
+            if has_aux:
+                aux = out[2]
+            flat_t, o_spec = tree_flatten(out[1])
+            columns.append(flat_t)
+        from ..ops.shape import stack
+        jac = []
+        for i in range(len(columns[0]) if columns else 0):
+            col = stack([c[i] for c in columns], -1)        # (*out.shape, total)
+            ins, start = [], 0
+            for p, n in zip(flat_p, numels):
+                ins.append(col[..., start:start + n].reshape(tuple(col.shape[:-1]) + tuple(p.shape)))
+                start += n
+            ins = tree_unflatten(ins, p_spec)
+            jac.append(ins[0] if isinstance(argnums, int) else ins)
+        res = tree_unflatten(jac, o_spec)
+        return (res, aux) if has_aux else res
+    return wrapper
+
+
+def _same_state(a, b):
+    return a is None or b is None or np.array_equal(np.asarray(a._array), np.asarray(b._array))
+
+
+def _jacrev(func, argnums=0):
+    """The Jacobian by reverse mode, one backward per output element (recorded: differentiable, so that
+    ``jacfwd(_jacrev(f))`` is the Hessian). (tapegrad.func.jacrev, batched by vmap, is the public one.)"""
+    def wrapper(*args):
+        with enable_grad():
+            diff = _slice_argnums(args, argnums, as_tuple=False)
+            flat_d, d_spec = tree_flatten(diff)
+            leaves = []
+            for d in flat_d:
+                if d.requires_grad:
+                    leaves.append(d.view_as(d))
+                else:
+                    with no_grad():
+                        s = d.view_as(d)          # (an op: the transforms outside see it)
+                    leaves.append(s.requires_grad_())
+            new = tree_unflatten(leaves, d_spec)
+            call = _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
+            out = func(*call)
+            flat_o, o_spec = tree_flatten(out)
+            connected = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad
+                                                  for a in tree_flatten(args)[0])
+            from ..ops.shape import stack
+            jac = []
+            for o in flat_o:
+                flat = o.reshape(-1)
+                rows = [[] for _ in leaves]
+                for j in range(o.nelement()):
+                    gs = _grad(flat[j], leaves, retain_graph=True, create_graph=True, allow_unused=True) \
+                        if flat.requires_grad else (None,) * len(leaves)
+                    for r, g, x in zip(rows, gs, leaves):
+                        r.append(g if g is not None else _zeros_like(x))
+                ins = [(stack(r, 0) if r else _zeros_like(x).reshape((0,) + tuple(x.shape))).reshape(
+                    tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, leaves)]
+                if not connected:   # (nothing outside required grad: the rows only look recorded; stripped in
+                    for t in ins:       #  place, with their tangents, so that an outer transform still finds them)
+                        _fw._drop_graph(t)
+                jac.append(tree_unflatten(ins, d_spec))
+            return tree_unflatten(jac, o_spec)
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """The Hessian of a scalar ``func`` with respect to ``argnums``: ``jacfwd(jacrev(func))`` (forward-over-reverse).
+
+    >>> hessian(lambda x: (x ** 3).sum())(tapegrad.tensor([1., 2.]))
+    tensor([[ 6.,  0.],
+            [ 0., 12.]])
+    """
+    return jacfwd(_jacrev(func, argnums), argnums)
+
+
+# --- linearize -------------------------------------------------------------------------------------------------------
+def linearize(func, *primals):
+    """``(func(*primals), jvp_fn)``: ``jvp_fn(*tangents)`` is ``J tangents`` at ``primals``, each call one backward
+    over the graph recorded once here (the forward pass is not repeated).
+
+    >>> out, jvp_fn = linearize(lambda x: x.sin(), tapegrad.zeros(2))
+    >>> jvp_fn(tapegrad.ones(2))
+    tensor([1., 1.])
+    """
+    flat_p, p_spec = tree_flatten(primals)
+    with enable_grad():
+        leaves = []
+        for p in flat_p:
+            if p.requires_grad:
+                leaves.append(p.view_as(p))
+            else:
+                with no_grad():
+                    s = p.view_as(p)
+                leaves.append(s.requires_grad_())
+        out = func(*tree_unflatten(leaves, p_spec))
+        flat_o, o_spec = tree_flatten(out)
+        diff = [o for o in flat_o if isinstance(o, Tensor) and o.requires_grad]
+        us = [Tensor._make(np.zeros(o._array.shape, o._array.dtype), True) for o in diff]
+        gs = _grad(diff, leaves, us, create_graph=True, allow_unused=True) if diff else [None] * len(leaves)
+    recorded = any(p.requires_grad for p in flat_p)
+    result = out if recorded else tree_unflatten([o.detach() if isinstance(o, Tensor) else o for o in flat_o], o_spec)
+    shapes = [tuple(p.shape) for p in flat_p]
+    dtypes = [p.dtype for p in flat_p]
+
+    def jvp_fn(*tangents):
+        flat_t, t_spec = tree_flatten(tangents)
+        if t_spec != p_spec:
+            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+        for idx, t in enumerate(flat_t):
+            if tuple(t.shape) != shapes[idx]:
+                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the shape "
+                                   f"{flat_p[idx].shape} of the corresponding primal.")
+            if t.dtype != dtypes[idx]:
+                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                                   f"{dtypes[idx]} of the corresponding primal.")
+        pairs = [(g, t) for g, t in zip(gs, flat_t) if g is not None and g.requires_grad]
+        graph = is_grad_enabled() and any(t.requires_grad for t in flat_t)
+        with enable_grad():      # (with a transform active, a recorded walk: the transform sees its ops)
+            ts = _grad([g for g, _ in pairs], us, [t for _, t in pairs], retain_graph=True,
+                       create_graph=graph or bool(active_interpreters()), allow_unused=True) \
+                if pairs and us else [None] * len(us)
+        if not graph:
+            for t in ts:
+                if t is not None and t.grad_fn is not None:
+                    t.grad_fn, t._rg = None, False
+        by_out = {id(o): t for o, t in zip(diff, ts)}
+        res = []
+        for o in flat_o:
+            t = by_out.get(id(o))
+            res.append(t if t is not None else _zeros_like(o))
+        return tree_unflatten(res, o_spec)
+    return result, jvp_fn
