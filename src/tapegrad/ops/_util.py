@@ -313,6 +313,22 @@ class CopySlices(Primitive):
         return grad * mask, ctx.view_fn(grad), None
 
 
+_before_write = None    # autograd.graph.allow_mutation_on_saved_tensors: fn(tensor) before its data is changed
+
+
+def set_before_write(fn):
+    """Set the function called with a tensor just before an in-place op writes into it; returns the previous one."""
+    global _before_write
+    prev, _before_write = _before_write, fn
+    return prev
+
+
+def before_write(x: Tensor) -> None:
+    """Tell the hook (if one is set) that ``x``'s data is about to change in place."""
+    if _before_write is not None:
+        _before_write(x)
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -338,6 +354,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
             out = fn(x, *args, **kwargs)
         finally:
             _state.enabled = prev
+    if _before_write is not None:
+        _before_write(x)
     _write(x, out, fn)
     if recording:
         x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
