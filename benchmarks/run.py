@@ -1,4 +1,5 @@
-"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W9, tapegrad vs torch vs NumPy.
+"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W9 and CK (checkpointing's memory),
+tapegrad vs torch vs NumPy.
 
 Each workload is its own script (benchmarks/w*_*.py, runnable alone); this runs them, checks that the engines
 agree (a workload whose engines disagree is reported as FAILED and makes the exit status non-zero), and writes
@@ -40,6 +41,7 @@ WORKLOADS = {
     "W7": ("w7_memory", False),
     "W8": ("w8_import", False),
     "W9": ("w9_training", True),
+    "CK": ("ck_checkpoint", False),
 }
 
 
@@ -78,6 +80,9 @@ TARGETS = {
     "W7": ("<= +1 MiB from step 10 to 300", [("growth MiB", _growth, lambda v: v <= 1.0, None)]),
     "W8": ("<= 0.15x torch", [("tapegrad/torch", _ratio("tapegrad/torch"), lambda v: v <= 0.15, None)]),
     "W9": ("— (reported: time and final loss)", [("tapegrad/torch", _ratio("tapegrad/torch"), None, None)]),
+    "CK": ("— (reported: peak memory with and without checkpointing, same gradients)",
+           [("checkpoint/plain memory", _ratio("tapegrad checkpoint/plain memory"), None, None),
+            ("time", _ratio("tapegrad checkpoint/plain time"), None, None)]),
 }
 
 
@@ -191,7 +196,7 @@ def plan(args):
             counts = [int(t) for t in args.threads.split(",")]
         else:
             counts = [1, 2] if WORKLOADS[wid][1] and not args.quick else [1]
-        if wid in ("W1", "W7", "W8"):       # no BLAS work (W1) or own child processes pinned to 1 (W7/W8)
+        if wid in ("W1", "W7", "W8", "CK"):   # no BLAS work (W1) or own child processes pinned to 1 (W7/W8/CK)
             counts = counts[:1]
         out += [(wid, n) for n in counts]
     return out
