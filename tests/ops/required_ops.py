@@ -27,6 +27,8 @@ REQUIRED = {
         triplet_margin_loss cosine_embedding_loss dropout dropout2d alpha_dropout layer_norm batch_norm group_norm
         instance_norm rms_norm embedding normalize cosine_similarity pairwise_distance
         scaled_dot_product_attention""",
+    "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex
+        polar angle sgn""",
 }
 
 

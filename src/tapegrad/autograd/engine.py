@@ -127,6 +127,8 @@ def run_node(node, grads):
                 if arr.shape != meta[0]:
                     g = res[i] = _reduce_grad(g, meta[0], node, i)
                 if g._array.dtype != meta[1]:
+                    if g._array.dtype.kind == "c" and meta[1].kind != "c":
+                        g = g.real      # a real input of a complex op: the real part (torch's convention)
                     res[i] = g.to(_f._Tensor._dtype_of(meta[1]))
         i += 1
     if node._hooks:
@@ -179,6 +181,8 @@ def _conformed(g, node, meta):
     if g.shape != shape:      # (the input's position, for the error: its metadata tuple is its own object)
         g = _reduce_grad(g, shape, node, next(k for k, m in enumerate(node._input_meta) if m is meta))
     if g.dtype != dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":
+            g = g.real          # a real input of a complex op: the real part (torch's convention)
         g = g.astype(dtype)
     return g
 

@@ -341,6 +341,7 @@ class BackwardNode(Node):
     _forward_cls = None
     _non_diff = _dirty = _site = None
     _materialize = True
+    _cplx = False      # set by a built-in op's forward on complex operands: its backward then conjugates
 
     # --- what forward calls -------------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
