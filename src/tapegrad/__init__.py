@@ -22,8 +22,8 @@ from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
 from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv3d,  # noqa: F401
-                       conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d,
-                       pixel_shuffle, pixel_unshuffle)
+                       conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d,
+                       max_pool3d, pixel_shuffle, pixel_unshuffle)
 from . import autograd
 
 __version__ = "0.1.0"
