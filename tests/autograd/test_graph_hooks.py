@@ -400,3 +400,18 @@ def test_graph_stats_still_importable():
     assert graph_stats((x.exp() * 2).sum()).saved_bytes == 4000
     importlib.import_module("tapegrad.autograd.stats")     # (importing the module does not shadow the function)
     assert callable(tapegrad.autograd.graph_stats)
+
+
+def test_saved_tensors_hooks_are_per_thread():
+    import threading
+    log = []
+
+    def work():
+        a = tapegrad.ones(3, requires_grad=True)
+        a.exp().sum().backward()
+        log.append(a.grad.tolist())
+    with tapegrad.autograd.graph.saved_tensors_hooks(lambda x: log.append("pack") or x.detach(), lambda x: x):
+        t = threading.Thread(target=work)
+        t.start()
+        t.join()
+    assert log == [[np.e] * 3] or (len(log) == 1 and np.allclose(log[0], np.e))   # the other thread packed nothing

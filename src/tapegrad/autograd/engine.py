@@ -33,8 +33,7 @@ __all__ = ["backward", "grad", "run_backward", "run_node", "current_task"]
 _seq_key = attrgetter("sequence_nr")
 _observers = []   # callables(node, grads_out, grads_in): autograd.trace and anomaly mode plug in here
 _sum_to_shape = None
-_tasks = []       # the backward walks running in this process, innermost last (see current_task)
-_task_ids = __import__("itertools").count(1).__next__
+_task_ids = __import__("itertools").count(1).__next__   # (the walks of a thread: _state.tasks, innermost last)
 
 
 class _Task:
@@ -62,8 +61,9 @@ class _Task:
 
 
 def current_task():
-    """The innermost backward walk now running (a ``_Task``), or None outside backward."""
-    return _tasks[-1] if _tasks else None
+    """The innermost backward walk this thread is running (a ``_Task``), or None outside backward."""
+    tasks = _state.tasks
+    return tasks[-1] if tasks else None
 
 
 def _reduce_grad(g, shape, node, index):
@@ -249,7 +249,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     prev = _state.enabled
     _state.enabled = create_graph
     token = quiet_enter(QUIET)   # NumPy's inf/nan warnings off for the whole walk (torch is silent)
-    _tasks.append(_Task([e[0] for e in edges], needed))
+    tasks = _state.tasks
+    _state.tasks = (*tasks, _Task([e[0] for e in edges], needed))
     try:
         pop = buffers.pop
         while ready:
@@ -294,7 +295,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 raise
             grads_in = g = b = buf = None    # drop our references: AccumulateGrad may then keep a gradient uncopied
     finally:
-        _tasks.pop()
+        _state.tasks = tasks
         _state.enabled = prev
         quiet_exit(token)
     return results
