@@ -1,4 +1,5 @@
-"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W10, tapegrad vs torch vs NumPy.
+"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W10 and CK (checkpointing's memory),
+tapegrad vs torch vs NumPy.
 
 Each workload is its own script (benchmarks/w*_*.py, runnable alone); this runs them, checks that the engines
 agree (a workload whose engines disagree is reported as FAILED and makes the exit status non-zero), and writes
@@ -41,6 +42,7 @@ WORKLOADS = {
     "W8": ("w8_import", False),
     "W9": ("w9_training", True),
     "W10": ("w10_jacobians", False),
+    "CK": ("ck_checkpoint", False),
 }
 
 
@@ -82,6 +84,9 @@ TARGETS = {
     "W10": ("— (reported: jacfwd and Hessian vs torch.func)",
             [("jacfwd tapegrad/torch", _ratio("tapegrad/torch"), None, None),
              ("hessian tapegrad/torch", _ratio("tapegrad hessian (fwd-over-rev)/torch hessian"), None, None)]),
+    "CK": ("— (reported: peak memory with and without checkpointing, same gradients)",
+           [("checkpoint/plain memory", _ratio("tapegrad checkpoint/plain memory"), None, None),
+            ("time", _ratio("tapegrad checkpoint/plain time"), None, None)]),
 }
 
 
@@ -195,7 +200,7 @@ def plan(args):
             counts = [int(t) for t in args.threads.split(",")]
         else:
             counts = [1, 2] if WORKLOADS[wid][1] and not args.quick else [1]
-        if wid in ("W1", "W7", "W8"):       # no BLAS work (W1) or own child processes pinned to 1 (W7/W8)
+        if wid in ("W1", "W7", "W8", "CK"):   # no BLAS work (W1) or own child processes pinned to 1 (W7/W8/CK)
             counts = counts[:1]
         out += [(wid, n) for n in counts]
     return out

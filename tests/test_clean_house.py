@@ -92,7 +92,7 @@ def test_scalar_engine_runs_as_a_top_level_package(tmp_path):
 # lazy hook-ins: a tool that plugs into the engine from its side, imported inside the function that needs it
 HOOK_INS = {
     ("autograd/trace.py", "tapegrad.scalar.value"): "Trace.__enter__/__exit__ add/remove the scalar observer",
-    ("autograd/graph.py", "tapegrad.scalar.value.Value"): "graph_stats also counts a scalar Value's graph",
+    ("autograd/stats.py", "tapegrad.scalar.value.Value"): "graph_stats also counts a scalar Value's graph",
 }
 TOOLS = ("tapegrad.viz", "tapegrad.debug", "tapegrad.scalar", "tapegrad.autograd.trace")
 

@@ -74,19 +74,16 @@ class _Formatter:
                 vmin, vmax = absv.min(), absv.max()
                 self.int_mode = bool(np.all(vals == np.ceil(vals)))
                 pyvals = vals.astype(np.float64).tolist()
-                if self.int_mode:
-                    if vmax / vmin > 1000.0 or vmax > 1.0e8:
-                        self.sci_mode = True
-                        self.max_width = max(len(f"{v:.{p}e}") for v in pyvals)
-                    else:
-                        self.max_width = max(len(f"{v:.0f}") + 1 for v in pyvals)
-                elif vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4:
-                    self.sci_mode = True
+                # the mode first (set_printoptions(sci_mode=...) overrides it), then the width it needs
+                self.sci_mode = (vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4) \
+                    if PRINT_OPTS.sci_mode is None else PRINT_OPTS.sci_mode
+                if self.sci_mode:
                     self.max_width = max(len(f"{v:.{p}e}") for v in pyvals)
+                elif self.int_mode:
+                    self.max_width = max(len(f"{v:.0f}") + 1 for v in pyvals)
                 else:
                     self.max_width = max(len(f"{v:.{p}f}") for v in pyvals)
-        if PRINT_OPTS.sci_mode is not None:
-            self.sci_mode = PRINT_OPTS.sci_mode
+            # (no nonzero finite value: torch keeps fixed notation whatever sci_mode says)
 
     def format(self, v) -> str:
         p = PRINT_OPTS.precision
@@ -114,6 +111,21 @@ def _summarized(a: np.ndarray) -> np.ndarray:
         return np.empty([0] * a.ndim, a.dtype)
     rows = list(range(e)) + list(range(a.shape[0] - e, a.shape[0])) if a.shape[0] > 2 * e else range(a.shape[0])
     return np.stack([_summarized(a[i]) for i in rows])
+
+
+class _ComplexFormatter:
+    """A complex number as torch prints it: the real part by one formatter, the imaginary part by another (each
+    decides its own mode from its own values), joined with its sign and a ``j``: ``1.+2.j``, ``0.5000-1.2500j``."""
+
+    def __init__(self, a: np.ndarray):
+        self.re, self.im = _Formatter(a.real), _Formatter(a.imag)
+        self.max_width = self.re.max_width + self.im.max_width + 1     # (torch's element width, for line breaks)
+
+    def format(self, v) -> str:
+        v = complex(v)
+        re = self.re.format(v.real)
+        im = (self.im.format(v.imag) + "j").lstrip()
+        return re + im if im[0] in "+-" else re + "+" + im
 
 
 def _vector_str(a, indent, summarize, fmt):
@@ -147,7 +159,8 @@ def _array_str(a: np.ndarray, indent: int) -> str:
     summarize = a.size > PRINT_OPTS.threshold
     if a.dtype == np.float16:
         a = a.astype(np.float32)
-    fmt = _Formatter(_summarized(a) if summarize else a)
+    shown = _summarized(a) if summarize else a
+    fmt = _ComplexFormatter(shown) if a.dtype.kind == "c" else _Formatter(shown)
     return _str_with(a, indent, summarize, fmt)
 
 
@@ -173,7 +186,8 @@ def tensor_repr(t, prefix="tensor(") -> str:
     d = t.dtype
     indent = len(prefix)
     suffixes = []
-    default = d in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool, _dtype.complex64)
+    default_complex = _dtype.complex128 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.complex64
+    default = d in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool, default_complex)
     if a.size == 0:
         if a.ndim != 1:
             suffixes.append("size=" + str(tuple(a.shape)))

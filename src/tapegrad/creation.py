@@ -215,25 +215,39 @@ def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, la
 
 def _float_dt(dtype):
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    if not d.is_floating_point:
+    if not (d.is_floating_point or d.is_complex):
         raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d._legacy}'")
     return d.np
 
 
+def _complex_draw(draw, shape, d, scale=1.0):
+    """A complex sample: real and imaginary parts drawn one after the other (as torch, each part scaled)."""
+    real = np.float64 if d == np.complex128 else np.float32
+    out = np.empty(shape, d)
+    out.real = draw(shape, real) * scale
+    out.imag = draw(shape, real) * scale
+    return out
+
+
 def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    """Uniform samples in [0, 1)."""
+    """Uniform samples in [0, 1) (complex dtypes: real and imaginary parts each uniform)."""
     _check_device(device)
     d = _float_dt(dtype)
     g = _gen(generator)
+    if d.kind == "c":
+        return _finish(_complex_draw(lambda s, t: g.random(s, dtype=t), _size(size), d), requires_grad)
     arr = g.random(_size(size), dtype=d) if d in (np.float32, np.float64) else g.random(_size(size)).astype(d)
     return _finish(arr, requires_grad)
 
 
 def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    """Standard normal samples."""
+    """Standard normal samples (complex dtypes: variance 1, half in the real part, half in the imaginary part)."""
     _check_device(device)
     d = _float_dt(dtype)
     g = _gen(generator)
+    if d.kind == "c":
+        return _finish(_complex_draw(lambda s, t: g.standard_normal(s, dtype=t), _size(size), d, 0.5 ** 0.5),
+                       requires_grad)
     arr = g.standard_normal(_size(size), dtype=d) if d in (np.float32, np.float64) else \
         g.standard_normal(_size(size)).astype(d)
     return _finish(arr, requires_grad)

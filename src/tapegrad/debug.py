@@ -152,7 +152,7 @@ def _warn_kept_alive(site, old, steps):
     if key in _warned_sites:
         return
     _warned_sites.add(key)
-    from .autograd.graph import _human, graph_stats
+    from .autograd.stats import _human, graph_stats
     st = graph_stats(old)
     msg = (f"tapegrad.debug: this line builds on an autograd graph created {steps} optimizer step(s) ago, so the "
            f"result drags every earlier iteration's graph along (it now holds {st.nodes} nodes and "

@@ -297,6 +297,23 @@ class Tensor:
             return RemovableHandle([hook], hook)
         return node._add_tensor_prehook(self._output_nr if self.grad_fn is not None else 0, hook)
 
+    def register_post_accumulate_grad_hook(self, hook):
+        """Call ``hook(self)`` after backward has accumulated this leaf's gradient into ``.grad`` (e.g. to step an
+        optimizer per parameter as soon as its gradient is ready). Returns a handle whose ``remove()`` takes it out.
+        """
+        if not self._rg:
+            raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+        if self.grad_fn is not None:
+            raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+        acc = self._accumulator()
+        if acc is None:           # a view made under no_grad: nothing is ever accumulated into it
+            return RemovableHandle([hook], hook)
+        if acc._post_hooks is None:
+            acc._post_hooks = []
+        acc._hooked = True
+        acc._post_hooks.append(hook)
+        return RemovableHandle(acc._post_hooks, hook)
+
     def _accumulator(self):
         """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view made under
         ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything).

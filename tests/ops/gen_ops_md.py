@@ -84,6 +84,8 @@ def _checks(spec):
             c += ["2nd derivatives vs torch", "gradgradcheck" if smooth else "gradgradcheck (not at kinks)"]
     if spec.inplace is not None:
         c.append("in-place + version bump")
+    if spec.complex:
+        c.append("complex samples (values, grads, gradcheck)")
     return [x for x in c if x]
 
 
@@ -141,7 +143,9 @@ def render() -> str:
              "suite fails when this file is out of date. Every check listed runs in CI "
              "(`tests/ops/test_op_db.py`): values and dtypes against torch 2.13 (float64, and float32 where "
              "listed), `grad_fn` names, first and second derivatives against torch in float64, and "
-             "finite-difference `gradcheck` / `gradgradcheck`. A check that cannot apply is switched off with the "
+             "finite-difference `gradcheck` / `gradgradcheck`; with complex samples (`tests/ops/test_complex_ops.py`, "
+             "the ops torch supports with complex input): the same against torch in complex128 and complex64, and "
+             "gradcheck the way torch checks complex functions. A check that cannot apply is switched off with the "
              "reason in the notes column. The source column links each op to the file that defines it.", "",
              "Forward mode (`autograd.forward_ad`, `func.jvp`/`jacfwd`) covers every differentiable op; the "
              "forward-mode column says how each op's tangent is computed: *natural* (a `jvp` rule next to the "

@@ -46,6 +46,7 @@ class OpSpec:
     torch_warns: str = ""                  # regex of a warning torch alone gives (tapegrad does not: see notes)
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    complex: bool = False                  # also checked on complex samples (complex_ops.py; set there for most)
 
 
 def S(*args, name="", smooth=True, **kwargs) -> Sample:
@@ -67,11 +68,13 @@ def noncontig(a):
 
 def _collect():
     from . import specs
+    from .complex_ops import COMPLEX
     out = []
     for mod in sorted(pkgutil.iter_modules(specs.__path__), key=lambda m: m.name):
         m = importlib.import_module(f"{specs.__name__}.{mod.name}")
         for spec in getattr(m, "SPECS", []):
             spec.family = spec.family or mod.name
+            spec.complex = spec.complex or spec.name in COMPLEX
             out.append(spec)
     return out
 

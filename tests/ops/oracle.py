@@ -7,10 +7,17 @@ import numpy as np
 import tapegrad
 
 
+def _cast(x, dtype):
+    """A float sample array in ``dtype``; a complex one in the complex dtype of the same precision."""
+    if x.dtype.kind == "c":
+        return x.astype(np.complex128 if np.dtype(dtype) == np.float64 else np.complex64)
+    return x.astype(dtype)
+
+
 def to_tg(x, dtype, requires_grad=True):
     if isinstance(x, np.ndarray):
-        if x.dtype.kind == "f":
-            return tapegrad.tensor(x.astype(dtype), requires_grad=requires_grad)
+        if x.dtype.kind in "fc":
+            return tapegrad.tensor(_cast(x, dtype), requires_grad=requires_grad)
         return tapegrad.tensor(x)
     if isinstance(x, (list, tuple)) and x and all(isinstance(e, np.ndarray) for e in x):
         return type(x)(to_tg(e, dtype, requires_grad) for e in x)
@@ -19,8 +26,8 @@ def to_tg(x, dtype, requires_grad=True):
 
 def to_torch(torch, x, dtype, requires_grad=True):
     if isinstance(x, np.ndarray):
-        if x.dtype.kind == "f":
-            return torch.tensor(x.astype(dtype), requires_grad=requires_grad)
+        if x.dtype.kind in "fc":
+            return torch.tensor(_cast(x, dtype), requires_grad=requires_grad)
         return torch.tensor(x)
     if isinstance(x, (list, tuple)) and x and all(isinstance(e, np.ndarray) for e in x):
         return type(x)(to_torch(torch, e, dtype, requires_grad) for e in x)

@@ -40,6 +40,8 @@ REQUIRED = {
         special.chebyshev_polynomial_w special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
         special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.hermite_polynomial_h
         special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p""",
+    "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex
+        polar angle sgn""",
 }
 
 

@@ -55,8 +55,25 @@ def _close(a, b, spec, what):
         np.testing.assert_array_equal(a, b, err_msg=what)
 
 
+def _cotangent(rng, b):
+    """A random cotangent for torch output ``b``: complex for a complex output."""
+    c = rng.standard_normal(tuple(b.shape))
+    return c + 1j * rng.standard_normal(tuple(b.shape)) if b.is_complex() else c
+
+
+def _real_sum(m, t):
+    """A real scalar from a weighted sum: its real part when complex."""
+    return m.real(t) if t.is_complex() else t
+
+
 @pytest.mark.parametrize("spec,sample", CASES)
 def test_values_and_grads_vs_torch(torch, spec, sample):
+    check_vs_torch(torch, spec, sample)
+
+
+def check_vs_torch(torch, spec, sample):
+    """Values, dtypes, grad_fn names, gradients and second derivatives of one sample against torch's (float64, or
+    complex128 for complex samples)."""
     torch.set_default_dtype(torch.float32)
     tg_args, th_args, tg_out, th_out = _run_both(torch, spec, sample, np.float64)
     assert len(tg_out) == len(th_out)
@@ -75,9 +92,8 @@ def test_values_and_grads_vs_torch(torch, spec, sample):
             assert a.grad_fn.name() == type(b.grad_fn).__name__, \
                 f"{spec.name}: grad_fn {a.grad_fn.name()} != torch {type(b.grad_fn).__name__}"
     rng = np.random.default_rng(1)
-    cots = [rng.standard_normal(b.shape) for _, b in diff]
-    tg_g = tapegrad.autograd.grad([a for a, _ in diff], tg_leaves,
-                                  [tapegrad.tensor(c.astype(np.float64)) for c in cots],
+    cots = [_cotangent(rng, b) for _, b in diff]
+    tg_g = tapegrad.autograd.grad([a for a, _ in diff], tg_leaves, [tapegrad.tensor(c) for c in cots],
                                   create_graph=spec.gradgrad, allow_unused=True)
     th_g = torch.autograd.grad([b for _, b in diff], th_leaves, [torch.tensor(c) for c in cots],
                                create_graph=spec.gradgrad, allow_unused=True)
@@ -92,9 +108,11 @@ def test_values_and_grads_vs_torch(torch, spec, sample):
     pairs = [(a, b) for a, b in zip(tg_g, th_g) if a is not None and b is not None and b.requires_grad]
     if not pairs:
         return
-    w = [rng.standard_normal(tuple(b.shape)) for _, b in pairs]
-    tg_s = sum(((a * tapegrad.tensor(x)).sum() for (a, _), x in zip(pairs, w)), tapegrad.tensor(0.0, dtype=tapegrad.float64))
-    th_s = sum(((b * torch.tensor(x)).sum() for (_, b), x in zip(pairs, w)), torch.tensor(0.0, dtype=torch.float64))
+    w = [_cotangent(rng, b) for _, b in pairs]
+    tg_s = sum((_real_sum(tapegrad, (a * tapegrad.tensor(x)).sum()) for (a, _), x in zip(pairs, w)),
+               tapegrad.tensor(0.0, dtype=tapegrad.float64))
+    th_s = sum((_real_sum(torch, (b * torch.tensor(x)).sum()) for (_, b), x in zip(pairs, w)),
+               torch.tensor(0.0, dtype=torch.float64))
     if not th_s.requires_grad:
         return
     tg_gg = tapegrad.autograd.grad(tg_s, tg_leaves, allow_unused=True) if tg_s.requires_grad else \
@@ -119,7 +137,7 @@ def test_float32_values_vs_torch(torch, spec, sample):
     for a, b in zip(tg_out, th_out):
         assert dtype_name(a) == dtype_name(b), f"{spec.name}: float32 dtype {a.dtype} != torch {b.dtype}"
         a, b = as_np(a), as_np(b)
-        if a.dtype.kind == "f":
+        if a.dtype.kind in "fc":
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5, equal_nan=True)
         else:
             np.testing.assert_array_equal(a, b)
@@ -127,6 +145,11 @@ def test_float32_values_vs_torch(torch, spec, sample):
 
 @pytest.mark.parametrize("spec,sample", CASES)
 def test_gradcheck(spec, sample):
+    check_gradcheck(spec, sample)
+
+
+def check_gradcheck(spec, sample):
+    """gradcheck and (for smooth samples) gradgradcheck of one sample in float64 (complex128)."""
     if not spec.grad:
         pytest.skip("not differentiable")
     args = [to_tg(a, np.float64) for a in sample.args]
@@ -144,7 +167,7 @@ def test_gradcheck(spec, sample):
 
 def _first_outputs(spec, res):
     outs = outputs(spec, res)
-    return tuple(o for o in outs if o.dtype.is_floating_point)
+    return tuple(o for o in outs if o.dtype.is_floating_point or o.dtype.is_complex)
 
 
 def _rebuild(args, flat):

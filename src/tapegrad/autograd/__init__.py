@@ -12,13 +12,13 @@ __all__ = ["backward", "grad", "Function", "FunctionCtx", "Primitive", "once_dif
 
 
 _LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is_anomaly_enabled": "anomaly",
-               "is_anomaly_check_nan_enabled": "anomaly", "graph_stats": "graph"}
+               "is_anomaly_check_nan_enabled": "anomaly", "graph_stats": "stats"}
 
 
 def __getattr__(name):
     # the optional tools load on first use, so `import tapegrad` stays fast
     from .. import _import_lazy
-    if name in ("functional", "anomaly", "trace", "graph", "forward_ad"):
+    if name in ("functional", "anomaly", "trace", "graph", "stats", "forward_ad"):
         return _import_lazy(f"{__name__}.{name}", __name__)
     if name in _LAZY_NAMES:   # tools that live in those modules (trace is the module, itself callable)
         return getattr(_import_lazy(f"{__name__}.{_LAZY_NAMES[name]}", __name__), name)

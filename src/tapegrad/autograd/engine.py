@@ -25,14 +25,45 @@ import numpy as np
 
 from .._npcompat import QUIET, quiet_enter, quiet_exit
 from . import function as _f
-from .function import _FREED, FREED_MSG, OWN_GRAD, AccumulateGrad
+from .function import _FREED, FREED_MSG, OWN_GRAD, AccumulateGrad, GradientEdge
 from .grad_mode import _state
 
-__all__ = ["backward", "grad", "run_backward", "run_node"]
+__all__ = ["backward", "grad", "run_backward", "run_node", "current_task"]
 
 _seq_key = attrgetter("sequence_nr")
 _observers = []   # callables(node, grads_out, grads_in): autograd.trace and anomaly mode plug in here
 _sum_to_shape = None
+_task_ids = __import__("itertools").count(1).__next__   # (the walks of a thread: _state.tasks, innermost last)
+
+
+class _Task:
+    """One running backward walk, as hooks may ask about it (torch's "graph task"): a unique ``id``, and which
+    nodes it will run (``will_execute``, worked out on the first question: nodes reachable from its roots that,
+    with ``inputs``, lead to one of them)."""
+
+    __slots__ = ("id", "roots", "needed", "_reach")
+
+    def __init__(self, roots, needed):
+        self.id, self.roots, self.needed, self._reach = _task_ids(), roots, needed, None
+
+    def will_execute(self, node):
+        if self.needed is not None:
+            return node in self.needed
+        if self._reach is None:
+            seen, stack = set(), list(self.roots)
+            while stack:
+                n = stack.pop()
+                if n is not None and n not in seen:
+                    seen.add(n)
+                    stack.extend(n._next_fns)
+            self._reach = seen
+        return node in self._reach
+
+
+def current_task():
+    """The innermost backward walk this thread is running (a ``_Task``), or None outside backward."""
+    tasks = _state.tasks
+    return tasks[-1] if tasks else None
 
 
 def _reduce_grad(g, shape, node, index):
@@ -96,6 +127,8 @@ def run_node(node, grads):
                 if arr.shape != meta[0]:
                     g = res[i] = _reduce_grad(g, meta[0], node, i)
                 if g._array.dtype != meta[1]:
+                    if g._array.dtype.kind == "c" and meta[1].kind != "c":
+                        g = g.real      # a real input of a complex op: the real part (torch's convention)
                     res[i] = g.to(_f._Tensor._dtype_of(meta[1]))
         i += 1
     if node._hooks:
@@ -148,6 +181,8 @@ def _conformed(g, node, meta):
     if g.shape != shape:      # (the input's position, for the error: its metadata tuple is its own object)
         g = _reduce_grad(g, shape, node, next(k for k, m in enumerate(node._input_meta) if m is meta))
     if g.dtype != dtype:
+        if g.dtype.kind == "c" and dtype.kind != "c":
+            g = g.real          # a real input of a complex op: the real part (torch's convention)
         g = g.astype(dtype)
     return g
 
@@ -174,6 +209,8 @@ def _leading_to(captures, starts):
 
 
 def _root_edge(t):
+    if t.__class__ is GradientEdge:
+        return (t.node, t.output_nr)
     fn = t.grad_fn
     return (fn, t._output_nr) if fn is not None else (t._accumulator(), 0)
 
@@ -212,6 +249,8 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     prev = _state.enabled
     _state.enabled = create_graph
     token = quiet_enter(QUIET)   # NumPy's inf/nan warnings off for the whole walk (torch is silent)
+    tasks = _state.tasks
+    _state.tasks = (*tasks, _Task([e[0] for e in edges], needed))
     try:
         pop = buffers.pop
         while ready:
@@ -256,6 +295,7 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
                 raise
             grads_in = g = b = buf = None    # drop our references: AccumulateGrad may then keep a gradient uncopied
     finally:
+        _state.tasks = tasks
         _state.enabled = prev
         quiet_exit(token)
     return results
@@ -308,7 +348,9 @@ def _visit(node, buf, w):
                     t = w.inputs[k]
                     if node.__class__ is AccumulateGrad:
                         node.accumulate(buf[nr], w.create_graph)
-                    else:
+                        if node._post_hooks:
+                            _post_accumulate(node)
+                    elif t.__class__ is not GradientEdge:
                         t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
     if node.__class__ is AccumulateGrad:
         if captures is None and w.accumulate and buf[0] is not None:
@@ -316,6 +358,8 @@ def _visit(node, buf, w):
                 node.accumulate_array(buf[0])
             else:
                 node.accumulate(buf[0], w.create_graph)
+            if node._post_hooks:
+                _post_accumulate(node)
             for obs in _observers:
                 obs(node, buf, None)
         return None
@@ -331,10 +375,37 @@ def _visit(node, buf, w):
     return grads_in
 
 
+def _post_accumulate(node):
+    """Call a leaf's post-accumulate-grad hooks, ``hook(leaf)``, once its ``.grad`` was updated."""
+    var = node._variable()
+    if var is None:
+        return
+    for hook in tuple(node._post_hooks):
+        r = hook(var)
+        if r is not None:
+            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+
+
+def _edge_grad(i, edge, g):
+    """The gradient seeding a GradientEdge given as an output: ``g``, or ones for a one-element output."""
+    T = _f._Tensor
+    meta = edge.node._out_meta[edge.output_nr]
+    if g is None:
+        if meta is None or int(np.prod(meta[0])) != 1:
+            raise RuntimeError("grad can be implicitly created only for scalar outputs")
+        return T._make(np.ones(meta[0], meta[1]))
+    if not isinstance(g, T):
+        g = T._make(np.asarray(g, meta[1] if meta is not None else None))
+    return g
+
+
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
     T = _f._Tensor
     res = []
     for i, (out, g) in enumerate(zip(outputs, grad_outputs)):
+        if out.__class__ is GradientEdge:
+            res.append(_edge_grad(i, out, g))
+            continue
         # (a view made under no_grad requires grad, yet has no node to start from: its graph leads nowhere)
         if not out._rg or (out.grad_fn is None and out._accumulator() is None):
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have a grad_fn")
@@ -364,7 +435,7 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
 def _as_list(x):
     if x is None:
         return None
-    if isinstance(x, _f._Tensor):
+    if isinstance(x, _f._Tensor) or x.__class__ is GradientEdge:
         return [x]
     return list(x)
 
@@ -387,7 +458,7 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         if len(inputs) == 0:
             raise RuntimeError("'inputs' argument to backward() cannot be empty.")
         for t in inputs:
-            if not t._rg:
+            if t.__class__ is not GradientEdge and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
     run_backward(tensors, _make_grads(tensors, grads), retain_graph, create_graph, inputs, accumulate=True)
 
@@ -408,7 +479,7 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     if retain_graph is None:
         retain_graph = create_graph
     for t in inputs:
-        if not t._rg:
+        if t.__class__ is not GradientEdge and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
         rows = [grad(outputs, inputs, [g[j] for g in grads], True, create_graph, allow_unused=True,
@@ -420,10 +491,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, g in enumerate(res):
         if g is None:
             if materialize_grads:
-                        res[k] = _f._Tensor._make(np.zeros(inputs[k].shape, inputs[k].dtype.np))
+                shape, dtype = _shape_dtype(inputs[k])
+                res[k] = _f._Tensor._make(np.zeros(shape, dtype))
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph and g._rg:
             res[k] = g.detach()
     return tuple(res)
+
+
+def _shape_dtype(t):
+    """The shape and NumPy dtype of a tensor, or of the gradient a GradientEdge receives."""
+    if t.__class__ is GradientEdge:
+        if t.node.__class__ is AccumulateGrad:
+            v = t.node.variable
+            return v._array.shape, v._array.dtype
+        return t.node._out_meta[t.output_nr]
+    return t._array.shape, t._array.dtype

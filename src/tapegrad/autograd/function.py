@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import weakref
+from collections import namedtuple
 from sys import getrefcount as _getrefcount
 
 import numpy as np
@@ -22,7 +23,7 @@ from .._npcompat import QUIET, quiet_enter, quiet_exit, quiet_state
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
-           "RemovableHandle", "Interpreter"]
+           "RemovableHandle", "Interpreter", "GradientEdge"]
 
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
@@ -112,6 +113,54 @@ class SavedTensor:
         return t
 
 
+PACK_INPLACE_MSG = (
+    "A saved tensor pack hook is modifying its input in place. Tensors provided as input to pack hook cannot be "
+    "modified by in-place operations as this can lead to unexpected side-effects. Please open an issue if you need "
+    "to perform in-place operations on the input to a pack hook.")
+
+
+class PackedSaved:
+    """A tensor kept for backward while saved-tensor hooks were set (``autograd.graph.saved_tensors_hooks``):
+    what the pack hook returned, unpacked by the unpack hook on every access.
+
+    As in torch, the unpacked tensor is a new Tensor over the unpack hook's data that carries the saved tensor's
+    place in the graph (its ``grad_fn`` and output number, or its leaf's ``AccumulateGrad``), so double backward
+    still reaches the graph; no version check is made (the hooks own the data).
+    """
+
+    __slots__ = ("_packed", "_unpack", "_output_nr", "_rg", "_fn", "_acc")
+
+    def __init__(self, t, pack, unpack, output_nr):
+        vc = t._vc
+        v = vc[0]
+        self._packed = pack(t)
+        if vc[0] != v:
+            raise RuntimeError(PACK_INPLACE_MSG)
+        self._unpack = unpack
+        self._rg = t._rg
+        if output_nr >= 0:           # an output of the node that keeps it: rebuilt with that node (no cycle)
+            self._fn = self._acc = None
+        else:
+            self._fn = t.grad_fn
+            self._acc = t._accumulator() if t._rg and t.grad_fn is None else None
+            output_nr = -1 - t._output_nr
+        self._output_nr = output_nr      # >= 0: output of the node; < 0: -1 - the tensor's own output number
+
+    def unpack(self, node):
+        t = self._unpack(self._packed)
+        if not isinstance(t, _Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+                            f"{type(t).__name__}")
+        u = _Tensor._make(t._array, self._rg)
+        u._vcl = t._vc
+        nr = self._output_nr
+        if nr >= 0:
+            u.grad_fn, u._output_nr = node, nr
+        else:
+            u.grad_fn, u._output_nr, u._acc = self._fn, -1 - nr, self._acc
+        return u
+
+
 def saved_entries(node):
     """What ``node`` keeps for backward: None, "freed", or ``[(kind, ndarray, tensor_or_None)]`` with kind
     "input" or "result" (used by ``viz`` and ``autograd.graph_stats``)."""
@@ -126,6 +175,7 @@ def saved_entries(node):
             out.append(("result", s._data, None))
         elif v is not None:
             out.append(("input", s._array, s))
+        # (a PackedSaved holds what a pack hook returned: nothing this graph keeps as an array)
     return out
 
 
@@ -161,8 +211,18 @@ class Node:
     _hooked = False          # True once any hook or retain_grad is set: the engine then takes the Tensor path
     _array_backward = False  # the op's backward formula also runs on ndarrays (see Function.array_backward)
 
+    _metadata = None
+
     def name(self) -> str:
         return self._name
+
+    @property
+    def metadata(self) -> dict:
+        """A dict of the user's own, kept with the node (torch's ``Node.metadata``)."""
+        d = self._metadata
+        if d is None:
+            d = self._metadata = {}
+        return d
 
     @property
     def next_functions(self):
@@ -200,11 +260,18 @@ class Node:
         return out[0] if len(out) == 1 else tuple(out)
 
 
+GradientEdge = namedtuple("GradientEdge", ["node", "output_nr", "ownership_token"], defaults=[None])
+GradientEdge.__doc__ = """Where the gradient of a tensor is computed: ``(node, output_nr)`` (from
+``autograd.graph.get_gradient_edge(t)``); usable in place of the tensor as ``autograd.grad``'s inputs or outputs."""
+GradientEdge.__module__ = "tapegrad.autograd.graph"
+
+
 class AccumulateGrad(Node):
     """The node of a leaf that requires grad: its backward adds the incoming gradient into ``leaf.grad``."""
 
     _name = "AccumulateGrad"
     _out_meta = (None,)
+    _post_hooks = None       # Tensor.register_post_accumulate_grad_hook: fn(leaf) after .grad was updated
 
     def __init__(self, variable):
         self._variable = weakref.ref(variable)   # weak: the leaf owns its node, not the other way round
@@ -277,6 +344,7 @@ class BackwardNode(Node):
     _forward_cls = None
     _non_diff = _dirty = _site = None
     _materialize = True
+    _cplx = False      # set by a built-in op's forward on complex operands: its backward then conjugates
 
     # --- what forward calls -------------------------------------------------------------------------------
     def save_for_backward(self, *tensors):
@@ -342,6 +410,9 @@ class BackwardNode(Node):
                 res.append(s._array if arrays else s)
             elif s.__class__ is SavedTensor:
                 res.append(s.unpack(self) if not arrays or s._vc[0] != s._version else s._data)
+            elif s.__class__ is PackedSaved:      # kept through saved-tensor hooks: unpacked on each access
+                t = s.unpack(self)
+                res.append(t._array if arrays else t)
             else:
                 res.append(s)
         return tuple(res)
@@ -737,7 +808,7 @@ def _link_outputs(ctx, outputs, fresh=False):
     _keep_saved(ctx, outputs, fresh)
 
 
-def _keep_saved(ctx, outputs, fresh):
+def _keep_saved_plain(ctx, outputs, fresh):
     """Turn what forward asked to save (``ctx._to_save``) into ``ctx._saved`` and ``ctx._saved_versions``: an
     output as a ``SavedTensor`` (no reference cycle through it), an input as itself with the version it has now,
     anything else (a number, None for "not kept") as is. ``fresh``: the outputs were just made, so no saved input
@@ -767,6 +838,54 @@ def _keep_saved(ctx, outputs, fresh):
         versions.append(v)
     ctx._saved = tuple(saved)
     ctx._saved_versions = tuple(versions)
+
+
+def _keep_saved_hooked(ctx, outputs, fresh):
+    """``_keep_saved`` while saved-tensor hooks are set in some thread: with a pair set in this thread, every
+    tensor kept is handed to the innermost pack hook at once (outputs included) and what it returns is kept."""
+    _keep_saved_plain(ctx, outputs, fresh)
+    hooks = _state.saved_hooks
+    saved = ctx._saved
+    if not hooks or saved is None:
+        return
+    pack, unpack = hooks[-1]
+    res = []
+    for s, v in zip(saved, ctx._saved_versions):
+        if s.__class__ is SavedTensor:
+            s = PackedSaved(outputs[s._output_nr], pack, unpack, s._output_nr)
+        elif v is not None:
+            s = PackedSaved(s, pack, unpack, -1)
+        res.append(s)
+    ctx._saved = tuple(res)
+    ctx._saved_versions = (None,) * len(res)
+
+
+_keep_saved = _keep_saved_plain   # _keep_saved_hooked while any thread has saved-tensor hooks (none: no cost)
+_hook_pairs = [0]                 # hook pairs set, all threads together
+
+
+def push_saved_tensors_hooks(pack, unpack):
+    """Set a (pack, unpack) pair for this thread (``autograd.graph.saved_tensors_hooks`` enters with this)."""
+    st = _state
+    if st.hooks_disabled is not None:
+        raise RuntimeError(st.hooks_disabled)
+    st.saved_hooks = (*st.saved_hooks, (pack, unpack))
+    _count_hooks(1)
+
+
+def pop_saved_tensors_hooks():
+    st = _state
+    if not st.saved_hooks:
+        raise RuntimeError("pop_saved_tensors_hooks: no saved-tensor hooks are set in this thread")
+    st.saved_hooks = st.saved_hooks[:-1]
+    _count_hooks(-1)
+
+
+def _count_hooks(delta):
+    global _keep_saved
+    with _active_lock:
+        _hook_pairs[0] += delta
+        _keep_saved = _keep_saved_hooked if _hook_pairs[0] > 0 else _keep_saved_plain
 
 
 def _position(t, outputs):

@@ -20,6 +20,9 @@ class _State(threading.local):
     inference = False
     interpreters = ()   # the active function transforms of this thread, outermost first (autograd/function.py)
     top = -1            # the index of the one that sees the next op call (-1: none, eager)
+    saved_hooks = ()    # the saved-tensor hook pairs (pack, unpack) of this thread, innermost last (function.py)
+    hooks_disabled = None   # disable_saved_tensors_hooks's error message while it is active
+    tasks = ()          # the backward walks this thread is running, innermost last (engine.current_task)
 
 
 _state = _State()

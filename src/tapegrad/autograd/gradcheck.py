@@ -1,7 +1,9 @@
 """Finite-difference checks of gradients: ``gradcheck`` (first) and ``gradgradcheck`` (second derivatives).
 
 Same signatures and meaning as PyTorch's: compare the Jacobian that backward computes with central
-differences, in float64, element by element.
+differences, in float64, element by element. Complex functions are checked as torch checks them: each complex
+output is two real ones (its real and its imaginary part), and for a complex input the numerical entry is
+d/dx + i d/dy, the gradient torch's convention gives.
 """
 
 from __future__ import annotations
@@ -29,46 +31,75 @@ def _as_tuple(x):
 
 
 def _outputs(func, inputs):
-    return [o for o in _tensors(_as_tuple(func(*inputs))) if o.dtype.is_floating_point]
+    return [o for o in _tensors(_as_tuple(func(*inputs))) if o.dtype.is_floating_point or o.dtype.is_complex]
+
+
+def _parts(outs):
+    """The real-valued pieces gradcheck compares: (output index, part) with part 0 for a real output, and 0 (the
+    real part) and 1 (the imaginary part) for a complex one."""
+    return [(k, p) for k, o in enumerate(outs) for p in _pieces(o)]
+
+
+def _pieces(o):
+    return (0, 1) if o._array.dtype.kind == "c" else (0,)
+
+
+def _flat_part(o, p):
+    a = o._array.reshape(-1)
+    if a.dtype.kind == "c":
+        a = a.imag if p else a.real
+    return a.astype(np.float64)      # (a copy)
 
 
 def _numerical(func, inputs, diff, eps):
-    """J[k][i] (output k, input i) as arrays of shape (input numel, output numel)."""
+    """J[c][i] (real piece c of the outputs, input i) as arrays of shape (input numel, output numel): central
+    differences. For a complex input the entry is d/dx + i d/dy (perturbing the real, then the imaginary part):
+    what torch's convention makes backward return for a real-valued piece."""
     from .grad_mode import no_grad
     with no_grad():
         outs = _outputs(func, inputs)
-        jac = [[np.zeros((x._array.size, o._array.size)) for x in diff] for o in outs]
+        parts = _parts(outs)
+        jac = [[np.zeros((x._array.size, outs[k]._array.size), x._array.dtype if x._array.dtype.kind == "c"
+                         else np.float64) for x in diff] for k, _ in parts]
         for i, x in enumerate(diff):
             flat = x._array.reshape(-1)   # a view: editing it edits x (inputs are contiguous copies)
+            steps = (eps, eps * 1j) if flat.dtype.kind == "c" else (eps,)
             for j in range(flat.size):
                 orig = flat[j].item()
-                flat[j] = orig + eps
-                plus = [o._array.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
-                flat[j] = orig - eps
-                minus = [o._array.astype(np.float64).reshape(-1).copy() for o in _outputs(func, inputs)]
-                flat[j] = orig
-                for k in range(len(outs)):
-                    jac[k][i][j] = (plus[k] - minus[k]) / (2 * eps)
-    return jac
+                for h in steps:
+                    flat[j] = orig + h     # (each piece copied at once: an output may be a view of the input)
+                    plus = [_flat_part(o, p) for o in _outputs(func, inputs) for p in _pieces(o)]
+                    flat[j] = orig - h
+                    minus = [_flat_part(o, p) for o in _outputs(func, inputs) for p in _pieces(o)]
+                    flat[j] = orig
+                    for c in range(len(parts)):
+                        d = (plus[c] - minus[c]) / (2 * eps)
+                        jac[c][i][j] += d if h == eps else 1j * d
+    return jac, parts
 
 
 def _analytical(func, inputs, diff):
+    """The same pieces from backward: the gradient of output element m's real part is backward with a seed 1 at m,
+    of its imaginary part backward with a seed 1j (torch's convention: Im(y) = Re(-i y) takes the conjugate, i)."""
     from .engine import grad
     from ..tensor import Tensor
     outs = _outputs(func, inputs)
-    jac = [[np.zeros((x._array.size, o._array.size)) for x in diff] for o in outs]
-    for k, o in enumerate(outs):
+    parts = _parts(outs)
+    jac = [[np.zeros((x._array.size, outs[k]._array.size), x._array.dtype if x._array.dtype.kind == "c"
+                     else np.float64) for x in diff] for k, _ in parts]
+    for c, (k, p) in enumerate(parts):
+        o = outs[k]
         if not o._rg:
             continue
         for m in range(o._array.size):
             g = np.zeros(o._array.size, o._array.dtype)
-            g[m] = 1
+            g[m] = 1j if p else 1
             gs = grad([o], diff, [Tensor._make(g.reshape(o._array.shape))], retain_graph=True, allow_unused=True)
             for i, gi in enumerate(gs):
                 if gi is not None:
                     if gi._array.shape != diff[i]._array.shape:
                         raise GradcheckError(f"Gradient has incorrect size: {gi.shape} vs {diff[i].shape}")
-                    jac[k][i][:, m] = gi._array.reshape(-1)
+                    jac[c][i][:, m] = gi._array.reshape(-1)
     return jac
 
 
@@ -84,26 +115,29 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     inputs = _as_tuple(inputs)
     diff = [t for t in _tensors(inputs) if t._rg]
     for i, t in enumerate(diff):
-        if t.dtype.name != "float64":
-            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point. This check "
-                          "will likely fail if all the inputs are not of double precision floating point. ",
-                          UserWarning, stacklevel=2)
+        if t.dtype.name not in ("float64", "complex128"):
+            warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
+                          "This check will likely fail if all the inputs are not of double precision floating "
+                          "point or complex. ", UserWarning, stacklevel=2)
         if not t._array.flags.c_contiguous or not t._array.flags.writeable:
             t._array = np.ascontiguousarray(t._array).copy()
     if not diff:
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
-    num = _numerical(func, inputs, diff, eps)
+    num, parts = _numerical(func, inputs, diff, eps)
     ana = _analytical(func, inputs, diff)
     if len(num) != len(ana):     # (both sides must see the same outputs, or the comparison below proves nothing)
         raise GradcheckError(f"the function gave {len(num)} floating outputs under no_grad (finite differences) "
                              f"and {len(ana)} with grad mode on")
-    for k in range(len(num)):
+    complex_out = any(p for _, p in parts)
+    for c, (k, p) in enumerate(parts):
         for i in range(len(diff)):
-            n, a = num[k][i], ana[k][i]
+            n, a = num[c][i], ana[c][i]
             if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
                 if raise_exception:
-                    raise GradcheckError(f"Jacobian mismatch for output {k} with respect to input {i},\n"
+                    which = ("While considering the imaginary part of complex outputs only, " if p else
+                             "While considering the real part of complex outputs only, " if complex_out else "")
+                    raise GradcheckError(f"{which}Jacobian mismatch for output {k} with respect to input {i},\n"
                                          f"numerical:{n}\nanalytical:{a}\n")
                 return False
     return True
@@ -121,7 +155,8 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if grad_outputs is None:
         rng = np.random.default_rng(0)
         outs = _outputs(func, inputs)
-        grad_outputs = [Tensor._make(rng.standard_normal(o._array.shape).astype(o._array.dtype)) for o in outs]
+        grad_outputs = [Tensor._make((rng.standard_normal(o._array.shape) + (1j * rng.standard_normal(
+            o._array.shape) if o._array.dtype.kind == "c" else 0)).astype(o._array.dtype)) for o in outs]
         for g in grad_outputs:
             g.requires_grad_()
     grad_outputs = list(_as_tuple(grad_outputs))

@@ -1,143 +1,274 @@
-"""``graph_stats(t)``: how big is the graph behind a tensor, and what memory does it hold?
+"""``tapegrad.autograd.graph``: torch's hooks into the graph and into what it saves for backward.
 
->>> import tapegrad
->>> x = tapegrad.ones(1000, requires_grad=True)
->>> s = graph_stats((x.exp() * 2).sum())
->>> s.nodes, s.depth, s.saved_bytes
-(4, 4, 4000)
->>> print(s)                                                             # doctest: +SKIP
-graph: 4 nodes, depth 4, 4000 bytes saved for backward (3.9 KiB)
- depth  node            saved              bytes
-     1  SumBackward0                           0
-     ...
+- ``saved_tensors_hooks(pack_hook, unpack_hook)``: every tensor an op keeps for backward while it is active (the
+  inputs and outputs built-in ops save, ``ctx.save_for_backward`` of a Function) goes through ``pack_hook`` at
+  once, and the graph keeps what it returns; backward calls ``unpack_hook`` on it at each access. Only the
+  innermost pair is used; the pair active when a tensor is saved is the one that unpacks it.
+- ``save_on_cpu(pin_memory=False)``: such a pair that keeps a copy (tapegrad computes on the CPU only).
+- ``disable_saved_tensors_hooks(error_message)``: setting hooks inside raises ``RuntimeError(error_message)``.
+- ``allow_mutation_on_saved_tensors()``: a tensor saved for backward may be changed in place inside; the graph
+  then keeps a copy of the value it had.
+- ``register_multi_grad_hook(tensors, fn, mode="all"|"any")``: ``fn`` once all (or the first) of the tensors'
+  gradients of a backward pass are known.
+- ``Node`` (the base of every ``grad_fn``: ``name()``, ``metadata``, ``next_functions``, ``register_hook``,
+  ``register_prehook``), ``GradientEdge`` and ``get_gradient_edge(t)``, ``increment_version(t)``.
 
-``saved_bytes`` is what the graph keeps for backward (counted once per array): ``backward()`` frees it;
-``backward(retain_graph=True)`` keeps it. Per node: ``s.per_node`` (``NodeStats``: name, depth, saved, bytes).
+The graph statistics that used to live here are ``tapegrad.autograd.graph_stats`` (module ``autograd.stats``);
+``from tapegrad.autograd.graph import graph_stats`` still works.
 """
 
 from __future__ import annotations
 
-__all__ = ["graph_stats", "GraphStats", "NodeStats"]
+import contextlib
+import threading
+
+from .function import GradientEdge, Node, RemovableHandle, pop_saved_tensors_hooks, push_saved_tensors_hooks
+from .grad_mode import _state
+from .stats import GraphStats, NodeStats, graph_stats
+
+__all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu",
+           "disable_saved_tensors_hooks", "register_multi_grad_hook", "allow_mutation_on_saved_tensors",
+           "graph_stats", "GraphStats", "NodeStats"]
 
 
-class NodeStats:
-    """One node: ``name``, ``depth`` (edges from the root), ``saved`` [(what, shape, nbytes)], ``bytes``, ``freed``."""
-
-    __slots__ = ("node", "name", "depth", "saved", "bytes", "freed")
-
-    def __init__(self, node, name, depth, saved, nbytes, freed):
-        self.node, self.name, self.depth, self.saved, self.bytes, self.freed = node, name, depth, saved, nbytes, freed
-
-    def __repr__(self):
-        return f"NodeStats({self.name}, depth={self.depth}, bytes={self.bytes})"
+def _tensor_cls():
+    from ..tensor import Tensor
+    return Tensor
 
 
-class GraphStats:
-    """Totals (``nodes``, ``depth``, ``saved_bytes``, ``leaves``) and ``per_node`` rows, printable as a table."""
-
-    def __init__(self, per_node, saved_bytes, leaves):
-        self.per_node = per_node
-        self.nodes = len(per_node)
-        self.depth = max((p.depth for p in per_node), default=0)
-        self.saved_bytes = saved_bytes
-        self.leaves = leaves
-
-    def table(self, max_rows=50):
-        head = (f"graph: {self.nodes} nodes, depth {self.depth}, {self.saved_bytes} bytes saved for backward "
-                f"({_human(self.saved_bytes)}), {self.leaves} leaves")
-        rows = [("depth", "node", "saved", "bytes")]
-        for p in self.per_node[:max_rows]:
-            saved = "freed" if p.freed else ", ".join(f"{w}{tuple(s)}" for w, s, _ in p.saved)
-            rows.append((str(p.depth), p.name, saved, str(p.bytes)))
-        w = [max(len(r[i]) for r in rows) for i in range(4)]
-        lines = [head] + [f"{r[0].rjust(w[0])}  {r[1].ljust(w[1])}  {r[2].ljust(w[2])}  {r[3].rjust(w[3])}"
-                          for r in rows]
-        if self.nodes > max_rows:
-            lines.append(f"... {self.nodes - max_rows} more nodes (see .per_node)")
-        return "\n".join(lines)
-
-    def __str__(self):
-        return self.table()
-
-    def __repr__(self):
-        return f"<GraphStats: {self.nodes} nodes, depth {self.depth}, {self.saved_bytes} bytes saved>"
+def _node_of(t):
+    """The node where ``t``'s gradient is computed: its ``grad_fn``, or its leaf's ``AccumulateGrad``."""
+    if isinstance(t, GradientEdge):
+        return t.node
+    if t.grad_fn is not None:
+        return t.grad_fn
+    node = t._accumulator()
+    if node is None:
+        raise RuntimeError("It is not possible to get the gradient edge for a view created in no_grad mode "
+                           "of a Tensor that requires gradients: no gradient ever reaches it")
+    return node
 
 
-def _human(n):
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
+def get_gradient_edge(tensor) -> GradientEdge:
+    """The edge of the graph where ``tensor``'s gradient is computed: ``autograd.grad(loss, edge)`` gives the same
+    as ``autograd.grad(loss, tensor)``, and it stays valid when ``tensor`` itself is gone or changed.
 
-
-def _saved_of(node):
-    """[(what, shape, ndarray)] saved by a node: its saved tensors and the arrays it keeps on ctx."""
-    import numpy as np
-
-    from .function import saved_entries
-    out = []
-    entries = saved_entries(node)
-    freed = entries == "freed"
-    if entries and not freed:
-        for kind, arr, _ in entries:
-            out.append((kind, arr.shape, arr))
-    saved = getattr(node, "_saved", None)
-    if saved and not freed:
-        for s in saved:
-            if isinstance(s, np.ndarray):
-                out.append(("array", s.shape, s))
-    d = getattr(node, "__dict__", None)
-    if d:
-        for k, v in d.items():
-            if isinstance(v, np.ndarray):
-                out.append((k, v.shape, v))
-    return out, freed
-
-
-def graph_stats(t):
-    """Count the nodes, the depth and the bytes saved for backward in the graph that made tensor ``t``.
-
-    Also accepts a ``grad_fn`` node, or a ``tapegrad.scalar.Value`` (nodes and depth; Values save no arrays).
+    >>> x = tapegrad.ones(2, requires_grad=True); y = x * 2
+    >>> tapegrad.autograd.grad((y * y).sum(), get_gradient_edge(y))
+    (tensor([4., 4.]),)
     """
-    from .function import AccumulateGrad
-    from ..scalar.value import Value          # (on use: the engine does not import the scalar engine)
-    if isinstance(t, Value):
-        order = t._topo()
-        depth = {id(t): 0}
-        rows = []
-        for v in order:
-            d = depth.get(id(v), 0)
-            rows.append(NodeStats(v, v._op or "leaf", d, [], 0, False))
-            for k in v._kids:
-                if depth.get(id(k), -1) < d + 1:
-                    depth[id(k)] = d + 1
-        return GraphStats(rows, 0, sum(1 for v in order if v._k0 is None))
-    root = getattr(t, "grad_fn", t) if not hasattr(t, "next_functions") else t
-    if root is None:
-        return GraphStats([], 0, 0)
-    seen, stack = {id(root): root}, [root]
-    while stack:
-        n = stack.pop()
-        for nxt, _ in n.next_functions:
-            if nxt is not None and id(nxt) not in seen:
-                seen[id(nxt)] = nxt
-                stack.append(nxt)
-    order = sorted(seen.values(), key=lambda n: n.sequence_nr, reverse=True)
-    depth = {id(root): 1}
-    rows, arrays, leaves = [], {}, 0
-    for n in order:
-        d = depth.get(id(n), 1)
-        if n.__class__ is AccumulateGrad:
-            leaves += 1
-            rows.append(NodeStats(n, n.name(), d, [], 0, False))
-            continue
-        saved, freed = _saved_of(n)
-        nbytes = 0
-        for _, _, arr in saved:
-            nbytes += arr.nbytes
-            arrays[id(arr)] = arr.nbytes
-        rows.append(NodeStats(n, n.name(), d, [(w, s, a.nbytes) for w, s, a in saved], nbytes, freed))
-        for nxt, _ in n.next_functions:
-            if nxt is not None and depth.get(id(nxt), 0) < d + 1:
-                depth[id(nxt)] = d + 1
-    return GraphStats(rows, sum(arrays.values()), leaves)
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does not require "
+                           "gradients")
+    return GradientEdge(_node_of(tensor), tensor._output_nr if tensor.grad_fn is not None else 0)
+
+
+def increment_version(tensor) -> None:
+    """Tell autograd that ``tensor`` (or each tensor of a list) was changed in place behind its back (its data
+    written directly): backward then refuses graphs that saved the old value, as after any in-place op."""
+    if isinstance(tensor, _tensor_cls()):
+        tensor = (tensor,)
+    for t in tensor:
+        t._vc[0] += 1
+
+
+# --- saved-tensor hooks ----------------------------------------------------------------------------------------
+class saved_tensors_hooks:
+    """Context manager: tensors saved for backward inside go through ``pack_hook(tensor) -> anything`` when saved,
+    and ``unpack_hook(packed) -> Tensor`` each time backward reads them.
+
+    >>> a = tapegrad.ones(3, requires_grad=True)
+    >>> with saved_tensors_hooks(lambda t: t.numpy(force=True).copy(), lambda arr: tapegrad.from_numpy(arr)):
+    ...     y = a.exp()           # exp keeps its result: packed here, as a NumPy copy
+    >>> y.sum().backward(); a.grad
+    tensor([2.7183, 2.7183, 2.7183])
+
+    ``pack_hook`` must not change its input in place (torch's error), and what it returns should not hold the
+    tensor itself (that would keep the graph alive through a reference cycle: ``t.detach()`` is the usual fix).
+    """
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        push_saved_tensors_hooks(self.pack_hook, self.unpack_hook)
+
+    def __exit__(self, *exc):
+        pop_saved_tensors_hooks()
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Keep the tensors saved for backward on the CPU. tapegrad computes on the CPU only, so, as torch does for
+    a graph already on the CPU, each saved tensor is kept as a copy and handed back unchanged."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        def pack_to_cpu(tensor):
+            return (tensor.device, tensor.detach().clone())
+
+        def unpack_from_cpu(packed):
+            return packed[1]
+
+        super().__init__(pack_to_cpu, unpack_from_cpu)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message):
+    """Inside, setting saved-tensor hooks (``saved_tensors_hooks``, ``save_on_cpu``, non-reentrant checkpoint)
+    raises ``RuntimeError(error_message)``; so does entering it while hooks are set."""
+    st = _state
+    if st.saved_hooks:
+        raise RuntimeError(error_message)
+    prev = st.hooks_disabled
+    st.hooks_disabled = str(error_message)
+    try:
+        yield
+    finally:
+        st.hooks_disabled = prev
+
+
+# --- hooks over several tensors ----------------------------------------------------------------------------------
+class _MultiHandle(RemovableHandle):
+    """The handle of a hook made of one hook per tensor: ``remove()`` takes them all out."""
+
+    __slots__ = ("handles",)
+
+    def __init__(self, handles):
+        self.handles = tuple(handles)
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Call ``fn`` once per backward pass: with ``mode="all"``, ``fn(grads)`` when the gradient of every tensor
+    that this pass computes is known (None in the places of the others: tensors outside the graph, or not needed
+    for the pass's ``inputs``); with ``mode="any"``, ``fn(grad)`` with the first one computed.
+
+    >>> a = tapegrad.ones(2, requires_grad=True); b = tapegrad.ones(2, requires_grad=True)
+    >>> h = register_multi_grad_hook((a, b), lambda gs: print([g is not None for g in gs]))
+    >>> (a * 2).sum().backward()
+    [True, False]
+    """
+    from . import engine
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of {('all', 'any')} but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    if mode == "any":
+        ran = {}     # task id -> True once fn ran in that pass
+
+        def wrapped(grad):
+            task = engine.current_task()
+            key = task.id if task is not None else None
+            with lock:
+                if ran.get(key):
+                    return
+                ran.clear()
+                ran[key] = True
+            fn(grad)
+        return _MultiHandle(t.register_hook(wrapped) for t in tensors if t.requires_grad)
+
+    nodes = [_node_of(t) for t in tensors]
+    state = {}        # task id -> [calls left, gradients]
+
+    def inner(i):
+        def hook(grad):
+            task = engine.current_task()
+            if task is None:
+                raise AssertionError("expected this hook to be called inside a backward call")
+            with lock:
+                st = state.get(task.id)
+                if st is None:
+                    state.clear()      # (a pass that ended early leaves nothing behind for long)
+                    st = state[task.id] = [sum(map(task.will_execute, nodes)), [None] * len(tensors)]
+                st[1][i] = grad
+                st[0] -= 1
+                done = st[0] == 0
+                if done:
+                    del state[task.id]
+            if done:
+                fn(st[1])
+        return hook
+    return _MultiHandle(t.register_hook(inner(i)) for i, t in enumerate(tensors) if t.requires_grad)
+
+
+# --- allow_mutation_on_saved_tensors -------------------------------------------------------------------------
+class _AllowMutationOnSavedContext:
+    """The state of one ``allow_mutation_on_saved_tensors`` block: the saved tensors (by version counter and
+    version) and the copies made of those changed in place since."""
+
+    def __init__(self):
+        self.original = {}     # key -> the tensor as saved
+        self.cloned = {}       # key -> a copy of its value, made before an in-place change
+        self.by_counter = {}   # (id of the version counter, version) -> keys of the tensors saved with it
+
+    def clear(self):
+        self.original.clear()
+        self.cloned.clear()
+        self.by_counter.clear()
+
+
+_mutation_enabled = [False]
+_OUTSIDE = ("Trying to backward outside of the 'allow_mutation_on_saved_tensors' context in which the graph was "
+            "originally recorded.")
+
+
+@contextlib.contextmanager
+def allow_mutation_on_saved_tensors():
+    """Inside, changing a tensor in place after an op saved it for backward is allowed: the graph keeps a copy of
+    the value the op saw (made at the change). Run the backward inside the same block.
+
+    >>> with allow_mutation_on_saved_tensors():
+    ...     a = tapegrad.ones(2, 3, requires_grad=True)
+    ...     b = a.clone()
+    ...     out = (b ** 2).sum()
+    ...     _ = b.sin_()
+    ...     out.backward()
+    >>> a.grad[0]
+    tensor([2., 2., 2.])
+    """
+    from ..ops import _util
+    if _mutation_enabled[0]:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+    keys = iter(range(1 << 62)).__next__
+
+    def pack(t):
+        vc = t._vc
+        sid = (id(vc), vc[0])
+        for k in ctx.by_counter.get(sid, ()):
+            if ctx.original.get(k) is t:      # the same tensor, same version, saved again
+                return k
+        k = keys()
+        ctx.original[k] = t
+        ctx.by_counter.setdefault(sid, []).append(k)
+        return k
+
+    def unpack(k):
+        if not _mutation_enabled[0]:
+            raise AssertionError(_OUTSIDE)
+        if k in ctx.cloned:
+            return ctx.cloned[k]
+        if k not in ctx.original:
+            raise AssertionError(_OUTSIDE)
+        return ctx.original[k]
+
+    def before_write(t):
+        vc = t._vc
+        for k in ctx.by_counter.pop((id(vc), vc[0]), ()):
+            orig = ctx.original.pop(k, None)
+            if orig is not None and k not in ctx.cloned:
+                ctx.cloned[k] = _tensor_cls()._make(orig._array.copy())
+
+    hooks = saved_tensors_hooks(pack, unpack)
+    with hooks:
+        _mutation_enabled[0] = True
+        prev = _util.set_before_write(before_write)
+        try:
+            yield ctx
+        finally:
+            _util.set_before_write(prev)
+            ctx.clear()
+            _mutation_enabled[0] = False

@@ -19,9 +19,9 @@ from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
-           "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor", "Primitive",
-           "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only",
-           "add_tangents", "ELEMENTWISE"]
+           "cj", "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor",
+           "Primitive", "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only", "add_tangents",
+           "ELEMENTWISE"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -88,6 +88,18 @@ def sum_keepdim(g, dim):
 def expand_to(g, shape):
     """Broadcast ``g`` to ``shape`` (a view)."""
     return g.expand(shape) if g.__class__ is Tensor else np.broadcast_to(g, shape)
+
+
+def cj(x):
+    """The complex conjugate of a complex Tensor or ndarray; a real one itself (no copy). Backward formulas of
+    complex-capable ops conjugate what torch's conjugate (``grad * cj(b)`` for a product), only once their forward
+    has marked the node complex (``ctx._cplx``), so that real nodes pay nothing."""
+    if x.__class__ is Tensor:
+        return x.conj() if x._array.dtype.kind == "c" else x
+    dt = getattr(x, "dtype", None)
+    if dt is None:           # a Python number (an operand kept by value)
+        return x.conjugate() if isinstance(x, complex) else x
+    return np.conjugate(x) if dt.kind == "c" else x
 
 
 def input_shape(ctx, i):
@@ -267,12 +279,12 @@ class AsStrided(Primitive):
 
     @staticmethod
     def forward(ctx, root, view_fn):
-        ctx.view_fn, ctx.shape = view_fn, root.shape
+        ctx.view_fn, ctx.shape, ctx.dtype = view_fn, root.shape, root.dtype
         return _no_grad_call(view_fn, Tensor._make(root))._array
 
     @staticmethod
     def backward(ctx, grad):
-        return AsStridedScatter.apply(grad, ctx.view_fn, ctx.shape), None
+        return AsStridedScatter.apply(grad, ctx.view_fn, ctx.shape, ctx.dtype), None
 
 
 class AsStridedScatter(Primitive):
@@ -281,8 +293,10 @@ class AsStridedScatter(Primitive):
     node_name = "AsStridedBackwardBackward0"
 
     @staticmethod
-    def forward(ctx, grad, view_fn, shape):
+    def forward(ctx, grad, view_fn, shape, dtype=None):
         ctx.view_fn = view_fn
+        if dtype is not None and (dtype.kind == "c") != (grad.dtype.kind == "c"):
+            return _view_adjoint(grad, view_fn, shape, dtype)
         pos = _flat_positions(view_fn, shape).ravel()
         n = int(np.prod(shape))
         if grad.dtype.kind == "c":
@@ -294,7 +308,21 @@ class AsStridedScatter(Primitive):
 
     @staticmethod
     def backward(ctx, gg):
-        return AsStrided.apply(gg, ctx.view_fn), None, None
+        return AsStrided.apply(gg, ctx.view_fn), None, None, None
+
+
+def _view_adjoint(grad, view_fn, shape, dtype):
+    """The adjoint of a view that changes the dtype (``z.real``, ``view_as_real(z)``...: no flat positions to
+    scatter to): the gradient that backward through ``view_fn`` itself gives, from a zero root."""
+    from ..autograd.engine import grad as autograd_grad
+    root = Tensor._make(np.zeros(shape, dtype), True)
+    prev = _state.enabled
+    _state.enabled = True
+    try:
+        out = view_fn(root)
+        return autograd_grad(out, root, Tensor._make(grad))[0]._array
+    finally:
+        _state.enabled = prev
 
 
 class CopySlices(Primitive):
@@ -309,12 +337,34 @@ class CopySlices(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        mask = Tensor._make(np.ones(grad._array.shape, grad._array.dtype))
+        a = grad._array
+        if a.dtype.kind == "c":
+            # complex: the view may cover one part of the numbers only (``z.real``): zero what it covers, part by
+            # part, with a mask of 1 + 1j whose covered parts the view sets to 0
+            mask = np.full(a.shape, 1 + 1j, a.dtype)
+            ctx.view_fn(Tensor._make(mask))._array[...] = 0
+            keep = grad.real * Tensor._make(mask.real.copy()) + (grad.imag * Tensor._make(mask.imag.copy())) * 1j
+            return keep, ctx.view_fn(grad), None
+        mask = Tensor._make(np.ones(a.shape, a.dtype))
         ctx.view_fn(mask)._array[...] = 0
         return grad * mask, ctx.view_fn(grad), None
 
 
 _inplace_tangents = None   # forward AD's hook while a dual level is active (autograd/forward_ad.py); None: off
+_before_write = None    # autograd.graph.allow_mutation_on_saved_tensors: fn(tensor) before its data is changed
+
+
+def set_before_write(fn):
+    """Set the function called with a tensor just before an in-place op writes into it; returns the previous one."""
+    global _before_write
+    prev, _before_write = _before_write, fn
+    return prev
+
+
+def before_write(x: Tensor) -> None:
+    """Tell the hook (if one is set) that ``x``'s data is about to change in place."""
+    if _before_write is not None:
+        _before_write(x)
 
 
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
@@ -344,6 +394,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
             out = fn(x, *args, **kwargs)
         finally:
             _state.enabled = prev
+    if _before_write is not None:
+        _before_write(x)
     _write(x, out, fn)
     if _inplace_tangents is not None:
         _inplace_tangents.written(x, out)
@@ -447,8 +499,12 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
     default = _dtype.get_default_dtype
 
     def fwd(ctx, x):
-        if floating and x.dtype.kind not in "fc":
-            x = x.astype(default().np)
+        k = x.dtype.kind
+        if k != "f":
+            if k == "c":
+                ctx._cplx = True        # backward conjugates x and the result (see below)
+            elif floating:
+                x = x.astype(default().np)
         if save == "result":
             ctx.save_result()
         elif save == "input":
@@ -457,15 +513,22 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
             ctx.save_result(0)
         return forward(x)
 
+    # A complex input (``ctx._cplx``): torch's gradient is grad * conj(f'(z)). Every formula here is grad * f'(x)
+    # with f real on the real axis (exp, log, sin, tanh, sqrt, sigmoid...), so conj(f'(z)) = f'(conj z): the
+    # formula is given the conjugates of z and of the result.
     if save == "result":       # (the branch is taken once here, not on every backward)
         def bwd(ctx, grad):
-            return backward(grad, None, ctx.saved_tensors[0])
+            r = ctx.saved_tensors[0]
+            return backward(grad, None, cj(r) if ctx._cplx else r)
     elif save == "input":
         def bwd(ctx, grad):
-            return backward(grad, ctx.saved_tensors[0], None)
+            x = ctx.saved_tensors[0]
+            return backward(grad, cj(x) if ctx._cplx else x, None)
     elif save == "both":
         def bwd(ctx, grad):
             result, x = ctx.saved_tensors
+            if ctx._cplx:
+                result, x = cj(result), cj(x)
             return backward(grad, x, result)
     else:
         def bwd(ctx, grad):

@@ -2,8 +2,10 @@
 
 Matrices are well-conditioned (SPD ``A A^T + n I``, or ``2 I + noise``), so inverses and decompositions are
 stable and, for eigh/svd, eigen/singular values are distinct. Eigenvectors and singular vectors are only defined
-up to sign, so those specs compare sign-normalised outputs (first row made positive) on both sides.
-Symmetric-input ops (eigh, cholesky) are called on ``x + x^T`` so that gradcheck perturbs symmetrically.
+up to sign (a phase when complex), so those specs compare normalised outputs (first row made real and positive)
+on both sides.
+Symmetric-input ops (eigh, cholesky) are called on ``x + x^H`` so that gradcheck perturbs symmetrically (Hermitian
+for the complex samples).
 """
 
 import math
@@ -26,9 +28,10 @@ def wc(r, *shape):
 
 
 def _pos_rows(v, rows=None):
-    """Multiply each column by the sign of its first entry (for eigen/singular vectors)."""
+    """Make each column's first entry real and positive (eigen/singular vectors are defined up to a sign, or a
+    phase for complex ones)."""
     head = v[..., :1, :]
-    return v * (head / head.abs())
+    return v * (head.conj() / head.abs())
 
 
 def _svd_fix(res):
@@ -37,17 +40,17 @@ def _svd_fix(res):
     u = u[..., :k]
     vh = vh[..., :k, :]
     head = u[..., :1, :]
-    sg = head / head.abs()
-    return u * sg, s, vh * sg.transpose(-1, -2)
+    sg = head.conj() / head.abs()
+    return u * sg, s, vh * sg.conj().transpose(-1, -2)
 
 
 def _tsvd_fix(res):
     u, s, v = res
-    return _svd_fix((u, s, v.transpose(-1, -2)))
+    return _svd_fix((u, s, v.mH))
 
 
 def _sym(x):
-    return x + x.transpose(-1, -2)
+    return x + x.mH        # (symmetric for real x, Hermitian for complex x)
 
 
 SPECS = [

@@ -320,8 +320,26 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups, transpo
     if bias is not None and tuple(bias.shape) != (out_ch,):
         raise op_error(op, f"Given weight of size {shape_str(ws)}, expected bias to be 1-dimensional with {out_ch} "
                            f"elements, but got bias of size {shape_str(bias.shape)} instead")
-    out = Convolution.apply(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups)
+    args = (stride, padding, dilation, transposed, output_padding, groups)
+    if input._array.dtype.kind == "c":
+        out = _complex_convolution(input, weight, bias, args)
+    else:
+        out = Convolution.apply(input, weight, bias, *args)
     return out.squeeze(0) if unbatched else out
+
+
+def _complex_convolution(input, weight, bias, args):
+    """A complex convolution as torch computes it, from three real ones (Gauss's trick): with x = a + ib,
+    w = c + id, r1 = conv(a, c) + Re(bias), r2 = conv(b, d), r3 = conv(a + b, c + d) + Re(bias) + Im(bias),
+    the result is (r1 - r2) + i (r3 - r1 - r2). Its gradients come from the real convolutions'."""
+    a, b, c, d = input.real, input.imag, weight.real, weight.imag
+    br = bi = None
+    if bias is not None:
+        br, bi = (bias.real, bias.imag) if bias._array.dtype.kind == "c" else (bias, None)
+    r1 = Convolution.apply(a, c, br, *args)
+    r2 = Convolution.apply(b, d, None, *args)
+    r3 = Convolution.apply(a + b, c + d, br if bi is None else br + bi, *args)
+    return (r1 - r2) + (r3 - r1 - r2) * 1j
 
 
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):

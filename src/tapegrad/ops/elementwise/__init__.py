@@ -9,7 +9,8 @@ its public function, its Tensor method and operator, and its in-place variant, i
 - ``arith``: add, sub, mul, div, floor_divide, neg, pow, float_power, square, and their operators;
 - ``binary``: atan2, hypot, maximum/minimum, fmod/remainder, lerp, addcmul/addcdiv, copysign, xlogy;
 - ``activations``: relu and the nn.functional activations;
-- ``compare``: comparisons, logic, bitwise ops, isnan and the other tests.
+- ``compare``: comparisons, logic, bitwise ops, isnan and the other tests;
+- ``complex``: conj, real/imag and view_as_real/view_as_complex (views), complex, polar, angle, sgn.
 
 dtypes follow torch's promotion (``promote`` / ``_dtype.result_type``): integer inputs of float ops give the
 default float dtype, Python numbers are weak, 0-d tensors only win with a higher category.
@@ -22,6 +23,7 @@ from .arith import *  # noqa: F403
 from .binary import *  # noqa: F403
 from .activations import *  # noqa: F403
 from .compare import *  # noqa: F403
+from .complex import *  # noqa: F403
 
 __all__ = [
     # arithmetic
@@ -48,6 +50,9 @@ __all__ = [
     "bitwise_not", "isnan", "isinf", "isposinf", "isneginf", "isfinite", "isreal", "allclose", "isclose", "equal",
     "signbit",
     "clone", "to",
+    # complex numbers
+    "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "real", "imag",
+    "view_as_real", "view_as_complex", "complex", "polar", "angle", "sgn",
 ]
 
 # Names torch.nn.functional has (tapegrad/nn/functional.py re-exports them): the activations that live only in

@@ -11,7 +11,7 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind
+from .._util import Primitive, Tensor, apply_inplace, before_write, bind
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -107,6 +107,7 @@ def _copy_out(op, res, out):
     if not _dtype.can_cast(res.dtype, out.dtype):
         raise RuntimeError(f"result type {res.dtype._legacy} can't be cast to the desired output type "
                            f"{out.dtype._legacy}")
+    before_write(out)
     if out._array.shape != res._array.shape:
         out._array = res._array.astype(out._array.dtype)
     else:

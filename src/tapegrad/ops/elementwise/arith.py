@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, add_tangents, apply_inplace, bind, linear_jvp, promote
+from .._util import Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
 from .copies import to
 from .unary import Reciprocal, log
@@ -51,7 +51,7 @@ class AddAlpha(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, grad * ctx.alpha
+        return grad, grad * _conj_number(ctx.alpha)
 
     @staticmethod
     def jvp(ctx, ta, tb, _=None):
@@ -95,7 +95,12 @@ class SubAlpha(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        return grad, grad * -ctx.alpha
+        return grad, grad * -_conj_number(ctx.alpha)
+
+
+def _conj_number(v):
+    """A Python number's conjugate (a complex alpha or exponent is conjugated in a backward)."""
+    return v.conjugate() if isinstance(v, complex) else v
 
     @staticmethod
     def jvp(ctx, ta, tb, _=None):
@@ -151,7 +156,9 @@ class Mul(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, a, b):
-        a, b, _ = promote(a, b)
+        a, b, d = promote(a, b)
+        if d.kind == "c":
+            ctx._cplx = True         # backward multiplies by the conjugates (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
         return np.asarray(a * b)
 
@@ -159,6 +166,8 @@ class Mul(Primitive):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            a, b = (cj(a) if need[1] else None), (cj(b) if need[0] else None)
         return (grad * b if need[0] else None), (grad * a if need[1] else None)
 
     @staticmethod
@@ -176,9 +185,12 @@ class Div(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         a, b, d = promote(a, b)
-        if d.kind not in "fc":
-            f = _dtype.get_default_dtype().np
-            a, b = np.asarray(a, f), np.asarray(b, f)
+        if d.kind != "f":
+            if d.kind == "c":
+                ctx._cplx = True
+            else:
+                f = _dtype.get_default_dtype().np
+                a, b = np.asarray(a, f), np.asarray(b, f)
         ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)   # (a only for b's gradient, as torch's)
         return np.asarray(np.true_divide(a, b))   # (forwards run with NumPy's warnings off: Function.apply)
 
@@ -186,6 +198,8 @@ class Div(Primitive):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            a, b = (cj(a) if need[1] else None), cj(b)
         ga = grad / b if need[0] else None
         gb = -grad * ((a / b) / b) if need[1] else None   # torch's order of operations (same rounding)
         return ga, gb
@@ -311,6 +325,8 @@ class Pow(Primitive):
             raise RuntimeError("Integers to negative integer powers are not allowed.")
         ctx.save_inputs(0)
         ctx.exponent = exponent
+        if d.kind == "c":
+            ctx._cplx = True
         if d == np.bool_ and exponent in (0, 1):   # torch's shortcuts for x ** 0 and x ** 1 need no kernel
             return np.ones_like(a) if exponent == 0 else a.copy()
         return _pow_np(a, e, d)
@@ -321,6 +337,8 @@ class Pow(Primitive):
         e = ctx.exponent
         if e == 0:
             return (_zeros_like(grad) if grad.__class__ is Tensor else np.zeros_like(grad)), None
+        if ctx._cplx:               # grad * conj(e a^(e-1))
+            return grad * cj(e * a ** (e - 1)), None
         return grad * (e * a ** (e - 1)), None
 
     @staticmethod
@@ -337,6 +355,8 @@ class PowTensor(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         a, b, d = promote(a, b)
+        if d.kind == "c":
+            ctx._cplx = True
         ctx.save_result(0, 1)
         return _pow_np(a, b, d)
 
@@ -344,14 +364,19 @@ class PowTensor(Primitive):
     def backward(ctx, grad):
         result, a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        c = cj if ctx._cplx else _same      # (complex: grad times the conjugate derivative)
         ga = gb = None
         if need[0]:
-            ga = _w(b._array == 0, 0.0, grad * (b * a ** (b - 1)))
+            ga = _w(b._array == 0, 0.0, grad * c(b * a ** (b - 1)))
         if need[1]:
-            # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (torch's convention)
-            ga_mask = (a._array == 0) & (b._array >= 0)
-            gb = grad * _w(ga_mask, 0.0, result * log(a))
+            # d(a^b)/db = a^b log a, taken as 0 where a == 0 and b >= 0 (torch's convention; complex b: Re b >= 0)
+            ga_mask = (a._array == 0) & (b._array.real >= 0)
+            gb = grad * _w(ga_mask, 0.0, c(result * log(a)))
         return ga, gb
+
+
+def _same(x):
+    return x
 
 
 class RPow(Primitive):
@@ -362,6 +387,8 @@ class RPow(Primitive):
     @staticmethod
     def forward(ctx, b, base):
         b, base_, d = promote(b, base)
+        if d.kind == "c":
+            ctx._cplx = True
         ctx.save_result(0)
         ctx.base = base
         return _pow_np(base_, b, d)
@@ -370,6 +397,11 @@ class RPow(Primitive):
     def backward(ctx, grad):
         result, b = ctx.saved_tensors
         base = ctx.base
+        if ctx._cplx:               # grad * conj(base^b log(base)), the principal logarithm
+            log_base = complex(np.log(complex(base))) if base != 0 else float("-inf")
+            if base == 0:
+                return grad * _w(b._array.real >= 0, 0.0, cj(result * log_base)), None
+            return grad * cj(result * log_base), None
         with np.errstate(divide="ignore", invalid="ignore"):
             log_base = float(np.log(float(base))) if base > 0 else float("nan") if base < 0 else float("-inf")
         if base == 0:

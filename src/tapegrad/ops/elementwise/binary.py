@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, promote
+from .._util import Primitive, Tensor, bind, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
                       _result, _w, _with_out, _zeros_like)
 from .arith import _no_derivative, div
@@ -258,7 +258,7 @@ class Lerp(Primitive):
 
     @staticmethod
     def backward(ctx, grad):
-        w = ctx.w
+        w = cj(ctx.w)            # (a complex weight: its conjugate, torch's convention)
         need = ctx.needs_input_grad
         return (grad * (1 - w) if need[0] else None), (grad * w if need[1] else None), None
 
@@ -272,11 +272,16 @@ class LerpTensor(Primitive):
     @_quiet
     def forward(ctx, a, b, w):
         ctx.save_inputs(0, 1, 2)
-        return _lerp_np(a, b, w)
+        out = _lerp_np(a, b, w)
+        if out.dtype.kind == "c":
+            ctx._cplx = True
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         a, b, w = ctx.saved_tensors
+        if ctx._cplx:
+            a, b, w = cj(a), cj(b), cj(w)
         need = ctx.needs_input_grad
         return (grad * (1 - w) if need[0] else None), (grad * w if need[1] else None), \
             (grad * (b - a) if need[2] else None)
@@ -333,12 +338,16 @@ class Addcmul(Primitive):
             raise RuntimeError("For integral input tensors, argument value must not be a floating point number.")
         ctx.save_crossed(1, 2)
         ctx.value = value
+        if d.kind == "c":
+            ctx._cplx = True
         return np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
 
     @staticmethod
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         v = ctx.value
+        if ctx._cplx:
+            t1, t2, v = (None if t1 is None else cj(t1)), (None if t2 is None else cj(t2)), cj(v)
         need = ctx.needs_input_grad
         g = grad * v if v != 1 else grad
         return (grad if need[0] else None), (g * t2 if need[1] else None), (g * t1 if need[2] else None), None
@@ -361,6 +370,8 @@ class Addcdiv(Primitive):
         need = ctx.needs_input_grad          # (what torch keeps: t1 for t2's gradient, t2 for either's)
         ctx.save_inputs(1 if need[2] else None, 2 if need[1] or need[2] else None)
         ctx.value = value
+        if d.kind == "c":
+            ctx._cplx = True
         with np.errstate(divide="ignore", invalid="ignore"):
             return np.asarray(x + d.type(value) * (t1 / t2))
 
@@ -368,6 +379,8 @@ class Addcdiv(Primitive):
     def backward(ctx, grad):
         t1, t2 = ctx.saved_tensors
         v = ctx.value
+        if ctx._cplx:
+            t1, t2, v = (None if t1 is None else cj(t1)), (None if t2 is None else cj(t2)), cj(v)
         need = ctx.needs_input_grad
         g = grad * v if v != 1 else grad
         return (grad if need[0] else None), (g / t2 if need[1] else None), \

@@ -4,6 +4,8 @@ copy_.
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ... import _dtype
@@ -34,6 +36,9 @@ class ToCopy(Primitive):
 
     @staticmethod
     def forward(ctx, x, dtype):
+        if x.dtype.kind == "c" and dtype.np.kind != "c":
+            warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
+            x = x.real
         return x.astype(dtype.np)
 
     @staticmethod
@@ -61,7 +66,7 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         d = _dtype.to_dtype(dtype)
         if d is not input.dtype:
             if input._rg and not d.is_floating_point and not d.is_complex:
-                return Tensor._make(input._array.astype(d.np))
+                return Tensor._make(ToCopy.forward(None, input._array, d))
             return ToCopy.apply(input, d)
     else:
         _check_device(device)

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, kernel, unary
+from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, unary
 from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
                       _result, _w, _with_out, _zeros_like)
 
@@ -170,11 +170,15 @@ class _TanhGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_inputs(0, 1)
+        if result.dtype.kind == "c":
+            ctx._cplx = True
         return _TanhGrad.compute(grad, result)
 
     @staticmethod
     def backward(ctx, gg):
         grad, result = ctx.saved_tensors
+        if ctx._cplx:          # (complex: the conjugate derivatives, as for any holomorphic product)
+            grad, result = cj(grad), cj(result)
         need = ctx.needs_input_grad
         return (_TanhGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (-2 * result) if need[1] else None)
@@ -198,11 +202,15 @@ class _SigmoidGrad(Primitive):
     @staticmethod
     def forward(ctx, grad, result):
         ctx.save_inputs(0, 1)
+        if result.dtype.kind == "c":
+            ctx._cplx = True
         return _SigmoidGrad.compute(grad, result)
 
     @staticmethod
     def backward(ctx, gg):
         grad, result = ctx.saved_tensors
+        if ctx._cplx:
+            grad, result = cj(grad), cj(result)
         need = ctx.needs_input_grad
         return (_SigmoidGrad.apply(gg, result) if need[0] else None,
                 gg * grad * (1 - 2 * result) if need[1] else None)
@@ -294,6 +302,8 @@ class Abs(Primitive):
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
+        if x._array.dtype.kind == "c":      # d|z| = Re(conj(sgn z) dz): the gradient is grad * sgn(z)
+            return grad * x.sgn()
         return grad * np.sign(x._array)
 
 

@@ -14,7 +14,8 @@ import warnings
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, check_view_inplace, kernel, linear_jvp, mark_view, shape_str
+from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, check_view_inplace, kernel, linear_jvp,
+                     mark_view, shape_str)
 from ...autograd.function import _active
 from ._common import _arr, _zeros
 
@@ -518,6 +519,7 @@ def setitem(self, key, value):
             v = np.asarray(value._array if value.__class__ is Tensor else value)
             while v.ndim > dst.ndim and v.shape[0] == 1:
                 v = v[0]
+            before_write(self)
             try:
                 np.copyto(dst, np.broadcast_to(v, dst.shape), casting="unsafe")
             except ValueError:

@@ -77,9 +77,19 @@ def _dtname(a) -> str:
 def _check_float(op, a):
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_dtname(a)}")
-    if a.dtype.kind == "c":
-        raise NotImplementedError(f"{op}: complex inputs are not supported by tapegrad's linear algebra (its "
-                                  "gradients are written for real matrices); use a real floating dtype")
+
+
+def _mH(x: Tensor) -> Tensor:
+    """The conjugate transpose of the last two dims (the transpose for real x): what torch's linear-algebra
+    gradients use, so that one formula serves real and complex matrices."""
+    t = x.transpose(-1, -2)
+    return t.conj() if x._array.dtype.kind == "c" else t
+
+
+def _npH(a: np.ndarray) -> np.ndarray:
+    """``_mH`` on an ndarray."""
+    t = np.swapaxes(a, -1, -2)
+    return np.conjugate(t) if a.dtype.kind == "c" else t
 
 
 def _check_square(op, a, name="A"):

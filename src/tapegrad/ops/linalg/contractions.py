@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, input_shape, linear_jvp, multilinear_jvp, promote
+from .._util import Primitive, Tensor, bind, cj, input_shape, linear_jvp, multilinear_jvp, promote
 from ._common import _const, _dtname, _eye_like
 from .products import mm
 
@@ -33,12 +33,16 @@ class Einsum(Primitive):
         for o in ops[1:]:
             if o.dtype != dt:
                 raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
+        if dt.kind == "c":
+            ctx._cplx = True     # each operand's gradient contracts the conjugates of the others
         out = np.einsum(eq, *ops, optimize=len(ops) > 2)
         return np.asarray(out, dt)
 
     @staticmethod
     def backward(ctx, grad):
         ops = ctx.saved_tensors
+        if ctx._cplx:
+            ops = [None if o is None else cj(o) for o in ops]
         ins, out = ctx.eq.split("->")
         subs = ins.split(",")
         sizes = {}
@@ -257,6 +261,8 @@ class Kron(Primitive):
         a2 = a.reshape((1,) * (n - a.ndim) + a.shape)
         b2 = b.reshape((1,) * (n - b.ndim) + b.shape)
         ctx.shapes = (a2.shape, b2.shape)
+        if a.dtype.kind == "c":
+            ctx._cplx = True
         ctx.save_crossed(0, 1)
         out = np.multiply.outer(a2, b2)     # (a0..an, b0..bn) -> interleave
         perm = [i for k in range(n) for i in (k, n + k)]
@@ -265,6 +271,8 @@ class Kron(Primitive):
     @staticmethod
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
+        if ctx._cplx:
+            a, b = (None if a is None else cj(a)), (None if b is None else cj(b))
         sa, sb = ctx.shapes
         n = len(sa)
         g = grad.reshape(tuple(d for pair in zip(sa, sb) for d in pair))
@@ -295,6 +303,8 @@ class LinalgCross(Primitive):
         if a.dtype != b.dtype:
             raise RuntimeError(f"expected scalar type {_dtname(a)} but found {_dtname(b)}")
         ctx.dim = dim
+        if a.dtype.kind == "c":
+            ctx._cplx = True
         ctx.save_crossed(0, 1)
         shape = np.broadcast_shapes(a.shape, b.shape)
         return np.cross(np.broadcast_to(a, shape), np.broadcast_to(b, shape), axis=dim)
@@ -303,6 +313,8 @@ class LinalgCross(Primitive):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            a, b = (None if a is None else cj(a)), (None if b is None else cj(b))
         return (LinalgCross.apply(b, grad, ctx.dim) if need[0] else None,
                 LinalgCross.apply(grad, a, ctx.dim) if need[1] else None, None)
 

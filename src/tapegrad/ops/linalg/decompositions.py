@@ -9,8 +9,8 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _cholesky_info, _const, _diag_embed,
-                      _eye_like, _first_bad, _mT, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt, linalg_lstsq_rt,
-                      linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
+                      _eye_like, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
+                      linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
 from .products import _cat_last, matmul
 from .solvers import LinalgSolveEx, inv
 
@@ -31,7 +31,7 @@ class LinalgCholeskyEx(Primitive):
             ok = info == 0
             if ok.any():
                 low[ok] = np.linalg.cholesky(a[ok])
-        res = np.ascontiguousarray(np.swapaxes(low, -1, -2)) if upper else low
+        res = np.ascontiguousarray(_npH(low)) if upper else low
         out = Tensor._make(np.asarray(res, a.dtype))
         ctx.save_for_backward(out)
         return out, info
@@ -49,14 +49,16 @@ class Cholesky(LinalgCholeskyEx):
 
 
 def _cholesky_backward(gL, L, upper):
+    """gA = L^-H Phi(L^H gL) L^-1, Phi: the lower triangle made Hermitian, half on the diagonal (conjugate
+    transposes: the same formula for real and complex matrices)."""
     if upper:
-        L, gL = _mT(L), _mT(gL)
+        L, gL = _mH(L), _mH(gL)
     n = L._array.shape[-1]
     dt = L._array.dtype
-    P = matmul(_mT(L), gL) * _tril_mask(n, 0, dt)
-    P = (P + _mT(P * _tril_mask(n, -1, dt))) * 0.5
+    P = matmul(_mH(L), gL) * _tril_mask(n, 0, dt)
+    P = (P + _mH(P * _tril_mask(n, -1, dt))) * 0.5
     Linv = inv(L)
-    return matmul(_mT(Linv), matmul(P, Linv))
+    return matmul(_mH(Linv), matmul(P, Linv))
 
 
 def _raise_cholesky(info, batched):
@@ -137,21 +139,22 @@ class LinalgQr(Primitive):
         # wide: A = Q [U V]; X = A[..., :m] = Q U, Y = A[..., m:]
         U, gU, gV = R[..., :m], gR[..., :m], gR[..., m:]
         Y = matmul(Q, R[..., m:])      # = A[..., m:], through the outputs (keeps double backward exact)
-        gQ2 = gQ + matmul(Y, _mT(gV))
+        gQ2 = gQ + matmul(Y, _mH(gV))
         gX = _qr_backward_tall(gQ2, gU, Q, U)
         gY = matmul(Q, gV)
         return _cat_last(gX, gY), None
 
 
 def _qr_backward_tall(gQ, gR, Q, R):
-    """gA = [gQ + Q copyltu(M)] R^{-H}, M = R gR^H - gQ^H Q (m >= n)."""
+    """gA = [gQ + Q copyltu(M)] R^{-H}, M = R gR^H - gQ^H Q (m >= n); copyltu(M) = the strict lower triangle made
+    Hermitian, plus the real part of the diagonal (R's diagonal is real: its imaginary part is no freedom)."""
     n = R._array.shape[-1]
     dt = R._array.dtype
-    M = matmul(R, _mT(gR)) - matmul(_mT(gQ), Q)
+    M = matmul(R, _mH(gR)) - matmul(_mH(gQ), Q)
     low = M * _tril_mask(n, -1, dt)
-    sym = low + _mT(low) + M * _eye_like(n, dt)
+    sym = low + _mH(low) + (M.real if dt.kind == "c" else M) * _eye_like(n, dt)
     b = gQ + matmul(Q, sym)
-    return _mT(LinalgSolveEx.apply(R, _mT(b), True, False))
+    return _mH(LinalgSolveEx.apply(R, _mH(b), True, False))
 
 
 def linalg_qr(A, mode="reduced", *, out=None):
@@ -182,7 +185,7 @@ class LinalgEigh(Primitive):
     def forward(ctx, a, uplo):
         ctx.set_materialize_grads(False)
         w, v = np.linalg.eigh(a, UPLO=uplo)
-        w, v = Tensor._make(np.asarray(w, a.dtype)), Tensor._make(np.asarray(v, a.dtype))
+        w, v = Tensor._make(np.asarray(w, a.real.dtype)), Tensor._make(np.asarray(v, a.dtype))   # (real eigenvalues)
         ctx.save_for_backward(w, v)
         return w, v
 
@@ -193,14 +196,16 @@ class LinalgEigh(Primitive):
         dt = L._array.dtype
         eye = _eye_like(n, dt)
         if gV is not None:
-            VhgV = matmul(_mT(V), gV)
+            VhgV = matmul(_mH(V), gV)
             E = L.unsqueeze(-2) - L.unsqueeze(-1) + eye
-            inner_ = (VhgV - _mT(VhgV)) * 0.5 / E
+            inner_ = (VhgV - _mH(VhgV)) * 0.5 / E
             if gL is not None:
                 inner_ = inner_ + _diag_embed(gL)
         else:
             inner_ = _diag_embed(gL)
-        return matmul(V, matmul(inner_, _mT(V))), None
+        if inner_._array.dtype != V._array.dtype:        # (real eigenvalues' gradient, complex eigenvectors)
+            inner_ = inner_.to(V.dtype)
+        return matmul(V, matmul(inner_, _mH(V))), None
 
 
 def _check_uplo(uplo):
@@ -241,7 +246,7 @@ class LinalgSvd(Primitive):
         else:
             s = np.linalg.svd(a, compute_uv=False)
             u, vh = np.linalg.svd(a, full_matrices=False)[0::2]
-        u, s, vh = (Tensor._make(np.asarray(x, a.dtype)) for x in (u, s, vh))
+        u, s, vh = (Tensor._make(np.asarray(x, d)) for x, d in ((u, a.dtype), (s, a.real.dtype), (vh, a.dtype)))
         ctx.save_for_backward(u, s, vh)
         return (u, s, vh) if compute_uv else s
 
@@ -272,23 +277,33 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     E = S2.unsqueeze(-2) - S2.unsqueeze(-1) + _eye_like(k, dt)
     gA = None
     if gU is not None:
-        UhgU = matmul(_mT(U), gU)
-        gA = (UhgU - _mT(UhgU)) * S.unsqueeze(-2) / E
+        UhgU = matmul(_mH(U), gU)
+        gA = (UhgU - _mH(UhgU)) * S.unsqueeze(-2) / E
     if gVh is not None:
-        VhgV = matmul(Vh, _mT(gVh))
-        t = S.unsqueeze(-1) * (VhgV - _mT(VhgV)) / E
+        VhgV = matmul(Vh, _mH(gVh))
+        t = S.unsqueeze(-1) * (VhgV - _mH(VhgV)) / E
         gA = t if gA is None else gA + t
-    if gS is not None:
+    if U._array.dtype.kind == "c":
+        # complex: the skew parts' diagonals above are imaginary and are no gradient (zero them); the diagonal is
+        # gS + i Im(diag(U^H gU)) / S (the phase gauge: U -> U D with V -> V D moves nothing)
+        gA = gA * _const(1 - np.eye(k, dtype=dt))
+        diag = gS + 0j if gS is not None else None
+        if gU is not None:
+            t = UhgU.diagonal(0, -2, -1).imag / S * 1j
+            diag = t if diag is None else diag + t
+        if diag is not None:
+            gA = gA + _diag_embed(diag)
+    elif gS is not None:
         gA = gA + _diag_embed(gS)
     if m > n and gU is not None:
         gA = matmul(U, gA)
         gUSinv = gU / S.unsqueeze(-2)
-        gA = gA + gUSinv - matmul(U, matmul(_mT(U), gUSinv))
+        gA = gA + gUSinv - matmul(U, matmul(_mH(U), gUSinv))
         return matmul(gA, Vh)
     if m < n and gVh is not None:
         gA = matmul(gA, Vh)
         SinvgVh = gVh / S.unsqueeze(-1)
-        gA = gA + SinvgVh - matmul(matmul(SinvgVh, _mT(Vh)), Vh)
+        gA = gA + SinvgVh - matmul(matmul(SinvgVh, _mH(Vh)), Vh)
         return matmul(U, gA)
     return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
 
@@ -327,20 +342,20 @@ def svd(input, some=True, compute_uv=True, *, out=None):
         return svd_rt(Tensor._make(np.zeros(a.shape[:-2] + (m, m), a.dtype)), s,
                       Tensor._make(np.zeros(a.shape[:-2] + (n, n), a.dtype)))
     U, S, Vh = LinalgSvd.apply(input, not some, True)
-    return svd_rt(U, S, _mT(Vh))
+    return svd_rt(U, S, _mH(Vh))
 
 
 def _pinv_backward(g, P, A):
     """torch's pinv_backward: gradient of A -> pinv(A) = P (written in tapegrad ops)."""
     m, n = A._array.shape[-2:]
-    Ph, gh = _mT(P), _mT(g)
+    Ph, gh = _mH(P), _mH(g)
     if m <= n:
         K = matmul(gh, P)
         KPh = matmul(K, Ph)
-        return -_mT(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
+        return -_mH(matmul(P, K)) + KPh - matmul(matmul(A, P), KPh) + matmul(matmul(Ph, P), gh - matmul(K, A))
     K = matmul(P, gh)
     PhK = matmul(Ph, K)
-    return -_mT(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
+    return -_mH(matmul(K, P)) + matmul(matmul(gh - matmul(A, K), P), Ph) + PhK - matmul(matmul(PhK, P), A)
 
 
 def _pinv_np(a, atol, rtol, hermitian):
@@ -356,8 +371,8 @@ def _pinv_np(a, atol, rtol, hermitian):
     with np.errstate(divide="ignore"):
         sinv = np.where(s > cut, 1.0 / np.where(s > cut, (w if hermitian else s), 1), 0).astype(a.dtype)
     if hermitian:
-        return np.matmul(v * sinv[..., None, :], np.swapaxes(v, -1, -2))
-    return np.matmul(np.swapaxes(vh, -1, -2) * sinv[..., None, :], np.swapaxes(u, -1, -2))
+        return np.matmul(v * sinv[..., None, :], _npH(v))
+    return np.matmul(_npH(vh) * sinv[..., None, :], _npH(u))
 
 
 def _tols(a, atol, rtol):
@@ -461,20 +476,20 @@ class LinalgLstsq(Primitive):
         bb = b[..., None] if vector else b
         P = _pinv_np(a, 0.0, rtol, False)
         x = np.matmul(P, bb)
-        s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-2] + (0,), a.dtype)
+        s = np.linalg.svd(a, compute_uv=False) if a.size else np.zeros(a.shape[:-2] + (0,), a.real.dtype)
         rank = (s > rtol * s.max(-1, keepdims=True)).sum(-1) if s.size else np.zeros(a.shape[:-2], np.int64)
         if m > n and driver != "gelsy" and bool(np.all(rank == n)):
-            resid = ((np.matmul(a, x) - bb) ** 2).sum(-2)
+            resid = (np.abs(np.matmul(a, x) - bb) ** 2).sum(-2)
             if vector:
                 resid = resid[..., 0]
         else:
-            resid = np.zeros((0,), a.dtype)
+            resid = np.zeros((0,), a.real.dtype)
         if vector:
             x = x[..., 0]
-        sv = s if driver in ("gelsd", "gelss") else np.zeros((0,), a.dtype)
+        sv = s if driver in ("gelsd", "gelss") else np.zeros((0,), a.real.dtype)
         rank = np.asarray(rank, np.int64) if driver != "gels" else np.zeros((0,), np.int64)
         ctx.mark_non_differentiable(sv)
-        return np.asarray(x, a.dtype), np.asarray(resid, a.dtype), rank, np.asarray(sv, a.dtype)
+        return np.asarray(x, a.dtype), np.asarray(resid, a.real.dtype), rank, np.asarray(sv, a.real.dtype)
 
     @staticmethod
     def backward(ctx, gX, gres, _grank, _gsv):
@@ -491,14 +506,14 @@ class LinalgLstsq(Primitive):
             gres = gres.unsqueeze(-1) if gres is not None else None
         ga = gb = None
         if gX is not None:
-            ga = _pinv_backward(matmul(gX, _mT(B)), P, A) if need[0] else None
-            gb = matmul(_mT(P), gX) if need[1] else None
+            ga = _pinv_backward(matmul(gX, _mH(B)), P, A) if need[0] else None
+            gb = matmul(_mH(P), gX) if need[1] else None
         if gres is not None:
             # residuals = sum((A X - B)^2) at the minimiser X: d/dX vanishes, so only the explicit A, B terms remain
             X = matmul(P, B)
             R2 = (matmul(A, X) - B) * gres.unsqueeze(-2) * 2
             if need[0]:
-                t = matmul(R2, _mT(X))
+                t = matmul(R2, _mH(X))
                 ga = t if ga is None else ga + t
             if need[1]:
                 gb = -R2 if gb is None else gb - R2
@@ -548,12 +563,12 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
 
 
 def vecdot(x, y, *, dim=-1, out=None):
-    """Dot product of vectors along ``dim`` (batch dims broadcast).
+    """Dot product of vectors along ``dim``, the first conjugated (batch dims broadcast).
 
     >>> tapegrad.linalg.vecdot(tapegrad.ones(2, 3), tapegrad.ones(3))
     tensor([3., 3.])
     """
-    return (x * y).sum(dim)
+    return (x.conj() * y).sum(dim)      # (complex: x conjugated, as torch's)
 
 
 def diagonal(A, *, offset=0, dim1=-2, dim2=-1):

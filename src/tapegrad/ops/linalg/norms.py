@@ -125,7 +125,7 @@ class LinalgVectorNorm(Primitive):
         g = _kept(grad, shape, dims, ctx.keepdim)
         n = _kept(norm, shape, dims, ctx.keepdim)
         xa = x._array
-        sign = _const(np.sign(xa))
+        sign = x.sgn() if xa.dtype.kind == "c" else _const(np.sign(xa))   # (z / |z|: not constant for complex)
         if p == 1:
             return g * sign, None, None, None
         if math.isinf(p):

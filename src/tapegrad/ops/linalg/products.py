@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import (Primitive, Tensor, add_tangents, bind, input_shape, mT, multilinear_jvp, op_error, promote,
+from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, mT, multilinear_jvp, op_error, promote,
                      sum_to_shape)
 from ._common import _const, _dtname, _mT
 
@@ -52,6 +52,8 @@ class Matmul(Primitive):
                            f" cannot be multiplied ({ka} != {kb}) [mat1 and mat2 shapes cannot be multiplied "
                            f"({sa} and {sb})]")
         _same_dtype(a, b)
+        if a.dtype.kind == "c":
+            ctx._cplx = True         # the gradients take the conjugate transposes (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
         return np.matmul(a, b)
 
@@ -59,6 +61,8 @@ class Matmul(Primitive):
     def backward(ctx, grad):
         a, b = ctx.saved_tensors     # (a is None when b needs no gradient, and the other way round)
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            a, b = (cj(a) if need[1] else None), (cj(b) if need[0] else None)
         sa = input_shape(ctx, 0) if need[0] else tuple(a.shape)
         sb = input_shape(ctx, 1) if need[1] else tuple(b.shape)
         if len(sa) == 1 and len(sb) == 1:
@@ -88,9 +92,23 @@ class Dot(Matmul):
     array_backward = True
 
 
-class Vdot(Matmul):
+class Vdot(Primitive):
+    """``vdot(a, b)``: sum(conj(a) * b) (for real tensors the same as ``dot``)."""
+
     node_name = "VdotBackward0"
     array_backward = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        ctx.save_crossed(0, 1)
+        return np.asarray(np.vdot(a, b))
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        # vdot is antilinear in a: its gradient is conj(grad) * b; linear in b: grad * a (not conjugated)
+        return (cj(grad) * b if need[0] else None), (grad * a if need[1] else None)
 
 
 class Mv(Matmul):
@@ -212,8 +230,6 @@ def vdot(input, other, *, out=None):
     tensor(11.)
     """
     _dot_check("vdot", input._array, other._array)
-    if input._array.dtype.kind == "c":
-        raise NotImplementedError("vdot: complex tensors are not supported by tapegrad")
     return Vdot.apply(input, other)
 
 
@@ -271,6 +287,8 @@ class Addmm(Primitive):
     def forward(cls, ctx, inp, a, b, beta, alpha):
         inp, a, b = cls.check_dtypes(inp, a, b)
         ctx.beta, ctx.alpha = beta, alpha
+        if a.dtype.kind == "c":
+            ctx._cplx = True
         ctx.save_crossed(1, 2)       # each factor only for the other's gradient
         p = cls.product(a, b)
         if alpha != 1:
@@ -283,17 +301,21 @@ class Addmm(Primitive):
     def backward(cls, ctx, grad):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
+        alpha, beta = ctx.alpha, ctx.beta
+        if ctx._cplx:          # the conjugate factors (and scalars): torch's convention
+            a, b = (cj(a) if need[2] else None), (cj(b) if need[1] else None)
+            alpha, beta = np.conj(alpha).item(), np.conj(beta).item()
         gi = ga = gb = None
         if need[0]:
-            gi = grad * ctx.beta if ctx.beta != 1 else grad
+            gi = grad * beta if beta != 1 else grad
         if need[1]:
             ga = cls.grad_mat1(grad, b)
-            if ctx.alpha != 1:
-                ga = ga * ctx.alpha
+            if alpha != 1:
+                ga = ga * alpha
         if need[2]:
             gb = cls.grad_mat2(grad, a)
-            if ctx.alpha != 1:
-                gb = gb * ctx.alpha
+            if alpha != 1:
+                gb = gb * alpha
         return gi, ga, gb, None, None
 
 

@@ -11,7 +11,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
-                      _mT, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt)
+                      _mH, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt)
 from .products import _cat_last, _same_dtype, matmul
 
 
@@ -44,7 +44,7 @@ class LinalgInvEx(Primitive):
         inv, = ctx.saved_tensors
         if grad is None:
             return (None,)
-        ih = _mT(inv)
+        ih = _mH(inv)
         return -matmul(ih, matmul(grad, ih))
 
 
@@ -87,7 +87,7 @@ def inverse(input, *, out=None):
 
 
 class LinalgDet(Primitive):
-    """Determinant; the gradient ``det * inv(A)^T`` assumes an invertible matrix."""
+    """Determinant; the gradient ``conj(det) * inv(A)^H`` assumes an invertible matrix."""
 
     @staticmethod
     def forward(ctx, a):
@@ -97,7 +97,7 @@ class LinalgDet(Primitive):
     @staticmethod
     def backward(ctx, grad):
         d, a = ctx.saved_tensors
-        return (grad * d).unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
+        return (grad * d.conj()).unsqueeze(-1).unsqueeze(-1) * _mH(inv(a))
 
 
 def det(A, *, out=None):
@@ -111,21 +111,35 @@ def det(A, *, out=None):
 
 
 class LinalgSlogdet(Primitive):
-    """(sign, log|det|); only log|det| carries a gradient: ``g * inv(A)^T``."""
+    """(sign, log|det|). For real matrices only log|det| carries a gradient, ``g * inv(A)^T``; for complex ones
+    the sign (a unit complex number) does too: ``(g_log - i Im(conj(g_sign) sign)) * inv(A)^H``."""
 
     @staticmethod
     def forward(ctx, a):
         ctx.set_materialize_grads(False)
-        ctx.save_inputs(0)
         s, l = np.linalg.slogdet(a)
+        if a.dtype.kind == "c":
+            ctx.save_result(0)
+            return np.asarray(s, a.dtype), np.asarray(l, a.real.dtype)
+        ctx.save_inputs(0)
         return np.asarray(s, a.dtype), np.asarray(l, a.dtype)
 
     @staticmethod
-    def backward(ctx, _gsign, glog):
-        a, = ctx.saved_tensors
+    def backward(ctx, gsign, glog):
+        saved = ctx.saved_tensors
+        a = saved[-1]
+        if a._array.dtype.kind == "c":
+            sign = saved[0]
+            g = None if glog is None else glog + 0j
+            if gsign is not None:
+                gs = (gsign.conj() * sign).imag * -1j
+                g = gs if g is None else g + gs
+            if g is None:
+                return (None,)
+            return g.unsqueeze(-1).unsqueeze(-1) * _mH(inv(a))
         if glog is None:
             return (None,)
-        return glog.unsqueeze(-1).unsqueeze(-1) * _mT(inv(a))
+        return glog.unsqueeze(-1).unsqueeze(-1) * _mH(inv(a))
 
 
 def _slogdet(A, op, rt):
@@ -174,6 +188,8 @@ def logdet(input):
     """
     _check_square("linalg.slogdet", input._array)
     s, l = LinalgSlogdet.apply(input)
+    if input._array.dtype.kind == "c":        # log det = log|det| + i angle(det)
+        return l + s.log()
     return _NanWhere.apply(l, s._array < 0)
 
 
@@ -221,13 +237,14 @@ class LinalgSolveEx(Primitive):
     def backward(ctx, grad):
         x, a = ctx.saved_tensors
         need = ctx.needs_input_grad
-        gb = LinalgSolveEx.apply(_mT(a), grad, ctx.left, ctx.vector)
+        gb = LinalgSolveEx.apply(_mH(a), grad, ctx.left, ctx.vector)
         ga = None
         if need[0]:
+            xc = x.conj() if x._array.dtype.kind == "c" else x
             if ctx.vector:
-                ga = -(gb.unsqueeze(-1) * x.unsqueeze(-2) if ctx.left else x.unsqueeze(-1) * gb.unsqueeze(-2))
+                ga = -(gb.unsqueeze(-1) * xc.unsqueeze(-2) if ctx.left else xc.unsqueeze(-1) * gb.unsqueeze(-2))
             else:
-                ga = -(matmul(gb, _mT(x)) if ctx.left else matmul(_mT(x), gb))
+                ga = -(matmul(gb, _mH(x)) if ctx.left else matmul(_mH(x), gb))
         return ga, (gb if need[1] else None), None, None
 
 
@@ -281,10 +298,10 @@ class LinalgSolveTriangular(Primitive):
         x, a = ctx.saved_tensors
         need = ctx.needs_input_grad
         up, left, unit = ctx.upper, ctx.left, ctx.unit
-        gb = LinalgSolveTriangular.apply(_mT(a), grad, not up, left, unit)
+        gb = LinalgSolveTriangular.apply(_mH(a), grad, not up, left, unit)
         ga = None
         if need[0]:
-            ga = -(matmul(gb, _mT(x)) if left else matmul(_mT(x), gb))
+            ga = -(matmul(gb, _mH(x)) if left else matmul(_mH(x), gb))
             n = a._array.shape[-1]
             k = (1 if up else -1) if unit else 0
             mask = np.triu(np.ones((n, n), ga._array.dtype), k) if up else np.tril(np.ones((n, n), ga._array.dtype), k)
@@ -344,7 +361,7 @@ class CholeskySolve(Primitive):
         _same_dtype(b, l)
         ctx.upper = upper
         ctx.save_result(1)
-        a = np.matmul(np.swapaxes(l, -1, -2), l) if upper else np.matmul(l, np.swapaxes(l, -1, -2))
+        a = np.matmul(_npH(l), l) if upper else np.matmul(l, _npH(l))
         return np.asarray(np.linalg.solve(a, b), b.dtype)
 
     @staticmethod
@@ -354,8 +371,8 @@ class CholeskySolve(Primitive):
         gb = CholeskySolve.apply(grad, l, ctx.upper)
         gl = None
         if need[1]:
-            common = matmul(gb, _mT(x))
-            common = common + _mT(common)
+            common = matmul(gb, _mH(x))
+            common = common + _mH(common)
             gl = -(matmul(l, common) if ctx.upper else matmul(common, l))
         return (gb if need[0] else None), gl, None
 
@@ -381,13 +398,13 @@ class CholeskyInverse(Primitive):
     def forward(ctx, l, upper):
         ctx.upper = upper
         ctx.save_result(0)
-        a = np.matmul(np.swapaxes(l, -1, -2), l) if upper else np.matmul(l, np.swapaxes(l, -1, -2))
+        a = np.matmul(_npH(l), l) if upper else np.matmul(l, _npH(l))
         return np.asarray(np.linalg.inv(a), l.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         inv_, l = ctx.saved_tensors
-        common = matmul(inv_, matmul(grad + _mT(grad), inv_))
+        common = matmul(inv_, matmul(grad + _mH(grad), inv_))
         return -(matmul(l, common) if ctx.upper else matmul(common, l)), None
 
 
@@ -420,7 +437,7 @@ def _expm_np(a: np.ndarray) -> np.ndarray:
 
 
 class LinalgMatrixExp(Primitive):
-    """Matrix exponential; its gradient is a block of exp([[A^T, G], [0, A^T]]) (so it is differentiable again)."""
+    """Matrix exponential; its gradient is a block of exp([[A^H, G], [0, A^H]]) (so it is differentiable again)."""
 
     @staticmethod
     def forward(ctx, a):
@@ -431,7 +448,7 @@ class LinalgMatrixExp(Primitive):
     def backward(ctx, grad):
         a, = ctx.saved_tensors
         n = a._array.shape[-1]
-        at = _mT(a)
+        at = _mH(a)
         zero = _const(np.zeros(a._array.shape, a._array.dtype))
         top = _cat_last(at, grad)
         bottom = _cat_last(zero, at)

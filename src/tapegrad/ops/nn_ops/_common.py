@@ -219,10 +219,10 @@ class _Norm(Primitive):
             elif p == math.inf:
                 r = np.max(a, axis=dims, keepdims=keepdim, initial=0)
             elif p == 0:
-                r = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(x.dtype)
+                r = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
             else:
                 r = np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-        return np.asarray(r, x.dtype)
+        return np.asarray(r, a.dtype)         # (real for complex x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -233,8 +233,8 @@ class _Norm(Primitive):
             grad, result = grad.reshape(shape), result.reshape(shape)
         if p == 0:
             return grad * 0.0 * x, None, None, None
-        if p == 1:
-            return grad * np.sign(x._array), None, None, None
+        if p == 1:        # (complex: sgn(x) = x / |x|, not a constant)
+            return grad * (x.sgn() if x._array.dtype.kind == "c" else np.sign(x._array)), None, None, None
         zero = result._array == 0
         safe = result + zero                                      # 1 where the norm is 0 (x is 0 there too)
         if p == 2:

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from .._util import (Primitive, Tensor, add_tangents, bind, input_shape, linear_jvp, mT, multilinear_jvp,
+from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, linear_jvp, mT, multilinear_jvp,
                      normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape)
 from ._common import _Cat, _c, _float_only
 
@@ -41,6 +41,8 @@ class _Addmm(Primitive):
             d = np.result_type(x, w, bias)
             x, w = x.astype(d, copy=False), w.astype(d, copy=False)
         ctx.save_crossed(1, 2)
+        if x.dtype.kind == "c":
+            ctx._cplx = True          # the gradients use the conjugate factors (torch's convention)
         out = x @ w.T
         try:
             out += bias
@@ -54,6 +56,8 @@ class _Addmm(Primitive):
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            x, w = (cj(x) if need[2] else None), (cj(w) if need[1] else None)
         return (sum_to_shape(grad, input_shape(ctx, 0)) if need[0] else None, grad @ w if need[1] else None,
                 mT(grad) @ x if need[2] else None)
 
@@ -72,12 +76,16 @@ class _MmT(Primitive):
             raise _mm_error(x.shape, w.shape[::-1])
         d = np.result_type(x, w)
         ctx.save_crossed(0, 1)
+        if d.kind == "c":
+            ctx._cplx = True
         return x.astype(d, copy=False) @ w.astype(d, copy=False).T
 
     @staticmethod
     def backward(ctx, grad):
         x, w = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx._cplx:
+            x, w = (cj(x) if need[1] else None), (cj(w) if need[0] else None)
         return grad @ w if need[0] else None, mT(grad) @ x if need[1] else None
 
 

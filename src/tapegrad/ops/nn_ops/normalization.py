@@ -310,7 +310,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
                            f"[*, {', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
     if eps is None:
-        eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind == "f" else 1.1920928955078125e-07
+        eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind in "fc" else 1.1920928955078125e-07
     dims = tuple(range(len(shape) - len(ns), len(shape)))
     r = ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
     out = input * r

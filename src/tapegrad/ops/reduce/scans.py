@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, normalize_dim
+from .._util import Primitive, Tensor, apply_inplace, bind, cj, linear_jvp, normalize_dim
 from ._common import _PutAlong, _const, _dtype_arg, _int_to_long, _write_out, return_types
 
 
@@ -90,11 +90,15 @@ class Cumprod(Primitive):
     def forward(ctx, x, d, dtype=None):
         ctx.d = d
         ctx.save_result(0)
+        if x.dtype.kind == "c":
+            ctx._cplx = True
         return _scan(np.cumprod, x, d, dtype)
 
     @staticmethod
     def backward(ctx, grad):
         result, x = ctx.saved_tensors
+        if ctx._cplx:      # the conjugate derivative: the same products of the conjugates
+            result, x = cj(result), cj(x)
         return _cumprod_backward(grad, x, result, ctx.d), None, None
 
 

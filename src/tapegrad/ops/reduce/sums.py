@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, linear_jvp, normalize_dim, normalize_dims
+from .._util import Primitive, Tensor, bind, cj, linear_jvp, normalize_dim, normalize_dims
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -159,11 +159,15 @@ class Prod(Primitive):
         ctx.shape, ctx.dim, ctx.keepdim = x.shape, dim, keepdim
         ctx.save_result(0)
         x = _int_to_long(x, dtype)
+        if x.dtype.kind == "c":
+            ctx._cplx = True
         return np.asarray(np.prod(x, axis=dim, keepdims=keepdim), x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         result, x = ctx.saved_tensors
+        if ctx._cplx:      # the conjugate derivative: the same products of the conjugates
+            result, x = cj(result), cj(x)
         if ctx.dim is None:
             flat = x.reshape(-1)
             g = _prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(ctx.shape)
@@ -216,8 +220,9 @@ def _var_np(x, dims, keepdim, dof):
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.mean(x, axis=dims, keepdims=True)
         ss = np.sum(np.abs(x - m) ** 2, axis=dims, keepdims=keepdim)
-        return np.asarray(np.true_divide(ss, dof), x.dtype), np.asarray(np.squeeze(m, dims) if not keepdim else m,
-                                                                          x.dtype)
+        real = x.real.dtype           # (the variance of complex numbers is real: the mean of |x - mean|^2)
+        return np.asarray(np.true_divide(ss, dof), real), np.asarray(np.squeeze(m, dims) if not keepdim else m,
+                                                                     x.dtype)
 
 
 def _var_backward(grad, x, dims, keepdim, dof):
@@ -346,9 +351,11 @@ class Logsumexp(Primitive):
             x = x.astype(_dtype.get_default_dtype().np)
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, dims, keepdim
         ctx.save_result(0)
+        if x.dtype.kind == "c":
+            ctx._cplx = True
         with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
             if x.size:
-                m = np.max(x, axis=dims, keepdims=True)
+                m = np.max(x.real, axis=dims, keepdims=True)      # (complex: shifted by the largest real part)
                 m = np.where(np.isfinite(m), m, 0)
             else:
                 m = np.zeros(_kept_shape(x.shape, dims), x.dtype)
@@ -362,7 +369,8 @@ class Logsumexp(Primitive):
         result, x = ctx.saved_tensors
         g = _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
         r = _expand_back(result, ctx.shape, ctx.dims, ctx.keepdim)
-        return g * (x - r).exp(), None, None
+        e = (x - r).exp()
+        return g * (cj(e) if ctx._cplx else e), None, None
 
 
 def logsumexp(input, dim, keepdim=False, *, out=None):
