@@ -5,6 +5,7 @@
 """
 
 from . import _malloc
+from . import _aliases
 from . import _dtype
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
                      float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
@@ -111,3 +112,6 @@ def get_num_threads():
 
 def typename(obj):
     return f"tapegrad.{obj.dtype._legacy}Tensor" if isinstance(obj, Tensor) else type(obj).__name__
+
+
+_aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py

@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from . import _dtype
+from . import _aliases, _dtype
 from .autograd import engine as _engine
 from .autograd import function as _function
 from .autograd.function import AccumulateGrad, RemovableHandle
@@ -506,5 +506,10 @@ def _size(size):
         out.append(int(s))
     return tuple(out)
 
+
+for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)
+    if _fn.__class__.__name__ == "function":
+        setattr(Tensor, _name, _aliases.method(_name, _fn))
+del _name, _fn
 
 _function._Tensor = Tensor

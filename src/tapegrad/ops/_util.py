@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from .. import _dtype
+from .. import _aliases, _dtype
 from ..autograd.function import Primitive, _Scratch
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
@@ -114,9 +114,10 @@ def kernel(cls, grad, *args):
 
 
 def bind(**methods):
-    """Attach functions to Tensor: ``bind(exp=exp, exp_=exp_)``."""
+    """Attach functions to Tensor: ``bind(exp=exp, exp_=exp_)`` (taking torch's NumPy-style argument names too,
+    ``x.sum(axis=0, keepdims=True)``: see ``_aliases.py``)."""
     for name, fn in methods.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _aliases.method(name, fn))
 
 
 def to_array(x):
