@@ -46,6 +46,9 @@ class OpSpec:
     torch_warns: str = ""                  # regex of a warning torch alone gives (tapegrad does not: see notes)
     notes: str = ""
     extra: dict = field(default_factory=dict)
+    aliases: tuple = ()                    # the NumPy-style names torch takes for the samples' keywords ("axis",
+    #                                        "keepdims", "x", "x2"...): each is checked against torch by
+    #                                        tests/ops/test_op_aliases.py (every sample keyword is, declared or not)
 
 
 def S(*args, name="", smooth=True, **kwargs) -> Sample:
