@@ -70,13 +70,14 @@ def _cast(dt):
     return cast
 
 
-def _type(self, dtype=None, non_blocking=False):
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()`` is torch's type name, ``'torch.FloatTensor'`` (what code written for torch compares with);
+    ``x.type(t)`` casts to a dtype, a typed class (``torch.LongTensor``) or a type name (``'torch.LongTensor'``)."""
+    from ..._legacy import parse_type, type_string
     if dtype is None:
-        return f"tapegrad.{self.dtype._legacy}Tensor"
-    if isinstance(dtype, str) and dtype.endswith("Tensor"):
-        legacy = dtype.rsplit(".", 1)[-1][:-len("Tensor")]
-        dtype = next(d for d in _dtype._ALL if d._legacy == legacy)
-    return to(self, dtype)
+        return type_string(self)
+    d = parse_type(dtype)
+    return self if d is self.dtype else to(self, d)
 
 
 def _fill(x, value):
