@@ -494,20 +494,31 @@ class Tensor:
             t.requires_grad = True
         return t
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
         return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.zeros(_size(size)), dtype, requires_grad)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.zeros(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.ones(_size(size)), dtype, requires_grad)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.ones(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.empty(_size(size)), dtype, requires_grad)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.empty(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return self._new(np.full(_size((size,)), fill_value), dtype, requires_grad)
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False):
+        _check_device(device, layout)
+        d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
+        return self._new(np.full(_size((size,)), _dtype.fill_scalar(fill_value, d, halves=False), d.np), d,
+                         requires_grad)
 
 
 _new = object.__new__

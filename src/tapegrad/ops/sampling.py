@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _dtype
 from .._random import _gen
-from ._util import Primitive, Tensor, apply_inplace, bind
+from ._util import Primitive, Tensor, apply_inplace, bind, input_shape
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 
@@ -43,8 +43,8 @@ def _node(name):
             return args[-1]
 
         def backward(ctx, grad):
-            zero = Tensor._make(np.zeros((), grad._array.dtype))
-            return tuple(zero if need else None for need in ctx.needs_input_grad)
+            return tuple(Tensor._make(np.zeros(input_shape(ctx, i), grad._array.dtype)) if need else None
+                         for i, need in enumerate(ctx.needs_input_grad))
 
         cls = _NODES[name] = type(name, (Primitive,), {"forward": staticmethod(forward),
                                                        "backward": staticmethod(backward), "node_name": name})
