@@ -432,10 +432,13 @@ def _put_key(op, input, indices):
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{op}(): argument 'indices' must be tuple of Tensors")
     tensors, d = {}, 0
-    for k in indices:
+    for i, k in enumerate(indices):
         if k is None:
             d += 1
             continue
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {1 if op.endswith('_') else 0}, but got "
+                            f"{type(k).__name__}")
         a = _index_array(k)
         if a.ndim == 0:
             a = a.reshape(1)
