@@ -51,7 +51,8 @@ def normalize_dims(dim, ndim: int) -> tuple:
         return (normalize_dim(int(dim), ndim),) if ndim else ()
     dims = tuple(normalize_dim(int(d), ndim) for d in dim)
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        dup = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return tuple(sorted(d for d in dims if ndim)) if ndim else ()
 
 

@@ -28,7 +28,9 @@ class Atan2(Primitive):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         r = a * a + b * b
-        return (grad * b / r if need[0] else None), (grad * -a / r if need[1] else None)
+        # 1 / (a^2 + b^2), and 0 at the origin (torch's gradient there is a signed zero, not NaN)
+        recip = _w(r._array == 0, 0.0, 1.0 / r)
+        return (grad * b * recip if need[0] else None), (grad * -a * recip if need[1] else None)
 
 
 class Hypot(Primitive):
@@ -406,7 +408,8 @@ class Copysign(Primitive):
     def forward(ctx, a, b):
         a, b = _cast_all((a, b), _result(a, b, floating=True))
         r = np.asarray(np.copysign(a, b))
-        ctx.ratio = np.where(a == 0, 0.0, np.copysign(1.0, a) * np.copysign(1.0, b)).astype(r.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):      # torch's result / a, 0 where a == 0 (NaN at NaN)
+            ctx.ratio = np.where(a == 0, 0.0, r / a).astype(r.dtype)
         return r
 
     @staticmethod
@@ -453,8 +456,11 @@ class Xlogy(Primitive):
     def backward(ctx, grad):
         need = ctx.needs_input_grad
         x, y = ctx.saved_tensors
-        xa = x._array if isinstance(x, Tensor) else np.asarray(x)
-        gx = grad * Xlogy.apply((xa != 0).astype(grad._array.dtype), y) if need[0] else None
+        gx = None
+        if need[0]:          # torch's xlogy(grad, y), 0 where x == 0 and y <= 0: log(y) even at x == 0
+            xa = x._array if isinstance(x, Tensor) else np.asarray(x)
+            ya = y._array if isinstance(y, Tensor) else np.asarray(y)
+            gx = _w((xa == 0) & (ya <= 0), 0.0, Xlogy.apply(grad, y))
         gy = grad * x / y if need[1] else None
         return gx, gy
 

@@ -251,12 +251,22 @@ class RoundDecimals(Primitive):
         return _zeros_like(grad), None
 
 
+def _sign(a):
+    """torch's sign: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN there)."""
+    s = np.asarray(np.sign(a))
+    if s.dtype.kind == "f" and s.ndim:
+        np.copyto(s, 0, where=s != s)
+    elif s.dtype.kind == "f" and s != s:
+        s = np.zeros((), s.dtype)
+    return s
+
+
 class Sign(Primitive):
-    """sign(x): -1, 0 or 1 (bool stays bool); zero gradient."""
+    """sign(x): -1, 0 or 1 (0 at NaN, as torch; bool stays bool); zero gradient."""
 
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype == np.bool_ else np.sign(x)
+        return x.copy() if x.dtype == np.bool_ else _sign(x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -264,7 +274,7 @@ class Sign(Primitive):
 
 
 class Abs(Primitive):
-    """|x|; gradient sign(x) (0 at 0)."""
+    """|x|; gradient sign(x) (0 at 0 and at NaN, as torch)."""
 
     @staticmethod
     def forward(ctx, x):
@@ -276,7 +286,7 @@ class Abs(Primitive):
     @staticmethod
     def backward(ctx, grad):
         x, = ctx.saved_tensors
-        return grad * np.sign(x._array)
+        return grad * _sign(x._array)
 
 
 class Logit(Primitive):

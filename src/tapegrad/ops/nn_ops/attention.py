@@ -11,6 +11,7 @@ import numpy as np
 
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, normalize_dim, shape_str
+from ..elementwise.unary import _sign
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
 from .linear import Softmax
 from .dropouts import dropout
@@ -50,13 +51,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def _norm_backward(grad, x, result, p):
     """Gradient of the p-norm over the last dim (result kept as a column), in tapegrad ops."""
     if p == 1:
-        return grad * np.sign(x._array)
+        return grad * _sign(x._array)
     safe = result + (result._array == 0)
     if p == 2:
         return grad * x / safe
     if p == math.inf:
         amax = (np.abs(x._array) == result._array) & (result._array != 0)
-        return grad * (np.sign(x._array) * amax / np.maximum(amax.sum(-1, keepdims=True), 1))
+        return grad * (_sign(x._array) * amax / np.maximum(amax.sum(-1, keepdims=True), 1))
     if p == 0:
         return grad * 0.0 * x
     return grad * x * x.abs() ** (p - 2) / safe ** (p - 1)

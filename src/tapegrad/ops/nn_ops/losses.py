@@ -10,7 +10,8 @@ import warnings
 
 import numpy as np
 
-from .._util import Primitive, Tensor, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, shape_str
+from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Xlogy, _arr, _c, _check_no_grad_arg,
                       _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
 from .linear import LogSoftmax, _View, linear
@@ -237,11 +238,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
 # --- regression losses ---------------------------------------------------------------------------------------
 def _bcast(a, b):
     if a.shape != b.shape:
-        try:
-            shape = np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({a.shape[-1]}) must match the size of tensor b "
-                               f"({b.shape[-1]}) at non-singleton dimension {max(a.ndim, b.ndim) - 1}") from None
+        shape = broadcast_or_error(a.shape, b.shape)
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     d = np.result_type(a, b)
     return a.astype(d, copy=False), b.astype(d, copy=False)
@@ -290,9 +287,9 @@ class SmoothL1Loss(_PairLoss):
         return np.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
 
     @staticmethod
-    def dloss(g, d, beta):
-        inner = np.abs(d._array) <= beta
-        return g * (d * (inner / beta) + np.sign(d._array) * ~inner)
+    def dloss(g, d, beta):        # torch's: -1 below -beta, 1 above beta, d / beta between (and at NaN)
+        da = d._array
+        return g * _w(da > beta, 1.0, _w(da < -beta, -1.0, d / beta))
 
 
 class HuberLoss(_PairLoss):
@@ -304,9 +301,9 @@ class HuberLoss(_PairLoss):
         return np.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
 
     @staticmethod
-    def dloss(g, d, delta):
-        inner = np.abs(d._array) <= delta
-        return g * (d * inner + (delta * np.sign(d._array)) * ~inner)
+    def dloss(g, d, delta):       # torch's: -delta below -delta, delta above, d between (and at NaN)
+        da = d._array
+        return g * _w(da > delta, float(delta), _w(da < -delta, -float(delta), d))
 
 
 def _weighted(loss, weight, input, reduction, mean_by_weight=True):

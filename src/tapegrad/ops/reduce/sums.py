@@ -161,6 +161,8 @@ class Prod(Primitive):
     def backward(ctx, grad):
         result, x = ctx.saved_tensors
         if ctx.dim is None:
+            if np.count_nonzero(x._array == 0) > 1:     # torch: two zeros make every partial product 0, even
+                return Tensor._make(np.zeros_like(x._array)), None, None, None   # next to a NaN or an inf
             flat = x.reshape(-1)
             g = _prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(ctx.shape)
         else:
