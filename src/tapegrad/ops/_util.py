@@ -145,13 +145,25 @@ def promote(a, b):
     d = _dtype.result_type(a, b).np
     if ta is np.ndarray and a.dtype != d:
         a = a.astype(d)
-    elif ta is not np.ndarray and tb is np.ndarray:
-        a = d.type(a) if not isinstance(a, (np.ndarray, np.generic)) else np.asarray(a, d)
+    elif ta is not np.ndarray:
+        a = _scalar_as(a, d)
     if tb is np.ndarray and b.dtype != d:
         b = b.astype(d)
-    elif tb is not np.ndarray and ta is np.ndarray:
-        b = d.type(b) if not isinstance(b, (np.ndarray, np.generic)) else np.asarray(b, d)
+    elif tb is not np.ndarray:
+        b = _scalar_as(b, d)
     return a, b, d
+
+
+def _scalar_as(v, d):
+    """A Python number as a NumPy scalar of dtype ``d`` (two numbers: ``add(2.5, 3.5)`` is the default dtype, as
+    torch). An int that does not fit an integer dtype wraps around as torch's arithmetic does (``int8 + 300``
+    adds 44); NumPy would refuse it."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return np.asarray(v, d)
+    try:
+        return d.type(v)
+    except OverflowError:
+        return np.asarray(v).astype(d)[()]
 
 
 def broadcast_or_error(a, b):
