@@ -93,6 +93,7 @@ class Hardtanh(Primitive):
             raise RuntimeError("Bool inputs not supported for hardtanh")
         if x.dtype == np.uint8 and (lo < 0 or hi < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        # (gradient 0 at NaN: torch's vectorised kernel; its scalar tail, for tensors of a few elements, gives 1)
         ctx.mask = (x > lo) & (x < hi)
         t = x.dtype.type
         return np.asarray(np.minimum(np.maximum(x, t(lo)), t(hi)))

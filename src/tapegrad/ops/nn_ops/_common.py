@@ -124,12 +124,12 @@ class _MaskedFill(Primitive):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        ctx.keep = ~mask
+        ctx.mask = mask
         return np.where(mask, np.asarray(value, x.dtype), x)
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx.keep, None, None
+    def backward(ctx, grad):        # exact zeros where filled (an inf or NaN gradient there stays out)
+        return _MaskedFill.apply(grad, ctx.mask, 0.0), None, None
 
 
 class _Where(Primitive):

@@ -62,14 +62,19 @@ class NllLoss(Primitive):
         coef = -1 if w is None else -w
         if reduction == "none":
             out = -picked if w is None else -picked * w
+            if some_ignored:
+                out = np.where(ignored, np.zeros((), x.dtype), out)
         else:            # (the sum of -loss negated: the same number, one array pass less without weights)
-            s = -np.add.reduce(picked if w is None else picked * w, axis=None)   # (a NumPy scalar of x's dtype)
+            # 0 - sum: an empty or all-ignored batch sums to +0 (a NumPy scalar of x's dtype)
+            s = x.dtype.type(0) - np.add.reduce(picked if w is None else picked * w, axis=None)
             if reduction == "sum":
                 out = s
             else:
                 total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
                 out = s / total
-                coef = coef / total
+                coef = coef / total      # (0 / 0 is NaN: torch's gradient at a zero-weight target, all weights 0)
+        if some_ignored:                 # an ignored target gets a gradient of exactly +0, as torch's
+            coef = np.where(ignored, np.zeros((), x.dtype), coef)
         if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
             m = np.zeros(x.shape, x.dtype)
             if x.ndim == 1:
