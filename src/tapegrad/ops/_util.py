@@ -166,16 +166,23 @@ def _scalar_as(v, d):
         return np.asarray(v).astype(d)[()]
 
 
-def broadcast_or_error(a, b):
-    """The broadcast shape of shapes ``a`` and ``b``, or torch's error, which calls ``a`` "tensor a"."""
-    try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
+def broadcast_or_error(*shapes):
+    """The broadcast shape of ``shapes``, or torch's error, which calls the shape broadcast so far "tensor a" and
+    the next one "tensor b" (``broadcast_or_error((2, 3), (4, 3))``: "The size of tensor a (2) must match the size
+    of tensor b (4) at non-singleton dimension 0")."""
+    a = tuple(shapes[0])
+    for b in shapes[1:]:
+        b = tuple(b)
+        if a == b:
+            continue
         n = max(len(a), len(b))
-        pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-        i = next(i for i in range(n - 1, -1, -1) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                           f"non-singleton dimension {i}") from None
+        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        for i in range(n - 1, -1, -1):
+            if pa[i] != pb[i] and 1 not in (pa[i], pb[i]):
+                raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                                   f"non-singleton dimension {i}")
+        a = tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(pa, pb))
+    return a
 
 
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:

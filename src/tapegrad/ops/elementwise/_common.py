@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ... import _dtype
+from ..._npcompat import broadcast_error
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, apply_inplace, bind
 
@@ -93,7 +94,13 @@ def _with_out(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
-        res = fn(*args, **kwargs)
+        try:
+            res = fn(*args, **kwargs)
+        except ValueError as e:   # (the ops computed outside a Function: NumPy's broadcasting error as torch's)
+            err = broadcast_error(e)
+            if err is None:
+                raise
+            raise err from None
         if out is None:
             return res
         return _copy_out(fn.__name__, res, out)

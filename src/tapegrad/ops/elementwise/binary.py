@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, promote
+from .._util import Primitive, Tensor, bind, broadcast_or_error, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
                       _result, _w, _with_out, _zeros_like)
 from .arith import _no_derivative, div
@@ -318,7 +318,9 @@ def lerp(input, end, weight):  # noqa: A002
     if isinstance(weight, Tensor):
         if weight.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {_meta(input)} for `weight` but got dtype {_meta(weight)}")
+        broadcast_or_error(input.shape, end.shape, weight.shape)     # (torch's operand order in the error)
         return LerpTensor.apply(input, end, weight)
+    broadcast_or_error(input.shape, end.shape)
     return Lerp.apply(input, end, weight)
 
 
@@ -385,6 +387,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcmul", n, i + 1, v)
+    broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
     return Addcmul.apply(input, tensor1, tensor2, value)
 
 
@@ -397,6 +400,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcdiv", n, i + 1, v)
+    broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
     return Addcdiv.apply(input, tensor1, tensor2, value)
 
 

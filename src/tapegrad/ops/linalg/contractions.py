@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, input_shape, promote
+from .._util import Primitive, Tensor, bind, broadcast_or_error, input_shape, promote
 from ._common import _const, _dtname, _eye_like
 from .products import mm
 
@@ -317,10 +317,7 @@ def _cross(input, other, dim, op):
     a, b = input._array, other._array
     if a.ndim != b.ndim:
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
-    try:
-        shape = np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise RuntimeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from None
+    shape = broadcast_or_error(a.shape, b.shape)
     d = dim % len(shape) if -len(shape) <= dim < len(shape) else None
     if d is None:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, {len(shape) - 1}], but "

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, normalize_dim, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, normalize_dim, shape_str
 from ..elementwise.unary import _sign
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
 from .linear import Softmax
@@ -35,7 +35,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     >>> F.cosine_similarity(tapegrad.tensor([[1., 0.]]), tapegrad.tensor([[1., 1.]]))
     tensor([0.7071])
     """
-    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    shape = broadcast_or_error(tuple(x1.shape), tuple(x2.shape))
     if tuple(x1.shape) != shape:
         x1 = x1.expand(shape)
     if tuple(x2.shape) != shape:
