@@ -289,3 +289,11 @@ def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
     if value.__class__ is builtins_int and d._cat == 1:
         return np.asarray(value).astype(d.np)   # (NumPy would refuse -1 for uint8; torch wraps it)
     return np.asarray(value, d.np)
+
+
+def check_scalar_operand(tensor_dtype: dtype, value, halves=True):
+    """A Python-number operand of an op that writes it into a tensor of its own dtype (``where(c, int8, 300)``,
+    ``clamp(int8, max=300)``): checked as ``check_scalar`` when the result keeps the tensor's dtype (a float
+    bound on an int tensor promotes instead, and is not checked)."""
+    if value.__class__ in (builtins_int, builtins_float) and _scalar_dtype(value)._cat <= tensor_dtype._cat:
+        check_scalar(value, tensor_dtype, halves)

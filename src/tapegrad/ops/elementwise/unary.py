@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ... import _dtype
 from .._util import Primitive, Tensor, as_float, bind, kernel, unary
 from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
                       _result, _w, _with_out, _zeros_like)
@@ -516,6 +517,9 @@ def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
                         f"{type(min).__name__} and {type(max).__name__}); wrap the number in tapegrad.tensor(...)")
     if tmin or tmax:
         return tensor_cls.apply(input, min, max)
+    for bound in (min, max):
+        if bound is not None:
+            _dtype.check_scalar_operand(input.dtype, bound)
     return scalar_cls.apply(input, min, max)
 
 

@@ -474,7 +474,7 @@ def index_fill(input, dim, index, value):
                                f"{value._array.ndim} dimension(s).")
         raw = _idx_array(index).reshape(-1)
         return IndexFillTensor.apply(input, d, idx, value, raw if (raw < 0).any() else None)
-    return IndexFill.apply(input, d, idx, value)
+    return IndexFill.apply(input, d, idx, _dtype.fill_scalar(value, input.dtype))
 
 
 def _put_key(op, input, indices):

@@ -396,11 +396,16 @@ def getitem(self, key):
 # x[key] = value
 # ============================================================================================================
 def _check_value(value, dtype):
-    """torch assigns only tensors and numbers: anything else is its TypeError."""
+    """torch assigns only tensors and numbers: anything else is its TypeError; a number that does not fit the
+    dtype is its overflow error (``int8_tensor[0] = 300``)."""
     if not isinstance(value, (Tensor, int, float, complex, np.number, np.bool_)):
         t = type(value)
         name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
         raise TypeError(f"can't assign a {name} to a tapegrad.{dtype._legacy}Tensor")
+    if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")         # (torch's words for setitem)
+    if value.__class__ in (int, float):
+        _dtype.check_scalar(value, dtype, halves=False)
 
 
 def _value_tensor(value, dtype):
