@@ -7,8 +7,6 @@ tensor, as torch's, holding NumPy's bit-generator state.
 
 from __future__ import annotations
 
-import json
-
 import numpy as np
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator"]
@@ -45,11 +43,13 @@ class Generator:
 
     def get_state(self):
         """The state as a uint8 tensor (``set_state`` takes it back; ``tapegrad.save`` writes it)."""
+        import json
         from .tensor import Tensor
         state = json.dumps({"seed": self._seed, "bit_generator": self.np.bit_generator.state}).encode()
         return Tensor._make(np.frombuffer(state, np.uint8).copy())
 
     def set_state(self, new_state):
+        import json
         from .tensor import Tensor
         if not isinstance(new_state, Tensor) or new_state._array.dtype != np.uint8:
             raise TypeError("RNG state must be a tapegrad.ByteTensor")
