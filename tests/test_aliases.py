@@ -32,12 +32,16 @@ def _has_targets(fn, method):
 
 
 def _namespaces(torch):
+    import tapegrad.fft
     import tapegrad.linalg
     import tapegrad.nn.functional
+    import tapegrad.special
     yield "torch", tapegrad, torch, False
     yield "Tensor", tapegrad.Tensor, torch.Tensor, True
     yield "nn.functional", tapegrad.nn.functional, torch.nn.functional, False
     yield "linalg", tapegrad.linalg, torch.linalg, False
+    yield "special", tapegrad.special, torch.special, False
+    yield "fft", tapegrad.fft, torch.fft, False
 
 
 def test_aliases_are_given_exactly_where_torchs_parser_sees_the_call(torch):
@@ -83,7 +87,8 @@ CALLS = [
     "torch.gather(x, axis=1, index=torch.tensor([[0], [1], [2]]))", "x.norm(dim=1)",
     "torch.linalg.vector_norm(x, axis=0, keepdims=True)", "torch.sum(a=x)", "torch.sum(x=x)", "torch.exp(x1=x)",
     "torch.add(x1=x, x2=x)", "x.add(x2=x)", "x.mul(x2=x)", "torch.maximum(x, x2=x)", "torch.matmul(x, x2=x.T)",
-    "F.linear(x=x, weight=x)", "F.gelu(x=x)", "x.size(axis=0)",
+    "F.linear(x=x, weight=x)", "F.gelu(x=x)", "x.size(axis=0)", "torch.fft.fft(x, axis=0).abs()",
+    "torch.special.logsumexp(x, axis=1, keepdims=True)", "torch.special.expit(x=x)", "torch.lgamma(x=x.abs() + 1)",
     # where torch takes no alias (its Python-defined functions), tapegrad doesn't either
     "F.softmax(x, axis=1)", "F.log_softmax(x, axis=0)", "F.relu(x=x)", "torch.split(x, 1, axis=0)",
     "x.split(1, axis=0)", "x.unique(axis=0)", "torch.norm(x, axis=0)", "x.transpose(axis0=0, axis1=1)",

@@ -25,8 +25,8 @@ from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
 from .ops.sampling import *  # noqa: F403
 from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv3d,  # noqa: F401
-                       conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d, max_pool3d,
-                       pixel_shuffle, pixel_unshuffle)
+                       conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d,
+                       max_pool3d, pixel_shuffle, pixel_unshuffle)
 from . import autograd
 
 __version__ = "0.1.0"
@@ -34,7 +34,24 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "random"}
+         "func", "cuda", "backends", "testing", "distributions", "random"}
+# the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
+# use (its modules bind the real methods over these forwarders)
+_LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
+_LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
+                 "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
+
+
+def _lazy_method(name):
+    def method(self, *args, **kwargs):
+        from .ops import special  # noqa: F401  (binds the real Tensor methods)
+        return getattr(self, name)(*args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+for _name in _LAZY_METHODS:
+    setattr(Tensor, _name, _lazy_method(_name))
 
 
 def __getattr__(name):
@@ -46,6 +63,10 @@ def __getattr__(name):
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
+    if name in _LAZY_SPECIAL:
+        from .ops import special
+        fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
+        return fn
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 

@@ -29,6 +29,16 @@ def ints(high, *shape):
 TE = ("train", "eval")
 
 
+def probs_tnc(T, N, C):
+    e = np.exp(R.standard_normal((T, N, C)))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _nll2d(nn):
+    with pytest.warns(FutureWarning, match="`NLLLoss2d` has been deprecated"):
+        return nn.NLLLoss2d()
+
+
 def lib_of(nn):
     """tapegrad or torch, from its nn namespace."""
     return sys.modules[nn.__name__.split(".")[0]]
@@ -202,6 +212,100 @@ CASES = [
      [ints(10, 2, 3), rn(2, 3)], lambda m, lib, x, w: m(x, per_sample_weights=w), TE),
 ]
 
+# the layers issue 17 added: pooling, padding, folding, distances, shuffles and the rest of torch.nn's list
+def _pool_idx(nn, shape, k):
+    """Indices of a max-pool over ``shape`` (the inputs MaxUnpool reads), from the same library."""
+    lib = lib_of(nn)
+    x = lib.tensor(np.arange(float(np.prod(shape))).reshape(shape) % 7)
+    return x
+
+
+CASES += [
+    ("MaxPool3d", lambda nn: nn.MaxPool3d(2, stride=1, padding=1), [rn(1, 2, 3, 4, 3)], None, TE),
+    ("AvgPool3d", lambda nn: nn.AvgPool3d((2, 1, 2), count_include_pad=False, padding=(1, 0, 1)),
+     [rn(1, 2, 3, 4, 4)], None, TE),
+    ("AdaptiveAvgPool3d", lambda nn: nn.AdaptiveAvgPool3d((2, None, 3)), [rn(1, 2, 3, 4, 5)], None, TE),
+    ("AdaptiveMaxPool3d", lambda nn: nn.AdaptiveMaxPool3d(2), [rn(1, 2, 3, 4, 5)], None, TE),
+    ("AdaptiveMaxPool3d-indices", lambda nn: nn.AdaptiveMaxPool3d((1, 2, 2), return_indices=True),
+     [rn(2, 3, 4, 5)], None, TE),
+    ("AdaptiveMaxPool1d", lambda nn: nn.AdaptiveMaxPool1d(3), [rn(2, 3, 7)], None, TE),
+    ("MaxUnpool1d", lambda nn: nn.MaxUnpool1d(2), [rn(1, 2, 3), Const(np.array([[[1, 2, 5], [0, 3, 4]]]))],
+     None, TE),
+    ("MaxUnpool2d", lambda nn: nn.MaxUnpool2d(2, stride=2), [rn(1, 1, 2, 2), Const(np.array([[[[1, 7], [8, 15]]]]))],
+     lambda m, lib, x, i: m(x, i, output_size=(4, 4)), TE),
+    ("MaxUnpool3d", lambda nn: nn.MaxUnpool3d(2), [rn(1, 1, 1, 1, 2), Const(np.array([[[[[0, 15]]]]]))], None, TE),
+    ("LPPool1d", lambda nn: nn.LPPool1d(2, 3, stride=2), [pos(2, 3, 8)], None, TE),
+    ("LPPool2d", lambda nn: nn.LPPool2d(1.5, (2, 3), ceil_mode=True), [pos(1, 2, 5, 7)], None, TE),
+    ("LPPool3d", lambda nn: nn.LPPool3d(3, 2), [pos(1, 2, 4, 4, 4)], None, TE),
+    ("FractionalMaxPool2d", lambda nn: nn.FractionalMaxPool2d(2, output_size=(3, 4),
+                                                              _random_samples=lib_of(nn).tensor(R.random((2, 3, 2)))),
+     [rn(2, 3, 7, 8)], None, TE),
+    ("FractionalMaxPool2d-ratio-indices", lambda nn: nn.FractionalMaxPool2d(
+        3, output_ratio=0.5, return_indices=True, _random_samples=lib_of(nn).tensor(R.random((1, 2, 2)))),
+     [rn(1, 2, 8, 9)], None, TE),
+    ("FractionalMaxPool3d", lambda nn: nn.FractionalMaxPool3d(
+        2, output_size=2, _random_samples=lib_of(nn).tensor(R.random((1, 2, 3)))), [rn(1, 2, 4, 5, 4)], None, TE),
+    ("ZeroPad1d", lambda nn: nn.ZeroPad1d((2, 1)), [rn(2, 3, 4)], None, TE),
+    ("ZeroPad3d", lambda nn: nn.ZeroPad3d((1, 0, 2, 1, 0, 1)), [rn(1, 2, 2, 3, 3)], None, TE),
+    ("ConstantPad1d", lambda nn: nn.ConstantPad1d(2, -1.5), [rn(2, 3)], None, TE),
+    ("ConstantPad3d", lambda nn: nn.ConstantPad3d(1, 0.25), [rn(1, 1, 2, 2, 2)], None, TE),
+    ("ReflectionPad1d", lambda nn: nn.ReflectionPad1d((2, 1)), [rn(2, 3, 4)], None, TE),
+    ("ReflectionPad3d", lambda nn: nn.ReflectionPad3d((1, 2, 0, 1, 1, 1)), [rn(1, 2, 3, 4, 3)], None, TE),
+    ("ReplicationPad1d", lambda nn: nn.ReplicationPad1d(3), [rn(2, 2, 4)], None, TE),
+    ("ReplicationPad2d", lambda nn: nn.ReplicationPad2d((1, 2, 2, 0)), [rn(1, 2, 3, 3)], None, TE),
+    ("ReplicationPad3d", lambda nn: nn.ReplicationPad3d(1), [rn(2, 2, 2, 3)], None, TE),
+    ("CircularPad1d", lambda nn: nn.CircularPad1d((1, 2)), [rn(2, 3, 4)], None, TE),
+    ("CircularPad2d", lambda nn: nn.CircularPad2d(1), [rn(1, 2, 3, 3)], None, TE),
+    ("CircularPad3d", lambda nn: nn.CircularPad3d((1, 0, 1, 1, 0, 2)), [rn(1, 1, 3, 3, 3)], None, TE),
+    ("Fold", lambda nn: nn.Fold((4, 5), (2, 3), padding=1, stride=(1, 2)), [rn(2, 12, 15)], None, TE),
+    ("Unfold", lambda nn: nn.Unfold((2, 3), dilation=(1, 2), padding=1, stride=2), [rn(2, 3, 5, 6)], None, TE),
+    ("CosineSimilarity", lambda nn: nn.CosineSimilarity(dim=-1, eps=1e-6), [rn(3, 4), rn(3, 4)], None, TE),
+    ("PairwiseDistance", lambda nn: nn.PairwiseDistance(p=1.5, keepdim=True), [rn(3, 4), rn(3, 4)], None, TE),
+    ("ChannelShuffle", lambda nn: nn.ChannelShuffle(3), [rn(2, 6, 2, 2)], None, TE),
+    ("PixelUnshuffle", lambda nn: nn.PixelUnshuffle(2), [rn(1, 2, 4, 6)], None, TE),
+    ("Softmax2d", lambda nn: nn.Softmax2d(), [rn(2, 3, 2, 2)], None, TE),
+    ("UpsamplingNearest2d", lambda nn: nn.UpsamplingNearest2d(scale_factor=2), [rn(1, 2, 2, 3)], None, TE),
+    ("UpsamplingBilinear2d", lambda nn: nn.UpsamplingBilinear2d(size=(3, 5)), [rn(1, 2, 2, 3)], None, TE),
+    ("Upsample-trilinear", lambda nn: nn.Upsample(scale_factor=(1.5, 2, 1), mode="trilinear", align_corners=False),
+     [rn(1, 1, 2, 2, 3)], None, TE),
+    ("Upsample-bicubic", lambda nn: nn.Upsample(size=5, mode="bicubic", align_corners=True), [rn(1, 2, 3, 3)],
+     None, TE),
+    ("LocalResponseNorm", lambda nn: nn.LocalResponseNorm(3, alpha=0.1, beta=0.6, k=1.5), [rn(2, 5, 3)], None, TE),
+    ("CrossMapLRN2d", lambda nn: nn.CrossMapLRN2d(3, alpha=0.3, beta=0.7, k=1.5), [rn(2, 3, 2, 2)], None, TE),
+    ("CrossMapLRN2d-size4", lambda nn: nn.CrossMapLRN2d(4, alpha=0.2, beta=0.75, k=2), [rn(1, 7, 2, 1)], None, TE),
+    ("SyncBatchNorm", lambda nn: nn.SyncBatchNorm(3), [rn(4, 3, 2)], None, TE),
+    ("SyncBatchNorm-noaffine-cma", lambda nn: nn.SyncBatchNorm(3, momentum=None, affine=False), [rn(4, 3, 2, 2)],
+     None, TE),
+    ("BatchNorm3d", lambda nn: nn.BatchNorm3d(2), [rn(2, 2, 2, 2, 2)], None, TE),
+    ("InstanceNorm1d", lambda nn: nn.InstanceNorm1d(3, affine=True), [rn(2, 3, 5)], None, TE),
+    ("InstanceNorm3d", lambda nn: nn.InstanceNorm3d(2, track_running_stats=True), [rn(2, 2, 2, 3, 2)], None, TE),
+    ("DataParallel", lambda nn: nn.DataParallel(nn.Linear(3, 2)), [rn(4, 3)], None, TE),
+    ("Container", lambda nn: _quiet_container(nn), [rn(2, 3)], lambda m, lib, x: m.lin(x), TE),
+    ("AdaptiveLogSoftmaxWithLoss", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0),
+     [rn(5, 8), Const(np.array([0, 4, 9, 2, 7]))], None, TE),
+    ("AdaptiveLogSoftmaxWithLoss-headbias-1d", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(6, 7, [2], head_bias=True),
+     [rn(6), Const(np.array(5))], None, TE),
+    ("AdaptiveLogSoftmaxWithLoss-log_prob", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0),
+     [rn(4, 8)], lambda m, lib, x: m.log_prob(x), TE),
+    ("AdaptiveLogSoftmaxWithLoss-predict", lambda nn: nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], div_value=2.0),
+     [rn(6, 8)], lambda m, lib, x: (m.predict(x), m.log_prob(x)), TE),
+    ("RNNCell-tanh-nobias", lambda nn: nn.RNNCell(3, 2, bias=False), [rn(4, 3)], None, TE),
+    ("GRUCell-1d", lambda nn: nn.GRUCell(3, 2), [rn(3), rn(2)], None, TE),
+    ("LSTM-proj-bi-bf", lambda nn: nn.LSTM(3, 4, proj_size=2, bidirectional=True, batch_first=True),
+     [rn(2, 4, 3)], None, TE),
+    ("TransformerEncoder-norm-nested-off", lambda nn: nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(4, 2, 6, dropout=0.0, activation="gelu", bias=False), 2, norm=nn.LayerNorm(4),
+        enable_nested_tensor=False), [rn(3, 2, 4)], None, TE),
+    ("TransformerDecoderLayer-callable-act", lambda nn: nn.TransformerDecoderLayer(
+        4, 2, 6, dropout=0.0, activation=lib_of(nn).nn.functional.silu), [rn(3, 2, 4), rn(2, 2, 4)], None, TE),
+]
+
+
+def _quiet_container(nn):
+    with pytest.warns(FutureWarning, match="`nn.Container` is deprecated"):
+        return nn.Container(lin=nn.Linear(3, 2), act=nn.ReLU())
+
+
 ACTIVATIONS = [
     ("ReLU", lambda nn: nn.ReLU()), ("ReLU6", lambda nn: nn.ReLU6()), ("LeakyReLU", lambda nn: nn.LeakyReLU(0.2)),
     ("PReLU", lambda nn: nn.PReLU()), ("PReLU-3", lambda nn: nn.PReLU(3, init=0.1)), ("ELU", lambda nn: nn.ELU(0.5)),
@@ -250,6 +354,28 @@ LOSSES = [
     ("HingeEmbeddingLoss", lambda nn: nn.HingeEmbeddingLoss(), [rn(3, 4), Const(np.sign(rn(3, 4)))]),
     ("SoftMarginLoss", lambda nn: nn.SoftMarginLoss(), [rn(3, 4), Const(np.sign(rn(3, 4)))]),
     ("MultiLabelSoftMarginLoss", lambda nn: nn.MultiLabelSoftMarginLoss(), [rn(3, 4), Const((rn(3, 4) > 0) * 1.0)]),
+    ("CTCLoss", lambda nn: nn.CTCLoss(), [np.log(probs_tnc(6, 2, 4)), Const(np.array([[1, 2, 2], [3, 1, 0]])),
+                                          Const(np.array([6, 5])), Const(np.array([3, 2]))]),
+    ("CTCLoss-sum-blank-zi", lambda nn: nn.CTCLoss(blank=3, reduction="sum", zero_infinity=True),
+     [np.log(probs_tnc(5, 3, 4)), Const(np.array([1, 2, 2, 0, 1, 1])), Const(np.array([5, 2, 4])),
+      Const(np.array([3, 2, 1]))]),
+    ("CTCLoss-none", lambda nn: nn.CTCLoss(reduction="none"), [np.log(probs_tnc(4, 2, 3)),
+                                                               Const(np.array([[1, 1], [2, 0]])),
+                                                               Const(np.array([4, 3])), Const(np.array([2, 1]))]),
+    ("NLLLoss2d", lambda nn: _nll2d(nn), [rn(2, 3, 2, 2), ints(3, 2, 2, 2)]),
+    ("TripletMarginWithDistanceLoss", lambda nn: nn.TripletMarginWithDistanceLoss(), [rn(4, 3), rn(4, 3), rn(4, 3)]),
+    ("TripletMarginWithDistanceLoss-cos-swap", lambda nn: nn.TripletMarginWithDistanceLoss(
+        distance_function=nn.CosineSimilarity(), margin=0.5, swap=True, reduction="sum"),
+     [rn(4, 3), rn(4, 3), rn(4, 3)]),
+    ("LinearCrossEntropyLoss", lambda nn: nn.LinearCrossEntropyLoss(4, 5), [rn(3, 4), ints(5, 3)]),
+    ("LinearCrossEntropyLoss-bias-outf-ls", lambda nn: nn.LinearCrossEntropyLoss(
+        4, 3, out_features=(2,), bias=True, label_smoothing=0.1, reduction="sum", ignore_index=1),
+     [rn(5, 4), ints(3, 5, 2)]),
+    ("MultiLabelMarginLoss", lambda nn: nn.MultiLabelMarginLoss(), [rn(2, 4), Const(np.array([[3, 0, -1, 1],
+                                                                                               [1, 2, 3, -1]]))]),
+    ("MultiMarginLoss-p2-w", lambda nn: nn.MultiMarginLoss(p=2, margin=0.5, weight=lib_of(nn).tensor(
+        [1., 2., .5, 1.])), [rn(3, 4), ints(4, 3)]),
+    ("GaussianNLLLoss", lambda nn: nn.GaussianNLLLoss(full=True), [rn(3, 4), rn(3, 4), pos(3, 4)]),
 ]
 CASES += [(name, make, xs, None, ("train",)) for name, make, xs in LOSSES]
 

@@ -87,3 +87,42 @@ def test_parameters_to_vector_and_back(torch):
     assert isinstance(g[1].bias, nn.Parameter) and g[1].bias.requires_grad
     with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
         nn.utils.vector_to_parameters([1.0], g.parameters())
+
+
+@pytest.mark.parametrize("kind", ["conv", "convT", "linear"])
+def test_fusion_matches_torch(torch, kind):
+    import numpy as np
+    outs = []
+    for m in (tapegrad, torch):
+        rng = np.random.default_rng(5)
+        if kind == "conv":
+            layer, bn, x = m.nn.Conv2d(2, 3, 3).double(), m.nn.BatchNorm2d(3).double(), rng.standard_normal((1, 2, 4, 4))
+        elif kind == "convT":
+            layer, bn, x = m.nn.ConvTranspose2d(2, 3, 2).double(), m.nn.BatchNorm2d(3).double(), \
+                rng.standard_normal((1, 2, 3, 3))
+        else:
+            layer, bn, x = m.nn.Linear(3, 4, bias=False).double(), m.nn.BatchNorm1d(4).double(), \
+                rng.standard_normal((2, 3))
+        r2 = np.random.default_rng(6)
+        with m.no_grad():
+            for t in list(layer.parameters()) + list(bn.parameters()) + [bn.running_mean]:
+                t.copy_(m.tensor(r2.standard_normal(tuple(t.shape))))
+            bn.running_var.copy_(m.tensor(r2.uniform(0.5, 2, tuple(bn.running_var.shape))))
+        layer.eval(), bn.eval()
+        if kind == "linear":
+            fused = m.nn.utils.fuse_linear_bn_eval(layer, bn)
+        else:
+            fused = m.nn.utils.fuse_conv_bn_eval(layer, bn, transpose=kind == "convT")
+        outs.append((fused(m.tensor(x)).detach().numpy(), bn(layer(m.tensor(x))).detach().numpy()))
+    np.testing.assert_allclose(outs[0][0], outs[1][0], rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(outs[0][0], outs[0][1], rtol=1e-10, atol=1e-10)
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        tapegrad.nn.utils.fuse_conv_bn_eval(tapegrad.nn.Conv2d(1, 1, 1), tapegrad.nn.BatchNorm2d(1))
+
+
+def test_skip_init_as_torch(torch):
+    lin = tapegrad.nn.utils.skip_init(tapegrad.nn.Linear, 3, 2, bias=False)
+    assert tuple(lin.weight.shape) == (2, 3) and lin.bias is None
+    for m in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="Module must support a 'device' arg to skip initialization"):
+            m.nn.utils.skip_init(m.nn.ReLU)

@@ -31,8 +31,9 @@ def _lookup(name, nn_first):
     name = name.removeprefix("nn.functional.")
     if name in ("getitem", "setitem"):
         return getattr(tapegrad.Tensor, f"__{name}__")
-    if name.startswith("linalg."):
-        return getattr(tapegrad.linalg, name[len("linalg."):], None)
+    for ns in ("linalg", "fft", "special"):
+        if name.startswith(ns + "."):
+            return getattr(getattr(tapegrad, ns), name[len(ns) + 1:], None)
     for ns in ((F, tapegrad, tapegrad.Tensor) if nn_first else (tapegrad, tapegrad.Tensor, F)):
         obj = getattr(ns, name, None)
         if obj is not None:

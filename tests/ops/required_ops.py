@@ -27,6 +27,19 @@ REQUIRED = {
         triplet_margin_loss cosine_embedding_loss dropout dropout2d alpha_dropout layer_norm batch_norm group_norm
         instance_norm rms_norm embedding normalize cosine_similarity pairwise_distance
         scaled_dot_product_attention""",
+    "fft": """fft.fft fft.ifft fft.fft2 fft.ifft2 fft.fftn fft.ifftn fft.rfft fft.irfft fft.rfft2 fft.irfft2 fft.rfftn
+        fft.irfftn fft.hfft fft.ihfft fft.hfft2 fft.ihfft2 fft.hfftn fft.ihfftn fft.fftfreq fft.rfftfreq fft.fftshift
+        fft.ifftshift""",
+    "special functions": """lgamma digamma polygamma mvlgamma igamma igammac i0 sinc special.gammaln special.psi
+        special.multigammaln special.zeta special.gammainc special.gammaincc special.i0 special.i0e special.i1
+        special.i1e special.erfcx special.ndtr special.ndtri special.log_ndtr special.entr special.sinc
+        special.xlog1py special.modified_bessel_i0 special.modified_bessel_i1 special.modified_bessel_k0
+        special.modified_bessel_k1 special.scaled_modified_bessel_k0 special.scaled_modified_bessel_k1
+        special.bessel_j0 special.bessel_j1 special.bessel_y0 special.bessel_y1 special.spherical_bessel_j0
+        special.airy_ai special.chebyshev_polynomial_t special.chebyshev_polynomial_u special.chebyshev_polynomial_v
+        special.chebyshev_polynomial_w special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
+        special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.hermite_polynomial_h
+        special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p""",
 }
 
 

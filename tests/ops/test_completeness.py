@@ -13,8 +13,9 @@ from ops.required_ops import covering_specs, required
 
 
 def _public(name):
-    if name.startswith("linalg."):
-        return hasattr(tapegrad.linalg, name.split(".", 1)[1])
+    for ns in ("linalg", "fft", "special"):
+        if name.startswith(ns + "."):
+            return hasattr(getattr(tapegrad, ns), name.split(".", 1)[1])
     if name in ("getitem", "setitem"):
         return hasattr(tapegrad.Tensor, f"__{name}__")
     return any(hasattr(m, name) for m in (tapegrad, tapegrad.Tensor, tapegrad.nn.functional))

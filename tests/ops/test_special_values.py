@@ -25,12 +25,16 @@ SKIP = {
     "logit": "the sign of 1 / (x (1 - x)) at x = -0.0",
     "pow_scalar": "(-inf) ** -2.5 and (-0.0) ** -2.5 in the gradient: C's pow and torch's vectorised pow differ",
 }
+# whole families left out: an FFT mixes every element, so one NaN or inf decides every output (torch's pocketfft
+# and NumPy's differ in which of 0 / NaN they give); torch's special functions return uninitialised memory at
+# NaN for several polynomials (6.9e-310) and finite garbage for digamma's gradient at its poles
+SKIP_FAMILIES = {"fft", "special"}
 
 
 def _cases():
     out, seen = [], set()
     for spec in OPS:
-        if spec.name in SKIP:
+        if spec.name in SKIP or spec.family in SKIP_FAMILIES:
             continue
         for sample in spec.samples(np.random.default_rng(0))[:4]:
             args = sample.args
@@ -72,6 +76,6 @@ def test_special_values_vs_torch(torch, spec, sample, n):
         close = np.isclose(a, b, rtol=1e-6, atol=1e-9, equal_nan=True)
         if not close.all():
             bad = np.nonzero(~close.reshape(-1))[0][:5]
-            at = [pts[i].tolist() for i in bad] if a.shape[:1] == pts.shape[:1] else bad.tolist()
+            at = [pts[i].tolist() for i in bad] if a.size == len(pts) else bad.tolist()
             pytest.fail(f"{spec.name} {what} at {at}: tapegrad {a.reshape(-1)[bad].tolist()}, torch "
                         f"{b.reshape(-1)[bad].tolist()}")

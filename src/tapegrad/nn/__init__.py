@@ -11,7 +11,9 @@ from .module import Module  # noqa: F401
 from .modules import *  # noqa: F403
 from .modules import __all__ as _modules_all
 from .parameter import Buffer, Parameter, UninitializedBuffer, UninitializedParameter
-from . import utils  # noqa: F401
+from . import parallel, utils  # noqa: F401
+from .parallel import DataParallel
 
-__all__ = (["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils"]
+__all__ = (["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
+            "parallel", "DataParallel"]
            + list(_modules_all))

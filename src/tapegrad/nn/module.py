@@ -202,6 +202,7 @@ class Module:
 
     training: bool
     _version = 1
+    dump_patches = False
     call_super_init = False
 
     def __init__(self, *args, **kwargs):
@@ -306,6 +307,20 @@ class Module:
             if not isinstance(mod, Module):
                 raise AttributeError("`" + item + "` is not an nn.Module")
         return mod
+
+    def set_submodule(self, target: str, module, strict: bool = False) -> None:
+        """Put ``module`` at dotted path ``target`` (its parent must exist; with ``strict``, the name too)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError("`module` is not an nn.Module, found " + str(type(module)))
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(parent._get_name() + " has no attribute `" + atoms[-1] + "`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError("`" + atoms[-1] + "` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     def get_parameter(self, target: str) -> Parameter:
         """The parameter at dotted path ``target`` (``"fc.weight"``)."""
@@ -616,7 +631,35 @@ class Module:
     def cuda(self, device=None):
         raise RuntimeError("tapegrad runs on the CPU only: .cuda() is not available (keep the module on 'cpu')")
 
+    def _no_device(name):
+        def move(self, device=None):
+            raise RuntimeError(f"tapegrad runs on the CPU only: .{name}() is not available (keep the module on "
+                               "'cpu')")
+        move.__name__ = name
+        return move
+
+    xpu, ipu, mtia = _no_device("xpu"), _no_device("ipu"), _no_device("mtia")
+    del _no_device
+
+    def to_empty(self, *, device, recurse=True):
+        """Parameters and buffers replaced by uninitialised ones of the same shapes (on ``device``: the CPU)."""
+        from .. import empty_like
+        return self._apply(lambda t: empty_like(t, device=device), recurse=recurse)
+
     # --- state dict ----------------------------------------------------------------------------------------
+    def get_extra_state(self):
+        """Override (with ``set_extra_state``) to save non-tensor state: it goes in the state dict as
+        ``<prefix>_extra_state``."""
+        raise RuntimeError("Reached a code path in Module.get_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
+    def set_extra_state(self, state):
+        """Restore what ``get_extra_state`` returned (called by ``load_state_dict``)."""
+        raise RuntimeError("Reached a code path in Module.set_extra_state() that should never be called. Please file "
+                           "an issue at https://github.com/pytorch/pytorch/issues/new?template=bug-report.yml to "
+                           "report this bug.")
+
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         for name, param in self._parameters.items():
             if param is not None:
@@ -624,6 +667,8 @@ class Module:
         for name, buf in self._buffers.items():
             if buf is not None and name not in self._non_persistent_buffers_set:
                 destination[prefix + name] = buf if keep_vars else buf.detach()
+        if type(self).get_extra_state is not Module.get_extra_state:
+            destination[prefix + "_extra_state"] = self.get_extra_state()
 
     def state_dict(self, *args, destination=None, prefix="", keep_vars=False):
         """An ``OrderedDict`` of parameters and persistent buffers by dotted name (detached unless keep_vars)."""
@@ -634,8 +679,9 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
+        local_metadata = {"version": self._version}     # (the dict hooks see is the one saved, as torch's)
         if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = {"version": self._version}
+            destination._metadata[prefix[:-1]] = local_metadata
         for hook in self._state_dict_pre_hooks.values():
             hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
@@ -643,7 +689,7 @@ class Module:
             if module is not None:
                 module.state_dict(destination=destination, prefix=prefix + name + ".", keep_vars=keep_vars)
         for hook in self._state_dict_hooks.values():
-            r = hook(self, destination, prefix, {"version": self._version})
+            r = hook(self, destination, prefix, local_metadata)
             if r is not None:
                 destination = r
         return destination
@@ -691,9 +737,17 @@ class Module:
                 error_msgs.append(f'While copying the parameter named "{key}", whose dimensions in the model are '
                                   f"{param.shape} and whose dimensions in the checkpoint are {input_param.shape}, "
                                   f"an exception occurred : {ex.args}.")
+        extra_key = prefix + "_extra_state"
+        if type(self).set_extra_state is not Module.set_extra_state:
+            if extra_key in state_dict:
+                self.set_extra_state(state_dict[extra_key])
+            elif strict:
+                missing_keys.append(extra_key)
+        elif strict and extra_key in state_dict:
+            unexpected_keys.append(extra_key)
         if strict:
             for key in state_dict.keys():
-                if key.startswith(prefix):
+                if key.startswith(prefix) and key != extra_key:
                     input_name = key[len(prefix):].split(".", 1)
                     if len(input_name) > 1:
                         if input_name[0] not in self._modules:
@@ -759,6 +813,13 @@ class Module:
     def register_load_state_dict_pre_hook(self, hook):
         h = RemovableHandle(self._load_state_dict_pre_hooks)
         self._load_state_dict_pre_hooks[h.id] = functools.partial(hook, self)
+        return h
+
+    def _register_load_state_dict_pre_hook(self, hook, with_module=False):
+        """torch's private form: ``hook(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
+        error_msgs)``, the module passed first only ``with_module``."""
+        h = RemovableHandle(self._load_state_dict_pre_hooks)
+        self._load_state_dict_pre_hooks[h.id] = functools.partial(hook, self) if with_module else hook
         return h
 
     def register_load_state_dict_post_hook(self, hook):

@@ -214,4 +214,64 @@ SPECS = [
     OpSpec("nn.functional.pixel_unshuffle", lambda m, *a, **kw: F(m).pixel_unshuffle(*a, **kw), lambda r: [
         S(randn(r, 2, 2, 4, 6), 2, name="r2"), S(randn(r, 1, 3, 3), 3, name="unbatched"),
         S(noncontig(randn(r, 2, 1, 1, 2, 4)), 2, name="extra_batch_dim_noncontig")]),
+    OpSpec("nn.functional.conv_tbc", lambda m, *a, **kw: F(m).conv_tbc(*a, **kw), lambda r: [
+        S(randn(r, 5, 2, 3), randn(r, 3, 3, 4), randn(r, 4), name="nopad"),
+        S(randn(r, 4, 1, 2), randn(r, 2, 2, 3), randn(r, 3), 1, name="pad1")],
+           check_grad_fn=False, notes="a composition (conv1d between permutes): torch's node is ConvTbcBackward"),
+    # --- power-average and fractional max pooling ----------------------------------------------------------------
+    OpSpec("nn.functional.lp_pool1d", lambda m, *a, **kw: F(m).lp_pool1d(*a, **kw), lambda r: [
+        S(randn(r, 2, 3, 7, positive=True), 2, 3, name="p2"),
+        S(randn(r, 2, 3, 7, positive=True), 3.5, 2, 1, ceil_mode=True, name="p3.5_stride_ceil"),
+        S(randn(r, 3, 6, positive=True), 1, 2, name="p1_unbatched")]),
+    OpSpec("nn.functional.lp_pool2d", lambda m, *a, **kw: F(m).lp_pool2d(*a, **kw), lambda r: [
+        S(randn(r, 2, 2, 5, 5, positive=True), 2, 2, name="p2"),
+        S(randn(r, 1, 2, 5, 6, positive=True), 3, (2, 3), (1, 2), name="p3_rect_stride")]),
+    OpSpec("nn.functional.lp_pool2d_inf", lambda m, *a, **kw: F(m).lp_pool2d(*a, **kw), lambda r: [
+        S(randn(r, 1, 2, 4, 4), float("inf"), 2, name="inf")]),
+    OpSpec("nn.functional.lp_pool3d", lambda m, *a, **kw: F(m).lp_pool3d(*a, **kw), lambda r: [
+        S(randn(r, 1, 2, 4, 4, 5, positive=True), 2, 2, name="p2"),
+        S(randn(r, 2, 3, 3, 4, positive=True), 1.5, (1, 2, 2), ceil_mode=True, name="unbatched_ceil")]),
+    OpSpec("nn.functional.fractional_max_pool2d",
+           lambda m, x, u, **kw: F(m).fractional_max_pool2d(x, _random_samples=u.detach(), **kw),
+           lambda r: [
+        S(randn(r, 2, 3, 7, 8), r.random((2, 3, 2)), kernel_size=2, output_size=(3, 4), return_indices=True,
+          name="size_indices"),
+        S(randn(r, 1, 2, 6, 6), r.random((1, 2, 2)), kernel_size=(3, 2), output_ratio=(0.5, 0.6), name="ratio"),
+        S(randn(r, 2, 5, 5), r.random((1, 2, 2)), kernel_size=2, output_size=1, name="unbatched_one")],
+           output_process=lambda res: res if isinstance(res, tuple) else (res,)),
+    OpSpec("nn.functional.fractional_max_pool3d",
+           lambda m, x, u, **kw: F(m).fractional_max_pool3d(x, _random_samples=u.detach(), **kw),
+           lambda r: [
+        S(randn(r, 1, 2, 5, 4, 6), r.random((1, 2, 3)), kernel_size=2, output_size=(3, 2, 4), return_indices=True,
+          name="size_indices"),
+        S(randn(r, 2, 4, 4, 4), r.random((1, 2, 3)), kernel_size=(2, 1, 2), output_size=2, name="unbatched")],
+           output_process=lambda res: res if isinstance(res, tuple) else (res,)),
+    # --- affine_grid, grid_sample --------------------------------------------------------------------------------
+    OpSpec("nn.functional.affine_grid", lambda m, *a, **kw: F(m).affine_grid(*a, **kw), lambda r: [
+        S(randn(r, 2, 2, 3), (2, 3, 4, 5), align_corners=False, name="2d"),
+        S(randn(r, 1, 2, 3), (1, 1, 3, 1), align_corners=False, name="2d_unit"),
+        S(randn(r, 2, 3, 4), (2, 1, 2, 3, 4), align_corners=True, name="3d_align")]),
+    OpSpec("nn.functional.grid_sample", lambda m, *a, **kw: F(m).grid_sample(*a, **kw), lambda r: [
+        S(randn(r, 2, 2, 4, 5), randn(r, 2, 3, 2, 2, low=-1.2, high=1.2), align_corners=False, name="bilinear"),
+        S(randn(r, 1, 2, 4, 5), randn(r, 1, 2, 3, 2, low=-1.5, high=1.5), padding_mode="border", align_corners=True,
+          name="bilinear_border_align"),
+        S(randn(r, 1, 1, 4, 5), randn(r, 1, 3, 3, 2, low=-2.5, high=2.5), padding_mode="reflection",
+          align_corners=False, name="bilinear_reflection"),
+        S(randn(r, 1, 2, 3, 4), randn(r, 1, 2, 2, 2, low=-2.5, high=2.5), padding_mode="reflection",
+          align_corners=True, name="bilinear_reflection_align"),
+        S(randn(r, 1, 2, 4, 4), randn(r, 1, 2, 3, 2, low=-1.2, high=1.2), mode="nearest", align_corners=False,
+          name="nearest"),
+        S(randn(r, 1, 2, 4, 5), randn(r, 1, 2, 2, 2, low=-1.2, high=1.2), mode="bicubic", align_corners=False,
+          name="bicubic"),
+        S(randn(r, 1, 1, 4, 4), randn(r, 1, 2, 2, 2, low=-1.5, high=1.5), mode="bicubic", padding_mode="reflection",
+          align_corners=True, name="bicubic_reflection_align"),
+        S(randn(r, 1, 1, 4, 4), randn(r, 1, 2, 2, 2, low=-1.5, high=1.5), mode="bicubic", padding_mode="border",
+          align_corners=False, name="bicubic_border"),
+        S(randn(r, 1, 2, 3, 3, 4), randn(r, 1, 2, 2, 2, 3, low=-1.2, high=1.2), align_corners=False,
+          name="trilinear"),
+        S(randn(r, 1, 1, 3, 3, 3), randn(r, 1, 2, 1, 2, 3, low=-2, high=2), padding_mode="reflection",
+          align_corners=True, name="trilinear_reflection"),
+        S(randn(r, 1, 1, 3, 3, 3), randn(r, 1, 1, 2, 2, 3, low=-1.2, high=1.2), mode="nearest",
+          padding_mode="border", align_corners=False, name="nearest_3d"),
+        S(randn(r, 0, 2, 3, 3), randn(r, 0, 2, 2, 2), align_corners=False, name="empty_batch")]),
 ]

@@ -360,6 +360,31 @@ SPECS = [
     OpSpec("softmax_top_positional_dtype", lambda m, x: m.softmax(x, 0, m.float64), lambda r: [S(randn(r, 3, 4))]),
     OpSpec("feature_alpha_dropout_top", lambda m, x: m.feature_alpha_dropout(x, 1.0, True), lambda r: [
         S(randn(r, 2, 3, 2))]),
+    # ctc_loss: through log_softmax, where torch's gradient (exp(log_probs) - posterior) is the exact one
+    OpSpec("nn.functional.ctc_loss", lambda m, x, *a, **kw: F(m).ctc_loss(x.log_softmax(2), *a, **kw), lambda r: [
+        S(randn(r, 6, 2, 4), idx(1, 2, 2, 3, 1, 0).reshape(2, 3), idx(6, 5), idx(3, 2), name="padded_mean"),
+        S(randn(r, 5, 3, 3), idx(1, 2, 2, 1, 1), idx(5, 4, 5), idx(2, 3, 0), reduction="sum", name="concat_sum"),
+        S(randn(r, 4, 2, 3), idx(1, 1, 2, 2).reshape(2, 2), idx(4, 2), idx(2, 2), reduction="none",
+          zero_infinity=True, name="impossible_zero_infinity"),
+        S(randn(r, 5, 2, 4), idx(0, 1, 3, 0).reshape(2, 2), idx(5, 5), idx(2, 1), blank=2, reduction="none",
+          name="blank2_none")],
+           gradgrad=False, notes="torch has no double backward for ctc_loss (_ctc_loss_backward)"),
+    OpSpec("ctc_loss_unbatched", lambda m, x, *a, **kw: F(m).ctc_loss(x.log_softmax(1), *a, **kw), lambda r: [
+        S(randn(r, 6, 4), idx(1, 3, 3), np.array(6), np.array(3), reduction="none")], gradgrad=False),
+    OpSpec("norm_except_dim", lambda m, v, *a: m.norm_except_dim(v, *a), lambda r: [
+        S(randn(r, 3, 4, 2), 2, 0, name="dim0"), S(randn(r, 3, 4, 2), 2, 1, name="dim1"),
+        S(randn(r, 3, 4), 3, -1, name="whole"), S(randn(r, 2, 5), 2, 1, name="last")],
+           check_grad_fn=False, notes="the whole-tensor norm's node is LinalgVectorNormBackward0 (torch: NormBackward0)"),
+    OpSpec("_weight_norm", lambda m, v, g, *a: m._weight_norm(v, g, *a), lambda r: [
+        S(randn(r, 3, 4), randn(r, 3, 1, positive=True), 0, name="dim0"),
+        S(randn(r, 2, 3, 2), randn(r, 1, 1, 2, positive=True), 2, name="last"),
+        S(randn(r, 3, 4), np.array(1.3), -1, name="whole")],
+           check_grad_fn=False, gradgrad=False,
+           notes="a composition (torch: WeightNormInterfaceBackward0, whose second derivative fails torch's own "
+                 "gradgradcheck; tapegrad's passes it: tests/nn/test_parametrize.py)"),
+    OpSpec("nn.functional.native_channel_shuffle", lambda m, x, g: F(m).native_channel_shuffle(x, g), lambda r: [
+        S(randn(r, 2, 6, 2), 3)], grad=False,
+           notes="torch has no derivative for native_channel_shuffle (tapegrad's is channel_shuffle's)"),
 ]
 
 

@@ -1,5 +1,6 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
-"""Activation modules: thin wrappers over ``tapegrad.nn.functional`` with torch's arguments and reprs."""
+"""Activation modules: thin wrappers over ``tapegrad.nn.functional`` with torch's arguments and reprs; and
+``MultiheadAttention`` (torch keeps it here too)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,12 @@ from ... import creation
 from .. import functional as F
 from ..module import Module
 from ..parameter import Parameter
+from .linear import NonDynamicallyQuantizableLinear
 
 __all__ = ["ReLU", "ReLU6", "LeakyReLU", "PReLU", "ELU", "SELU", "CELU", "GELU", "SiLU", "Mish", "Tanh", "Sigmoid",
            "Softplus", "Softsign", "Hardtanh", "Hardsigmoid", "Hardswish", "LogSigmoid", "Softmax", "Softmin",
-           "LogSoftmax", "Softmax2d", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "RReLU"]
+           "LogSoftmax", "Softmax2d", "GLU", "Threshold", "Hardshrink", "Softshrink", "Tanhshrink", "RReLU",
+           "MultiheadAttention"]
 
 
 class _Inplace(Module):
@@ -357,3 +360,106 @@ class RReLU(Module):
 
     def extra_repr(self):
         return f"lower={self.lower}, upper={self.upper}{', inplace=True' if self.inplace else ''}"
+
+
+class MultiheadAttention(Module):
+    """Multi-head attention: ``softmax(Q K^T / sqrt(d) + mask) V`` per head, then an output projection.
+
+    ``in_proj_weight`` stacks the query, key and value projections (``(3 * embed_dim, embed_dim)``), as torch's.
+
+    >>> mha = tapegrad.nn.MultiheadAttention(4, 2, batch_first=True)
+    >>> x = tapegrad.randn(1, 3, 4)
+    >>> out, w = mha(x, x, x)
+    >>> out.shape, w.shape
+    (tapegrad.Size([1, 3, 4]), tapegrad.Size([1, 3, 3]))
+    """
+
+    def __init__(self, embed_dim, num_heads, dropout=0.0, bias=True, add_bias_kv=False, add_zero_attn=False,
+                 kdim=None, vdim=None, batch_first=False, device=None, dtype=None):
+        if embed_dim <= 0 or num_heads <= 0:
+            raise ValueError(f"embed_dim and num_heads must be greater than 0, got embed_dim={embed_dim} and "
+                             f"num_heads={num_heads} instead")
+        super().__init__()
+        self.embed_dim = embed_dim
+        self.kdim = kdim if kdim is not None else embed_dim
+        self.vdim = vdim if vdim is not None else embed_dim
+        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
+        self.num_heads = num_heads
+        self.dropout = dropout
+        self.batch_first = batch_first
+        self.head_dim = embed_dim // num_heads
+        if self.head_dim * num_heads != self.embed_dim:
+            raise AssertionError("embed_dim must be divisible by num_heads")
+        if not self._qkv_same_embed_dim:
+            self.q_proj_weight = Parameter(creation.empty((embed_dim, embed_dim), dtype=dtype))
+            self.k_proj_weight = Parameter(creation.empty((embed_dim, self.kdim), dtype=dtype))
+            self.v_proj_weight = Parameter(creation.empty((embed_dim, self.vdim), dtype=dtype))
+            self.register_parameter("in_proj_weight", None)
+        else:
+            self.in_proj_weight = Parameter(creation.empty((3 * embed_dim, embed_dim), dtype=dtype))
+            self.register_parameter("q_proj_weight", None)
+            self.register_parameter("k_proj_weight", None)
+            self.register_parameter("v_proj_weight", None)
+        if bias:
+            self.in_proj_bias = Parameter(creation.empty(3 * embed_dim, dtype=dtype))
+        else:
+            self.register_parameter("in_proj_bias", None)
+        self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, dtype=dtype)
+        if add_bias_kv:
+            self.bias_k = Parameter(creation.empty((1, 1, embed_dim), dtype=dtype))
+            self.bias_v = Parameter(creation.empty((1, 1, embed_dim), dtype=dtype))
+        else:
+            self.bias_k = self.bias_v = None
+        self.add_zero_attn = add_zero_attn
+        self._reset_parameters()
+
+    def _reset_parameters(self):
+        from .. import init
+        if self._qkv_same_embed_dim:
+            init.xavier_uniform_(self.in_proj_weight)
+        else:
+            init.xavier_uniform_(self.q_proj_weight)
+            init.xavier_uniform_(self.k_proj_weight)
+            init.xavier_uniform_(self.v_proj_weight)
+        if self.in_proj_bias is not None:
+            init.constant_(self.in_proj_bias, 0.0)
+            init.constant_(self.out_proj.bias, 0.0)
+        if self.bias_k is not None:
+            init.xavier_normal_(self.bias_k)
+        if self.bias_v is not None:
+            init.xavier_normal_(self.bias_v)
+
+    def forward(self, query, key, value, key_padding_mask=None, need_weights=True, attn_mask=None,
+                average_attn_weights=True, is_causal=False):
+        is_batched = query.dim() == 3
+        if self.batch_first and is_batched:
+            query, key, value = query.transpose(1, 0), key.transpose(1, 0), value.transpose(1, 0)
+        kwargs = dict(training=self.training, key_padding_mask=key_padding_mask, need_weights=need_weights,
+                      attn_mask=attn_mask, average_attn_weights=average_attn_weights, is_causal=is_causal)
+        if not self._qkv_same_embed_dim:
+            kwargs.update(use_separate_proj_weight=True, q_proj_weight=self.q_proj_weight,
+                          k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight)
+        out, weights = F.multi_head_attention_forward(
+            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight, self.in_proj_bias, self.bias_k,
+            self.bias_v, self.add_zero_attn, self.dropout, self.out_proj.weight, self.out_proj.bias, **kwargs)
+        if self.batch_first and is_batched:
+            out = out.transpose(1, 0)
+        return out, weights
+
+    def merge_masks(self, attn_mask, key_padding_mask, query):
+        """One mask and its type from the two (0 attention, 1 key padding, 2 both: expanded to
+        ``(batch, heads, seq, seq)`` and added), as torch's fast path merges them."""
+        mask_type = merged = None
+        if key_padding_mask is not None:
+            mask_type, merged = 1, key_padding_mask
+        if attn_mask is not None:
+            batch_size, seq_len, _ = query.shape
+            mask_type = 2
+            if attn_mask.dim() == 3:
+                expanded = attn_mask.view(batch_size, -1, seq_len, seq_len)
+            else:
+                expanded = attn_mask.view(1, 1, seq_len, seq_len).expand(batch_size, self.num_heads, -1, -1)
+            merged = expanded
+            if key_padding_mask is not None:
+                merged = expanded + key_padding_mask.view(batch_size, 1, 1, seq_len).expand(-1, self.num_heads, -1, -1)
+        return merged, mask_type

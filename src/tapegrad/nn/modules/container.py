@@ -1,9 +1,11 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
-"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ``ParameterDict``."""
+"""Containers: ``Sequential``, ``ModuleList``, ``ModuleDict``, ``ParameterList``, ``ParameterDict`` and the
+deprecated ``Container``."""
 
 from __future__ import annotations
 
 import operator
+import warnings
 from collections import OrderedDict
 from itertools import chain, islice
 
@@ -11,7 +13,7 @@ from ...tensor import Tensor
 from ..module import Module, _addindent
 from ..parameter import Parameter
 
-__all__ = ["Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList", "ParameterDict"]
 
 
 def _abs_index(container, idx):
@@ -20,6 +22,17 @@ def _abs_index(container, idx):
     if not (-len(container) <= idx < len(container)):
         raise IndexError(f"index {idx} is out of range")
     return str(idx + len(container) if idx < 0 else idx)
+
+
+class Container(Module):
+    """The oldest container (deprecated in torch, which warns): the keyword arguments become sub-modules."""
+
+    def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. "
+                      "Subclass that instead.", FutureWarning, stacklevel=2)
+        super().__init__()
+        for key, value in kwargs.items():
+            self.add_module(key, value)
 
 
 class Sequential(Module):

@@ -5,32 +5,16 @@ from __future__ import annotations
 
 import math
 
-from ... import creation
+from ... import creation, no_grad
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from .lazy import LazyModuleMixin, _LazySized
+from .utils import _pair, _reverse_repeat_tuple, _single, _triple
 
-__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d"]
-
-
-def _ntuple(n, name):
-    def parse(x):
-        if isinstance(x, (tuple, list)):
-            return tuple(x)
-        return (x,) * n
-    parse.__name__ = name
-    return parse
-
-
-_single = _ntuple(1, "_single")
-_pair = _ntuple(2, "_pair")
-_triple = _ntuple(3, "_triple")
-_quadruple = _ntuple(4, "_quadruple")
-
-
-def _reverse_repeat_tuple(t, n):
-    return tuple(x for x in reversed(t) for _ in range(n))
+__all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d", "ConvTranspose3d", "LazyConv1d",
+           "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d", "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 
 class _ConvNd(Module):
@@ -231,3 +215,86 @@ class ConvTranspose3d(_ConvTransposeNd):
 
     _n = 3
     _tuple = staticmethod(_triple)
+
+
+class _LazyConvXdMixin(_LazySized):
+    """Conv and transposed conv: ``in_channels`` from the first input's channel dimension. A subclass names its
+    eager class as its last base; it becomes that class, and takes its arguments less ``in_channels``."""
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        eager = cls.__bases__[-1]
+        if not issubclass(eager, LazyModuleMixin):      # (a subclass of a lazy conv keeps what it inherits)
+            cls.cls_to_become = eager
+            cls.__init__ = _lazy_conv_init(issubclass(eager, _ConvTransposeNd))
+
+    _size = "in_channels"
+
+    def initialize_parameters(self, input, *args, **kwargs):
+        if self.has_uninitialized_params():
+            self.in_channels = self._get_in_channels(input)
+            if self.in_channels % self.groups != 0:
+                raise ValueError("in_channels must be divisible by groups")
+            with no_grad():
+                if self.transposed:
+                    self.weight.materialize((self.in_channels, self.out_channels // self.groups, *self.kernel_size))
+                else:
+                    self.weight.materialize((self.out_channels, self.in_channels // self.groups, *self.kernel_size))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_channels,))
+                self.reset_parameters()
+
+    def _get_in_channels(self, input):
+        batched = self._n + 2
+        if input.dim() not in (batched - 1, batched):
+            raise RuntimeError(f"Expected {batched - 1}D (unbatched) or {batched}D (batched) input to "
+                               f"{self.__class__.__name__}, but got input of size: {input.shape}")
+        return input.shape[1] if input.dim() == batched else input.shape[0]
+
+
+def _lazy_conv_init(transposed):
+    """The constructor of a lazy conv class: the eager class's arguments, less ``in_channels``."""
+    if transposed:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0, groups=1, bias=True,
+                     dilation=1, padding_mode="zeros", device=None, dtype=None):
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                                     dilation, padding_mode, dtype=dtype)
+            self.out_channels = out_channels
+            self._placeholders(bias, dtype)
+    else:
+        def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1, bias=True,
+                     padding_mode="zeros", device=None, dtype=None):
+            LazyModuleMixin.__init__(self, 0, 0, kernel_size, stride, padding, dilation, groups, False, padding_mode,
+                                     dtype=dtype)
+            self.out_channels = out_channels
+            self._placeholders(bias, dtype)
+    return __init__
+
+
+class LazyConv1d(_LazyConvXdMixin, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from its first input."""
+
+
+class LazyConv2d(_LazyConvXdMixin, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from its first input.
+
+    >>> conv = tapegrad.nn.LazyConv2d(4, 3)
+    >>> conv(tapegrad.randn(1, 2, 5, 5)).shape, conv.weight.shape
+    (tapegrad.Size([1, 4, 3, 3]), tapegrad.Size([4, 2, 3, 3]))
+    """
+
+
+class LazyConv3d(_LazyConvXdMixin, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from its first input."""
+
+
+class LazyConvTranspose1d(_LazyConvXdMixin, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` comes from its first input."""
+
+
+class LazyConvTranspose2d(_LazyConvXdMixin, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` comes from its first input."""
+
+
+class LazyConvTranspose3d(_LazyConvXdMixin, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` comes from its first input."""

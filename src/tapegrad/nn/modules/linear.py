@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import math
 
-from ... import creation
+from ... import creation, no_grad
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
+from .lazy import _LazySized
 
-__all__ = ["Identity", "Linear", "Bilinear"]
+__all__ = ["Identity", "Linear", "Bilinear", "LazyLinear", "NonDynamicallyQuantizableLinear"]
 
 
 class Identity(Module):
@@ -84,3 +85,38 @@ class Bilinear(Module):
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
                 f"out_features={self.out_features}, bias={self.bias is not None}")
+
+
+class NonDynamicallyQuantizableLinear(Linear):
+    """A ``Linear`` (torch uses this name for ``MultiheadAttention.out_proj``)."""
+
+
+class LazyLinear(_LazySized, Linear):
+    """A ``Linear`` whose ``in_features`` is the last dimension of its first input.
+
+    >>> lin = tapegrad.nn.LazyLinear(3)
+    >>> lin
+    LazyLinear(in_features=0, out_features=3, bias=True)
+    """
+
+    cls_to_become = Linear
+    _size = "in_features"
+
+    def __init__(self, out_features, bias=True, device=None, dtype=None):
+        super().__init__(0, 0, False)
+        self.out_features = out_features
+        self._placeholders(bias, dtype)
+
+    def initialize_parameters(self, input):
+        if self.has_uninitialized_params():
+            with no_grad():
+                self.in_features = input.shape[-1]
+                self.weight.materialize((self.out_features, self.in_features))
+                if self.bias is not None:
+                    self.bias.materialize((self.out_features,))
+                self.reset_parameters()
+        if self.in_features == 0:           # (materialized by load_state_dict: take in_features from the weight)
+            if input.shape[-1] != self.weight.shape[-1]:
+                raise AssertionError(f"The in_features inferred from input: {input.shape[-1]} is not equal to "
+                                     f"in_features from self.weight: {self.weight.shape[-1]}")
+            self.in_features = input.shape[-1]

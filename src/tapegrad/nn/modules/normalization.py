@@ -1,173 +1,18 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
-"""Normalisation layers: ``BatchNorm1d/2d/3d``, ``InstanceNorm1d/2d``, ``LayerNorm``, ``GroupNorm``, ``RMSNorm``."""
+"""Normalisation layers: ``LayerNorm``, ``GroupNorm``, ``RMSNorm``, ``LocalResponseNorm``, ``CrossMapLRN2d`` (batch
+and instance norm are in ``batchnorm`` and ``instancenorm``, as in torch)."""
 
 from __future__ import annotations
 
 import numbers
-import warnings
 
-from ... import _dtype, creation
+from ... import creation
 from .. import functional as F
 from .. import init
 from ..module import Module
 from ..parameter import Parameter
 
-__all__ = ["BatchNorm1d", "BatchNorm2d", "BatchNorm3d", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d",
-           "LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm"]
-
-
-class _NormBase(Module):
-    """Common state of batch and instance norm: affine weight/bias, running statistics buffers."""
-
-    _version = 2
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=True, track_running_stats=True, device=None,
-                 dtype=None, *, bias=True):
-        super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        _affine_params(self, (num_features,), affine, bias, dtype)
-        if self.track_running_stats:
-            self.register_buffer("running_mean", creation.zeros(num_features, dtype=dtype))
-            self.register_buffer("running_var", creation.ones(num_features, dtype=dtype))
-            self.register_buffer("num_batches_tracked", creation.tensor(0, dtype=_dtype.long))
-        else:
-            self.register_buffer("running_mean", None)
-            self.register_buffer("running_var", None)
-            self.register_buffer("num_batches_tracked", None)
-        self.reset_parameters()
-
-    def reset_running_stats(self):
-        if self.track_running_stats:
-            init.zeros_(self.running_mean)
-            init.ones_(self.running_var)
-            init.zeros_(self.num_batches_tracked)
-
-    def reset_parameters(self):
-        self.reset_running_stats()
-        _reset_affine(self)
-
-    def _check_input_dim(self, input):
-        raise NotImplementedError
-
-    def extra_repr(self):
-        return ("{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, "
-                "track_running_stats={track_running_stats}".format(**self.__dict__, use_bias=self.bias is not None))
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                              error_msgs):
-        version = local_metadata.get("version", None)
-        if (version is None or version < 2) and self.track_running_stats:
-            key = prefix + "num_batches_tracked"
-            if key not in state_dict:
-                state_dict[key] = (self.num_batches_tracked if self.num_batches_tracked is not None
-                                   else creation.tensor(0, dtype=_dtype.long))
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys,
-                                      error_msgs)
-
-
-class _BatchNorm(_NormBase):
-    def forward(self, input):
-        self._check_input_dim(input)
-        exponential_average_factor = 0.0 if self.momentum is None else self.momentum
-        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                exponential_average_factor = 1.0 / float(self.num_batches_tracked)
-            else:
-                exponential_average_factor = self.momentum
-        if self.training:
-            bn_training = True
-        else:
-            bn_training = (self.running_mean is None) and (self.running_var is None)
-        use_buffers = not self.training or self.track_running_stats
-        return F.batch_norm(input, self.running_mean if use_buffers else None,
-                            self.running_var if use_buffers else None, self.weight, self.bias, bn_training,
-                            exponential_average_factor, self.eps)
-
-
-class BatchNorm1d(_BatchNorm):
-    """Batch normalisation over ``(N, C)`` or ``(N, C, L)``: batch statistics in training (running averages
-    updated with ``momentum``), running statistics in eval.
-
-    >>> tapegrad.nn.BatchNorm1d(3)
-    BatchNorm1d(3, eps=1e-05, momentum=0.1, affine=True, bias=True, track_running_stats=True)
-    """
-
-    def _check_input_dim(self, input):
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f"expected 2D or 3D input (got {input.dim()}D input)")
-
-
-class BatchNorm2d(_BatchNorm):
-    """Batch normalisation over ``(N, C, H, W)``."""
-
-    def _check_input_dim(self, input):
-        if input.dim() != 4:
-            raise ValueError(f"expected 4D input (got {input.dim()}D input)")
-
-
-class BatchNorm3d(_BatchNorm):
-    """Batch normalisation over ``(N, C, D, H, W)``."""
-
-    def _check_input_dim(self, input):
-        if input.dim() != 5:
-            raise ValueError(f"expected 5D input (got {input.dim()}D input)")
-
-
-class _InstanceNorm(_NormBase):
-    _ndim = 2
-
-    def __init__(self, num_features, eps=1e-5, momentum=0.1, affine=False, track_running_stats=False, device=None,
-                 dtype=None, *, bias=True):
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, device, dtype, bias=bias)
-
-    def _get_no_batch_dim(self):
-        return self._ndim + 1
-
-    def _check_input_dim(self, input):
-        if input.dim() not in (self._ndim + 1, self._ndim + 2):
-            raise ValueError(f"expected {self._ndim + 1}D or {self._ndim + 2}D input (got {input.dim()}D input)")
-
-    def _apply_instance_norm(self, input):
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight, self.bias,
-                               self.training or not self.track_running_stats,
-                               self.momentum if self.momentum is not None else 0.0, self.eps)
-
-    def forward(self, input):
-        self._check_input_dim(input)
-        feature_dim = input.dim() - self._get_no_batch_dim()
-        if input.size(feature_dim) != self.num_features:
-            if self.affine:
-                raise ValueError(f"expected input's size at dim={feature_dim} to match num_features "
-                                 f"({self.num_features}), but got: {input.size(feature_dim)}.")
-            warnings.warn(f"input's size at dim={feature_dim} does not match num_features. You can silence this "
-                          "warning by not passing in num_features, which is not used because affine=False",
-                          stacklevel=2)
-        if input.dim() == self._get_no_batch_dim():
-            return self._apply_instance_norm(input.unsqueeze(0)).squeeze(0)
-        return self._apply_instance_norm(input)
-
-
-class InstanceNorm1d(_InstanceNorm):
-    """Instance normalisation over ``(N, C, L)``."""
-
-    _ndim = 1
-
-
-class InstanceNorm2d(_InstanceNorm):
-    """Instance normalisation over ``(N, C, H, W)`` (each sample and channel normalised on its own)."""
-
-    _ndim = 2
-
-
-class InstanceNorm3d(_InstanceNorm):
-    """Instance normalisation over ``(N, C, D, H, W)``."""
-
-    _ndim = 3
+__all__ = ["LayerNorm", "GroupNorm", "RMSNorm", "LocalResponseNorm", "CrossMapLRN2d"]
 
 
 def _affine_params(module, shape, affine, bias, dtype):
@@ -283,6 +128,25 @@ class LocalResponseNorm(Module):
 
     def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+
+    def extra_repr(self):
+        return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)
+
+
+class CrossMapLRN2d(Module):
+    """Lua Torch's cross-channel local response normalisation of ``(N, C, H, W)`` (see ``LocalResponseNorm`` for
+    the usual one)."""
+
+    def __init__(self, size, alpha=1e-4, beta=0.75, k=1):
+        super().__init__()
+        self.size = size
+        self.alpha = alpha
+        self.beta = beta
+        self.k = k
+
+    def forward(self, input):
+        from ._functions import CrossMapLRN2d as _Fn
+        return _Fn.apply(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
         return "{size}, alpha={alpha}, beta={beta}, k={k}".format(**self.__dict__)

@@ -1,18 +1,17 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
-"""Pooling, padding and resampling modules: ``MaxPool1d/2d``, ``AvgPool1d/2d``, adaptive pools, ``Upsample``,
-``ZeroPad2d ConstantPad2d ReflectionPad2d``, ``PixelShuffle``."""
+"""Pooling modules, 1-D to 3-D: max and average pooling, max unpooling, fractional max pooling, power-average
+(LP) pooling and the adaptive pools (``F``'s functions with torch's arguments and reprs)."""
 
 from __future__ import annotations
 
 from .. import functional as F
 from ..module import Module
-from .conv import _pair, _quadruple, _single
+from .utils import _pair, _single, _triple
 
-__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "AdaptiveAvgPool1d",
-           "AdaptiveAvgPool2d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "Upsample", "UpsamplingNearest2d",
-           "UpsamplingBilinear2d", "ZeroPad1d", "ZeroPad2d", "ConstantPad1d", "ConstantPad2d", "ReflectionPad1d",
-           "ReflectionPad2d", "ReplicationPad1d", "ReplicationPad2d", "CircularPad2d", "PixelShuffle",
-           "PixelUnshuffle"]
+__all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d", "MaxUnpool3d", "AvgPool1d",
+           "AvgPool2d", "AvgPool3d", "FractionalMaxPool2d", "FractionalMaxPool3d", "LPPool1d", "LPPool2d", "LPPool3d",
+           "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d", "AdaptiveAvgPool1d", "AdaptiveAvgPool2d",
+           "AdaptiveAvgPool3d"]
 
 
 class _MaxPoolNd(Module):
@@ -97,218 +96,214 @@ class AvgPool2d(_AvgPoolNd):
                             self.count_include_pad, self.divisor_override)
 
 
-class AvgPool3d(AvgPool2d):
+class AvgPool3d(_AvgPoolNd):
     """Mean over sliding windows of ``(N, C, D, H, W)``."""
+
+    def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
+                 divisor_override=None):
+        super().__init__()
+        self.kernel_size = kernel_size
+        self.stride = stride if (stride is not None) else kernel_size
+        self.padding = padding
+        self.ceil_mode = ceil_mode
+        self.count_include_pad = count_include_pad
+        self.divisor_override = divisor_override
 
     def forward(self, input):
         return F.avg_pool3d(input, self.kernel_size, self.stride, self.padding, self.ceil_mode,
                             self.count_include_pad, self.divisor_override)
 
 
-class _AdaptivePool(Module):
+class _MaxUnpoolNd(Module):
+    """The partial inverse of max pooling: each value goes back to the position its index names, zeros elsewhere."""
+
+    _tuple = staticmethod(_single)
+    _fn = ""
+
+    def __init__(self, kernel_size, stride=None, padding=0):
+        super().__init__()
+        self.kernel_size = self._tuple(kernel_size)
+        self.stride = self._tuple(stride if (stride is not None) else kernel_size)
+        self.padding = self._tuple(padding)
+
+    def forward(self, input, indices, output_size=None):
+        return getattr(F, self._fn)(input, indices, self.kernel_size, self.stride, self.padding, output_size)
+
+    def extra_repr(self):
+        return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
+
+
+class MaxUnpool1d(_MaxUnpoolNd):
+    """Undo ``MaxPool1d(return_indices=True)`` on ``(N, C, L)``."""
+
+    _fn = "max_unpool1d"
+
+
+class MaxUnpool2d(_MaxUnpoolNd):
+    """Undo ``MaxPool2d(return_indices=True)`` on ``(N, C, H, W)``.
+
+    >>> pool, unpool = tapegrad.nn.MaxPool2d(2, return_indices=True), tapegrad.nn.MaxUnpool2d(2)
+    >>> out, idx = pool(tapegrad.arange(16.).reshape(1, 1, 4, 4))
+    >>> unpool(out, idx)[0, 0]
+    tensor([[ 0.,  0.,  0.,  0.],
+            [ 0.,  5.,  0.,  7.],
+            [ 0.,  0.,  0.,  0.],
+            [ 0., 13.,  0., 15.]])
+    """
+
+    _tuple = staticmethod(_pair)
+    _fn = "max_unpool2d"
+
+
+class MaxUnpool3d(_MaxUnpoolNd):
+    """Undo ``MaxPool3d(return_indices=True)`` on ``(N, C, D, H, W)``."""
+
+    _tuple = staticmethod(_triple)
+    _fn = "max_unpool3d"
+
+
+class _FractionalMaxPoolNd(Module):
+    _d = 2
+    _tuple = staticmethod(_pair)
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                 _random_samples=None):
+        super().__init__()
+        name = f"FractionalMaxPool{self._d}d"
+        if self._d == 3 and ((isinstance(kernel_size, int) and kernel_size <= 0) or (
+                isinstance(kernel_size, (tuple, list)) and not all(k > 0 for k in kernel_size))):
+            raise ValueError(f"kernel_size must be greater than 0, but got {kernel_size}")
+        self.kernel_size = self._tuple(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = self._tuple(output_size) if output_size is not None else None
+        self.output_ratio = self._tuple(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{name} requires specifying either an output size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        fn = F.fractional_max_pool2d if self._d == 2 else F.fractional_max_pool3d
+        return fn(input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+                  _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    """Max over pseudo-random, overlapping windows of ``(N, C, H, W)`` that shrink it to ``output_size`` (or by
+    ``output_ratio``): Graham's fractional max pooling. ``_random_samples`` (``(N, C, 2)`` in [0, 1)) fixes the
+    windows; otherwise they are drawn from the global generator at each call."""
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
+    """Fractional max pooling of ``(N, C, D, H, W)`` (``_random_samples`` of shape ``(N, C, 3)``)."""
+
+    _d = 3
+    _tuple = staticmethod(_triple)
+
+
+class _LPPoolNd(Module):
+    _fn = ""
+
+    def __init__(self, norm_type, kernel_size, stride=None, ceil_mode=False):
+        super().__init__()
+        self.norm_type = norm_type
+        self.kernel_size = kernel_size
+        self.stride = stride
+        self.ceil_mode = ceil_mode
+
+    def forward(self, input):
+        return getattr(F, self._fn)(input, float(self.norm_type), self.kernel_size, self.stride, self.ceil_mode)
+
+    def extra_repr(self):
+        return "norm_type={norm_type}, kernel_size={kernel_size}, stride={stride}, ceil_mode={ceil_mode}".format(
+            **self.__dict__)
+
+
+class LPPool1d(_LPPoolNd):
+    """Power-average pooling of ``(N, C, L)``: ``(sum over the window of x ** p) ** (1 / p)``."""
+
+    _fn = "lp_pool1d"
+
+
+class LPPool2d(_LPPoolNd):
+    """Power-average pooling of ``(N, C, H, W)``; ``norm_type=1`` is sum pooling, large p nears max pooling."""
+
+    _fn = "lp_pool2d"
+
+
+class LPPool3d(_LPPoolNd):
+    """Power-average pooling of ``(N, C, D, H, W)``."""
+
+    _fn = "lp_pool3d"
+
+
+class _AdaptiveMaxPoolNd(Module):
+    _fn = ""
+
     def __init__(self, output_size, return_indices=False):
         super().__init__()
         self.output_size = output_size
         self.return_indices = return_indices
 
+    def forward(self, input):
+        return getattr(F, self._fn)(input, self.output_size, self.return_indices)
+
     def extra_repr(self):
         return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool1d(_AdaptivePool):
-    """Average-pool ``(N, C, L)`` to ``output_size``."""
+class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
+    """Max-pool ``(N, C, L)`` to ``output_size``."""
+
+    _fn = "adaptive_max_pool1d"
+
+
+class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
+    """Max-pool ``(N, C, H, W)`` to ``output_size`` (``None`` keeps a size)."""
+
+    _fn = "adaptive_max_pool2d"
+
+
+class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
+    """Max-pool ``(N, C, D, H, W)`` to ``output_size``."""
+
+    _fn = "adaptive_max_pool3d"
+
+
+class _AdaptiveAvgPoolNd(Module):
+    _fn = ""
 
     def __init__(self, output_size):
-        super().__init__(output_size)
-        del self.return_indices
+        super().__init__()
+        self.output_size = output_size
 
     def forward(self, input):
-        return F.adaptive_avg_pool1d(input, self.output_size)
+        return getattr(F, self._fn)(input, self.output_size)
+
+    def extra_repr(self):
+        return f"output_size={self.output_size}"
 
 
-class AdaptiveAvgPool2d(AdaptiveAvgPool1d):
+class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
+    """Average-pool ``(N, C, L)`` to ``output_size``."""
+
+    _fn = "adaptive_avg_pool1d"
+
+
+class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     """Average-pool ``(N, C, H, W)`` to ``output_size`` (``None`` keeps a size).
 
     >>> tapegrad.nn.AdaptiveAvgPool2d(1)(tapegrad.ones(1, 2, 5, 5)).shape
     tapegrad.Size([1, 2, 1, 1])
     """
 
-    def forward(self, input):
-        return F.adaptive_avg_pool2d(input, self.output_size)
+    _fn = "adaptive_avg_pool2d"
 
 
-class AdaptiveMaxPool1d(_AdaptivePool):
-    """Max-pool ``(N, C, L)`` to ``output_size``."""
+class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    """Average-pool ``(N, C, D, H, W)`` to ``output_size``."""
 
-    def forward(self, input):
-        return F.adaptive_max_pool1d(input, self.output_size, self.return_indices)
-
-
-class AdaptiveMaxPool2d(_AdaptivePool):
-    """Max-pool ``(N, C, H, W)`` to ``output_size``."""
-
-    def forward(self, input):
-        return F.adaptive_max_pool2d(input, self.output_size, self.return_indices)
-
-
-class Upsample(Module):
-    """Resample to ``size`` or by ``scale_factor`` (modes: nearest, linear, bilinear, bicubic, trilinear)."""
-
-    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
-                 recompute_scale_factor=None):
-        super().__init__()
-        self.name = type(self).__name__
-        self.size = size
-        if isinstance(scale_factor, tuple):
-            self.scale_factor = tuple(float(factor) for factor in scale_factor)
-        else:
-            self.scale_factor = float(scale_factor) if scale_factor else None
-        self.mode = mode
-        self.align_corners = align_corners
-        self.recompute_scale_factor = recompute_scale_factor
-
-    def forward(self, input):
-        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
-                             recompute_scale_factor=self.recompute_scale_factor)
-
-    def extra_repr(self):
-        if self.scale_factor is not None:
-            info = "scale_factor=" + repr(self.scale_factor)
-        else:
-            info = "size=" + repr(self.size)
-        return info + ", mode=" + repr(self.mode)
-
-
-class UpsamplingNearest2d(Upsample):
-    """``Upsample(mode="nearest")``."""
-
-    def __init__(self, size=None, scale_factor=None):
-        super().__init__(size, scale_factor, mode="nearest")
-
-
-class UpsamplingBilinear2d(Upsample):
-    """``Upsample(mode="bilinear", align_corners=True)``."""
-
-    def __init__(self, size=None, scale_factor=None):
-        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)
-
-
-class _ConstantPadNd(Module):
-    _tuple = staticmethod(_quadruple)
-
-    def __init__(self, padding, value: float):
-        super().__init__()
-        self.padding = self._tuple(padding)
-        self.value = value
-
-    def forward(self, input):
-        return F.pad(input, self.padding, "constant", self.value)
-
-    def extra_repr(self):
-        return f"padding={self.padding}, value={self.value}"
-
-
-class ConstantPad1d(_ConstantPadNd):
-    """Pad the last dim with ``value``: ``padding`` = ``(left, right)`` or an int."""
-
-    _tuple = staticmethod(_pair)
-
-
-class ConstantPad2d(_ConstantPadNd):
-    """Pad the last two dims with ``value``: ``(left, right, top, bottom)`` or an int."""
-
-
-class ZeroPad1d(ConstantPad1d):
-    """Pad the last dim with zeros."""
-
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ZeroPad2d(ConstantPad2d):
-    """Pad the last two dims with zeros: ``(left, right, top, bottom)`` or an int.
-
-    >>> tapegrad.nn.ZeroPad2d(1)
-    ZeroPad2d((1, 1, 1, 1))
-    """
-
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
-
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class _ModePad(Module):
-    _tuple = staticmethod(_quadruple)
-    _mode = "reflect"
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = self._tuple(padding)
-
-    def forward(self, input):
-        return F.pad(input, self.padding, self._mode)
-
-    def extra_repr(self):
-        return f"{self.padding}"
-
-
-class ReflectionPad1d(_ModePad):
-    """Pad the last dim by reflection."""
-
-    _tuple = staticmethod(_pair)
-
-
-class ReflectionPad2d(_ModePad):
-    """Pad the last two dims by reflection (without repeating the edge)."""
-
-
-class ReplicationPad1d(_ModePad):
-    """Pad the last dim by repeating the edge."""
-
-    _tuple = staticmethod(_pair)
-    _mode = "replicate"
-
-
-class ReplicationPad2d(_ModePad):
-    """Pad the last two dims by repeating the edges."""
-
-    _mode = "replicate"
-
-
-class CircularPad2d(_ModePad):
-    """Pad the last two dims circularly."""
-
-    _mode = "circular"
-
-
-class PixelShuffle(Module):
-    """``(N, C*r*r, H, W) -> (N, C, H*r, W*r)``."""
-
-    def __init__(self, upscale_factor: int):
-        super().__init__()
-        self.upscale_factor = upscale_factor
-
-    def forward(self, input):
-        return F.pixel_shuffle(input, self.upscale_factor)
-
-    def extra_repr(self):
-        return f"upscale_factor={self.upscale_factor}"
-
-
-class PixelUnshuffle(Module):
-    """``(N, C, H*r, W*r) -> (N, C*r*r, H, W)``."""
-
-    def __init__(self, downscale_factor: int):
-        super().__init__()
-        self.downscale_factor = downscale_factor
-
-    def forward(self, input):
-        return F.pixel_unshuffle(input, self.downscale_factor)
-
-    def extra_repr(self):
-        return f"downscale_factor={self.downscale_factor}"
+    _fn = "adaptive_avg_pool3d"

@@ -19,23 +19,27 @@ How they are computed (all vectorised NumPy, float32 stays float32):
   likewise; constant padding's backward is constant padding with the negated widths (as in torch).
 
 The sub-family modules: ``_common`` (argument helpers, the plane gather / scatter, the per-axis taps),
-``pooling`` (max / average / adaptive pooling, max unpooling), ``resampling`` (padding, interpolation, pixel
-shuffle) and ``convolution`` (convolutions, unfold / fold).
+``pooling`` (max / average / adaptive / LP / fractional pooling, max unpooling), ``resampling`` (padding,
+interpolation, pixel shuffle), ``convolution`` (convolutions, unfold / fold) and ``grid`` (affine_grid,
+grid_sample).
 """
 
 from ._common import *  # noqa: F403
 from .pooling import *  # noqa: F403
 from .resampling import *  # noqa: F403
 from .convolution import *  # noqa: F403
+from .grid import *  # noqa: F403
 
 __all__ = [
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+    "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
     "max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices", "max_pool2d_with_indices",
     "max_pool3d_with_indices", "avg_pool1d", "avg_pool2d", "avg_pool3d",
     "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
     "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
     "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
-    "max_unpool1d", "max_unpool2d", "max_unpool3d", "unfold", "fold", "interpolate", "upsample",
-    "upsample_nearest", "upsample_bilinear", "pad", "pixel_shuffle", "pixel_unshuffle",
+    "max_unpool1d", "max_unpool2d", "max_unpool3d", "lp_pool1d", "lp_pool2d", "lp_pool3d", "fractional_max_pool2d",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d", "fractional_max_pool3d_with_indices", "unfold",
+    "fold", "interpolate", "upsample",
+    "upsample_nearest", "upsample_bilinear", "pad", "pixel_shuffle", "pixel_unshuffle", "affine_grid", "grid_sample",
 ]
 

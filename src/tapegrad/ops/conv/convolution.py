@@ -323,6 +323,26 @@ def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
 
+
+def conv_tbc(input, weight, bias, pad=0):
+    """A 1-d convolution in time-batch-channel layout: ``input`` ``(T, N, C_in)``, ``weight`` ``(K, C_in, C_out)``,
+    ``bias`` ``(C_out,)``, ``pad`` zeros at both ends of time; the result is ``(T_out, N, C_out)``.
+
+    >>> F.conv_tbc(tapegrad.ones(4, 1, 1), tapegrad.ones(2, 1, 1), tapegrad.zeros(1)).flatten().tolist()
+    [2.0, 2.0, 2.0]
+    """
+    if input.ndim != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.ndim != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, out_channels.")
+    if bias.ndim != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if input.shape[2] != weight.shape[1]:
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    if weight.shape[2] != bias.shape[0]:
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    return conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad).permute(2, 0, 1)
+
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2-d convolution over ``(N, C, H, W)`` or ``(C, H, W)`` input; ``padding`` may be an int, a tuple,
     ``"same"`` or ``"valid"``.

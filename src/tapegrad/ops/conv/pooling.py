@@ -1,6 +1,6 @@
 # ruff: noqa: A001, A002 - torch's argument name (input)
 """Pooling: max pooling (with indices), average pooling, adaptive average and max pooling, max
-unpooling, in 1, 2 and 3 dimensions.
+unpooling, power-average (LP) pooling and fractional max pooling, in 1, 2 and 3 dimensions.
 """
 
 from __future__ import annotations
@@ -592,3 +592,184 @@ def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_siz
     tapegrad.Size([1, 1, 2, 2, 2])
     """
     return _max_unpool("max_unpool3d", 3, input, indices, kernel_size, stride, padding, output_size)
+
+
+# --- power-average (LP) pooling -------------------------------------------------------------------------------------
+def _lp_pool(op, d, input, norm_type, kernel_size, stride, ceil_mode):
+    kernel = _ntuple(kernel_size, d, "kernel_size", op)
+    if norm_type in (math.inf, -math.inf):      # the max (or min) of |x| over each window
+        pool = {1: max_pool1d, 2: max_pool2d, 3: max_pool3d}[d]
+        if norm_type > 0:
+            return pool(input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+        return -pool(-input.abs(), kernel_size, stride, 0, 1, ceil_mode)
+    avg = {1: avg_pool1d, 2: avg_pool2d, 3: avg_pool3d}[d]
+    out = avg(input.pow(norm_type), kernel_size, stride, 0, ceil_mode)
+    return (out.sign() * out.abs().relu()).mul(math.prod(kernel)).pow(1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling of ``(N, C, L)``: ``(sum over each window of x ** p) ** (1 / p)`` (``p = inf`` is max
+    pooling of ``|x|``); a window whose sum is zero gets a zero gradient.
+
+    >>> F.lp_pool1d(tapegrad.tensor([[[3., 4., 1., 1.]]]), 2, 2)
+    tensor([[[5.0000, 1.4142]]])
+    """
+    return _lp_pool("lp_pool1d", 1, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling of ``(N, C, H, W)`` (see ``lp_pool1d``).
+
+    >>> F.lp_pool2d(tapegrad.ones(1, 1, 2, 2), 1, 2)
+    tensor([[[[4.]]]])
+    """
+    return _lp_pool("lp_pool2d", 2, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """Power-average pooling of ``(N, C, D, H, W)`` (see ``lp_pool1d``).
+
+    >>> F.lp_pool3d(tapegrad.ones(1, 1, 2, 2, 2), 2, 2)
+    tensor([[[[[2.8284]]]]])
+    """
+    return _lp_pool("lp_pool3d", 3, input, norm_type, kernel_size, stride, ceil_mode)
+
+
+# --- fractional max pooling ---------------------------------------------------------------------------------------
+def _fractional_starts(u, size, out, k):
+    """Window starts along one axis for each plane's sample ``u`` (``(P,)``, in the input's dtype): Graham's
+    pseudo-random sequence, ``floor((i + u) * alpha) - floor(u * alpha)`` with ``alpha = (size - k) / (out - 1)``,
+    the last window ending at the last element."""
+    starts = np.empty((u.shape[0], out), np.int64)
+    if out > 1:
+        alpha = u.dtype.type(size - k) / u.dtype.type(out - 1)
+        i = np.arange(out - 1, dtype=u.dtype)
+        starts[:, :-1] = ((i[None, :] + u[:, None]) * alpha).astype(np.int64) - (u * alpha).astype(np.int64)[:, None]
+    if out > 0:
+        starts[:, -1] = size - k
+    return starts
+
+
+def _fractional_cls(d):
+    class FractionalMaxPool(Primitive):
+        node_name = f"FractionalMaxPool{d}DBackward0"
+
+        @staticmethod
+        def forward(ctx, x, kernel, out_sizes, samples):
+            S = x.shape[x.ndim - d:]
+            lead = x.shape[:x.ndim - d]
+            P = math.prod(lead)
+            u = samples.reshape(P, d)
+            # torch's sample order: (W, H) in 2-d, (T, H, W) in 3-d
+            axis_of = [1, 0] if d == 2 else [0, 1, 2]
+            flat = np.zeros((P,) + (1,) * (2 * d), np.int64)
+            for i in range(d):
+                starts = _fractional_starts(u[:, axis_of[i]], S[i], out_sizes[i], kernel[i])
+                shape = [P] + [1] * (2 * d)
+                shape[1 + i] = out_sizes[i]
+                koff = np.arange(kernel[i]).reshape([1] * (1 + d + i) + [kernel[i]] + [1] * (d - i - 1))
+                flat = flat * S[i] + (starts.reshape(shape) + koff)
+            K = math.prod(kernel)
+            win = np.take_along_axis(x.reshape(P, -1), flat.reshape(P, -1), axis=1)
+            win = win.reshape((P,) + tuple(out_sizes) + (K,))
+            pick = np.argmax(win, axis=-1)
+            nan = np.isnan(win)
+            if nan.any():                   # torch keeps the last NaN of a window
+                last = K - 1 - np.argmax(nan[..., ::-1], axis=-1)
+                pick = np.where(nan.any(-1), last, pick)
+            vals = np.take_along_axis(win, pick[..., None], axis=-1)[..., 0]
+            idx = np.take_along_axis(flat.reshape((P,) + tuple(out_sizes) + (K,)), pick[..., None], -1)[..., 0]
+            idx = idx.reshape(lead + tuple(out_sizes))
+            ctx.idx, ctx.in_shape = idx, x.shape
+            ctx.mark_non_differentiable(idx)
+            return np.ascontiguousarray(vals.reshape(lead + tuple(out_sizes))), idx
+
+        @staticmethod
+        def backward(ctx, g, _gi=None):
+            return _ScatterPlanes.apply(g, ctx.idx, ctx.in_shape, False, d), None, None, None
+
+    FractionalMaxPool.__name__ = FractionalMaxPool.__qualname__ = f"FractionalMaxPool{d}d"
+    return FractionalMaxPool
+
+
+_FractionalMax = {d: _fractional_cls(d) for d in (2, 3)}
+
+
+def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _random_samples):
+    if output_size is None and output_ratio is None:
+        raise ValueError(f"{op} requires specifying either an output_size or an output_ratio")
+    nd = input.ndim
+    if nd not in (d + 1, d + 2) or any(s == 0 for s in input.shape[1:]):
+        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor with non-zero sizes, but got "
+                           f"{shape_str(input.shape)}")
+    kernel = _ntuple(kernel_size, d, "kernel_size", op)
+    S = input.shape[nd - d:]
+    if output_size is None:
+        ratio = (output_ratio,) * d if isinstance(output_ratio, (int, float)) else tuple(output_ratio)
+        out = tuple(int(S[i] * ratio[i]) for i in range(d))
+    else:
+        out = _ntuple(output_size, d, "output_size", op)
+    names = ("height", "width") if d == 2 else ("time", "height", "width")
+    where = op if d == 2 else f"{op}_out"
+    for i in range(d):
+        if out[i] + kernel[i] - 1 > S[i]:
+            raise op_error(where, f"pool {names[i]} {kernel[i]} too large relative to input {names[i]} {S[i]}")
+    n_batch = 1 if nd == d + 1 else input.shape[0]
+    C = input.shape[nd - d - 1]
+    if _random_samples is None:
+        from ...creation import rand
+        samples = rand(n_batch, C, d, dtype=input.dtype)._array
+    else:
+        samples = _random_samples._array
+        if samples.ndim != 3:
+            raise op_error(op, f"Expect _random samples to be 3D tensor, got: {samples.ndim}D")
+        if samples.shape[2] != d:
+            raise op_error(op, f"Expect _random_samples.size(2) equals to {d}; got {samples.shape[2]}.")
+        if samples.shape[0] != n_batch or samples.shape[1] != C:
+            raise op_error(op, f"Expect _random_samples of shape ({n_batch}, {C}, {d}); got "
+                               f"{shape_str(samples.shape)}.")
+        if samples.dtype != input._array.dtype:
+            raise op_error(op, "Expect _random_samples to have the same dtype as input")
+    return _FractionalMax[d].apply(input, kernel, out, samples)
+
+
+def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of ``(N, C, H, W)``: max over pseudo-random overlapping ``kernel_size`` windows
+    placed so that the output has ``output_size`` (or ``output_ratio`` of the input's size). ``_random_samples``
+    (``(N, C, 2)`` in [0, 1), the input's dtype) fixes the windows; otherwise they are drawn at random.
+
+    >>> x = tapegrad.arange(16.).reshape(1, 1, 4, 4)
+    >>> F.fractional_max_pool2d(x, 2, output_size=2, _random_samples=tapegrad.tensor([[[0.5, 0.5]]]))
+    tensor([[[[ 5.,  7.],
+              [13., 15.]]]])
+    """
+    out, idx = _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio,
+                                    _random_samples)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """``fractional_max_pool2d`` returning ``(values, indices)``."""
+    return _fractional_max_pool("fractional_max_pool2d", 2, input, kernel_size, output_size, output_ratio,
+                                _random_samples)
+
+
+def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
+                          _random_samples=None):
+    """Fractional max pooling of ``(N, C, D, H, W)`` (``_random_samples`` of shape ``(N, C, 3)``).
+
+    >>> F.fractional_max_pool3d(tapegrad.ones(1, 1, 4, 4, 4), 2, output_size=3).shape
+    tapegrad.Size([1, 1, 3, 3, 3])
+    """
+    out, idx = _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio,
+                                    _random_samples)
+    return (out, idx) if return_indices else out
+
+
+def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None, output_ratio=None,
+                                       return_indices=False, _random_samples=None):
+    """``fractional_max_pool3d`` returning ``(values, indices)``."""
+    return _fractional_max_pool("fractional_max_pool3d", 3, input, kernel_size, output_size, output_ratio,
+                                _random_samples)

@@ -16,9 +16,9 @@ The sub-family modules:
 - ``losses``: classification and regression losses;
 - ``margin``: margin and embedding losses;
 - ``dropouts``: dropout and its variants;
-- ``normalization``: layer / batch / group / instance / rms / local response norm;
+- ``normalization``: layer / batch / group / instance / rms / local response norm, weight norm;
 - ``embeddings``: embedding, embedding_bag;
-- ``attention``: distances, similarity, scaled_dot_product_attention;
+- ``attention``: distances, similarity, scaled_dot_product_attention, multi_head_attention_forward;
 - ``misc``: channel_shuffle, and the ``torch.xxx`` signatures of a few of these (imported last: they replace the
   nn.functional versions of the same names in this namespace, as ``torch.batch_norm`` differs from
   ``torch.nn.functional.batch_norm``).
@@ -30,6 +30,7 @@ from .losses import *  # noqa: F403
 from .margin import *  # noqa: F403
 from .dropouts import *  # noqa: F403
 from .normalization import *  # noqa: F403
+from .normalization import _weight_norm  # noqa: F401  (torch._weight_norm: private in name only)
 from .embeddings import *  # noqa: F403
 from .attention import *  # noqa: F403
 from .misc import *  # noqa: F403
@@ -39,7 +40,8 @@ __all__ = ["softmax", "log_softmax", "dropout", "dropout_", "alpha_dropout", "al
            "group_norm", "instance_norm", "rms_norm", "embedding", "bilinear", "cosine_similarity",
            "pairwise_distance", "pdist", "native_layer_norm", "native_batch_norm", "kl_div",
            "binary_cross_entropy_with_logits", "poisson_nll_loss", "margin_ranking_loss", "hinge_embedding_loss",
-           "triplet_margin_loss", "cosine_embedding_loss", "channel_shuffle"]
+           "triplet_margin_loss", "cosine_embedding_loss", "channel_shuffle", "ctc_loss", "norm_except_dim",
+           "native_channel_shuffle", "_weight_norm"]
 
 # the names of torch.nn.functional implemented here (nn/functional.py re-exports them)
 FUNCTIONAL = [
@@ -52,5 +54,6 @@ FUNCTIONAL = [
     "local_response_norm", "embedding", "embedding_bag", "normalize", "cosine_similarity", "pairwise_distance",
     "pdist", "scaled_dot_product_attention", "gumbel_softmax", "linear_cross_entropy",
     "triplet_margin_with_distance_loss", "multilabel_margin_loss", "channel_shuffle",
+    "multi_head_attention_forward", "ctc_loss", "native_channel_shuffle",
 ]
 

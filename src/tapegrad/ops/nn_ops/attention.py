@@ -1,19 +1,21 @@
 # ruff: noqa: A001, A002 - torch's argument name is `input`
-"""Distances and similarity (normalize, cosine_similarity, pdist) and
-scaled_dot_product_attention.
+"""Distances and similarity (normalize, cosine_similarity, pdist), scaled_dot_product_attention and
+multi_head_attention_forward.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, broadcast_or_error, normalize_dim, shape_str
 from ..elementwise.unary import _sign
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
-from .linear import Softmax
+from .linear import Softmax, linear, softmax
 from .dropouts import dropout
 
 
@@ -26,6 +28,9 @@ def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
     """
     d = normalize_dim(dim, input._array.ndim)
     denom = _ClampMin.apply(_norm(input, p, (d,) if input._array.ndim else (), True), eps).expand(input.shape)
+    if out is not None:                     # (torch.div(input, denom, out=out): written into out)
+        from ..reduce._common import _write_out
+        return _write_out("div", input / denom, out)
     return input / denom
 
 
@@ -209,3 +214,135 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return attn.matmul(value)
+
+
+# --- multi-head attention (nn.MultiheadAttention's computation) ----------------------------------------------
+def _canonical_mask(mask, mask_name, other_type, other_name, target_type, check_other=True):
+    """A bool mask becomes a float mask (``-inf`` where True); a float mask is kept."""
+    if mask is None:
+        return None
+    is_float = mask.is_floating_point()
+    if mask.dtype is not _dtype.bool and not is_float:
+        raise AssertionError(f"only bool and floating types of {mask_name} are supported")
+    if check_other and other_type is not None and mask.dtype is not other_type:
+        warnings.warn(f"Support for mismatched {mask_name} and {other_name} is deprecated. Use same type for both "
+                      "instead.", stacklevel=3)
+    if not is_float:
+        arr = np.where(mask._array, -np.inf, 0.0).astype(target_type.np)
+        return Tensor._make(arr)
+    return mask
+
+
+def _none_or_dtype(x):
+    return None if x is None else x.dtype
+
+
+def _generate_square_subsequent_mask(sz, device=None, dtype=None):
+    """A float ``(sz, sz)`` mask with ``-inf`` above the diagonal."""
+    d = (_dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()).np
+    return Tensor._make(np.triu(np.full((sz, sz), -np.inf, d), 1))
+
+
+def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+                                 bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+                                 training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+                                 use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+                                 v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+                                 is_causal=False):
+    """torch's ``F.multi_head_attention_forward`` (sequence-first layout ``(L, N, E)`` or unbatched ``(L, E)``):
+    what ``nn.MultiheadAttention`` computes, written with tapegrad ops (differentiable to any order)."""
+    from ...creation import zeros
+    from ..conv import pad
+    from ..shape import cat
+    is_batched = query.dim() == 3
+    if not is_batched:
+        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
+        if key_padding_mask is not None:
+            key_padding_mask = key_padding_mask.unsqueeze(0)
+    tgt_len, bsz, embed_dim = query.shape
+    src_len = key.shape[0]
+    key_padding_mask = _canonical_mask(key_padding_mask, "key_padding_mask", _none_or_dtype(attn_mask), "attn_mask",
+                                       query.dtype)
+    if is_causal and attn_mask is None:
+        raise RuntimeError("Need attn_mask if specifying the is_causal hint. You may use the Transformer module "
+                           "method `generate_square_subsequent_mask` to create this mask.")
+    if is_causal and key_padding_mask is None and not need_weights:
+        attn_mask = _generate_square_subsequent_mask(tgt_len, dtype=query.dtype)
+    else:
+        attn_mask = _canonical_mask(attn_mask, "attn_mask", None, "", query.dtype, check_other=False)
+    if embed_dim != embed_dim_to_check:
+        raise AssertionError(f"was expecting embedding dimension of {embed_dim_to_check}, but got {embed_dim}")
+    head_dim = embed_dim // num_heads
+    if head_dim * num_heads != embed_dim:
+        raise AssertionError(f"embed_dim {embed_dim} not divisible by num_heads {num_heads}")
+    E = embed_dim
+    if not use_separate_proj_weight:
+        w_q, w_k, w_v = in_proj_weight[0:E], in_proj_weight[E:2 * E], in_proj_weight[2 * E:]
+    else:
+        w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    if in_proj_bias is not None:
+        b_q, b_k, b_v = in_proj_bias[0:E], in_proj_bias[E:2 * E], in_proj_bias[2 * E:]
+    else:
+        b_q = b_k = b_v = None
+    q = linear(query, w_q, b_q)
+    k = linear(key, w_k, b_k)
+    v = linear(value, w_v, b_v)
+    if attn_mask is not None:
+        if attn_mask.dim() == 2:
+            if tuple(attn_mask.shape) != (tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 2D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(tgt_len, src_len)}.")
+            attn_mask = attn_mask.unsqueeze(0)
+        elif attn_mask.dim() == 3:
+            if tuple(attn_mask.shape) != (bsz * num_heads, tgt_len, src_len):
+                raise RuntimeError(f"The shape of the 3D attn_mask is {attn_mask.shape}, but should be "
+                                   f"{(bsz * num_heads, tgt_len, src_len)}.")
+        else:
+            raise RuntimeError(f"attn_mask's dimension {attn_mask.dim()} is not supported")
+    if bias_k is not None and bias_v is not None:
+        k = cat([k, bias_k.expand(1, bsz, E)], 0)
+        v = cat([v, bias_v.expand(1, bsz, E)], 0)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    q = q.reshape(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+    k = k.reshape(k.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    v = v.reshape(v.shape[0], bsz * num_heads, head_dim).transpose(0, 1)
+    if add_zero_attn:
+        zeros = zeros((bsz * num_heads, 1, head_dim), dtype=k.dtype)
+        k = cat([k, zeros], 1)
+        v = cat([v, zeros], 1)
+        if attn_mask is not None:
+            attn_mask = pad(attn_mask, (0, 1))
+        if key_padding_mask is not None:
+            key_padding_mask = pad(key_padding_mask, (0, 1))
+    src_len = k.shape[1]
+    if key_padding_mask is not None:
+        if tuple(key_padding_mask.shape) != (bsz, src_len):
+            raise AssertionError(f"expecting key_padding_mask shape of {(bsz, src_len)}, but got "
+                                 f"{key_padding_mask.shape}")
+        kpm = key_padding_mask.reshape(bsz, 1, 1, src_len).expand(bsz, num_heads, 1, src_len)
+        kpm = kpm.reshape(bsz * num_heads, 1, src_len)
+        attn_mask = kpm if attn_mask is None else attn_mask + kpm
+    if not training:
+        dropout_p = 0.0
+    scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
+    if attn_mask is not None:
+        scores = scores + attn_mask
+    weights = softmax(scores, dim=-1)
+    if dropout_p > 0.0:
+        weights = dropout(weights, p=dropout_p)
+    out = weights.matmul(v)
+    out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    if not is_batched:
+        out = out.squeeze(1)
+    if not need_weights:
+        return out, None
+    weights = weights.reshape(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+        weights = weights.mean(dim=1)
+    if not is_batched:
+        weights = weights.squeeze(0)
+    return out, weights

@@ -1,6 +1,7 @@
 # ruff: noqa: A001, A002 - torch's argument name is `input`
-"""Classification losses (nll_loss, cross_entropy, linear_cross_entropy) and regression / probabilistic
-losses (mse, l1, smooth_l1, huber, binary cross entropy, kl_div, poisson and gaussian nll).
+"""Classification losses (nll_loss, cross_entropy, linear_cross_entropy), regression / probabilistic
+losses (mse, l1, smooth_l1, huber, binary cross entropy, kl_div, poisson and gaussian nll) and the sequence loss
+ctc_loss.
 """
 
 from __future__ import annotations
@@ -10,9 +11,10 @@ import warnings
 
 import numpy as np
 
+from ...autograd.function import once_differentiable
 from .._util import Primitive, Tensor, broadcast_or_error, shape_str
 from ..elementwise._common import _w
-from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Xlogy, _arr, _c, _check_no_grad_arg,
+from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
                       _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
 from .linear import LogSoftmax, _View, linear
 
@@ -578,3 +580,176 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)
+
+
+# --- connectionist temporal classification ----------------------------------------------------------------------
+def _logaddexp3(a, b, c):
+    """log(e^a + e^b + e^c) elementwise, -inf where all three are -inf."""
+    m = np.maximum(np.maximum(a, b), c)
+    safe = np.where(np.isneginf(m), 0, m)
+    return np.where(np.isneginf(m), -np.inf, safe + np.log(np.exp(a - safe) + np.exp(b - safe) + np.exp(c - safe)))
+
+
+class CtcLoss(Primitive):
+    """The negative log-likelihood of each target under CTC, by the forward (alpha) recursion over the target with
+    blanks interleaved (``l' = blank, l1, blank, l2, ..., blank``); the backward runs the beta recursion. Inputs:
+    log_probs ``(T, N, C)``, targets padded to ``(N, S)``, lengths as int arrays."""
+
+    @staticmethod
+    def forward(ctx, lp, targets, in_len, tgt_len, blank, zero_infinity):
+        T, N, C = lp.shape
+        S = int(tgt_len.max()) if N else 0
+        L = 2 * S + 1
+        ext = np.full((N, L), blank, np.int64)               # l' per sample (blank past its end)
+        ext[:, 1::2] = targets[:, :S]
+        s_idx = np.arange(L)
+        valid = s_idx[None, :] < (2 * tgt_len[:, None] + 1)
+        # s may also come from s - 2 when l'_s is a label that differs from l'_{s-2}
+        skip = np.zeros((N, L), bool)
+        skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+        rows = np.arange(N)[:, None]
+        neg = np.asarray(-np.inf, lp.dtype)
+        emit = lp[:, rows, ext]                               # (T, N, L): log y_t(l'_s)
+        alpha = np.full((T, N, L), -np.inf, lp.dtype)
+        if T:
+            alpha[0, :, :2] = emit[0, :, :2]
+            alpha[0] = np.where(valid, alpha[0], neg)
+        for t in range(1, T):
+            prev = alpha[t - 1]
+            a1 = np.concatenate([np.full((N, 1), neg), prev[:, :-1]], 1)
+            a2 = np.where(skip, np.concatenate([np.full((N, 2), neg), prev[:, :-2]], 1), neg)
+            alpha[t] = np.where(valid, emit[t] + _logaddexp3(prev, a1, a2), neg)
+        last = np.maximum(in_len - 1, 0)
+        end = alpha[last, np.arange(N)]                       # (N, L) at each sample's last frame
+        e1 = end[np.arange(N), 2 * tgt_len]
+        e2 = np.where(tgt_len > 0, end[np.arange(N), np.maximum(2 * tgt_len - 1, 0)], neg)
+        nll = -np.logaddexp(e1, e2)
+        nll = np.where(in_len > 0, nll, np.where(tgt_len == 0, 0.0, np.inf)).astype(lp.dtype)
+        ctx.lp, ctx.alpha, ctx.nll, ctx.emit = lp, alpha, nll, emit
+        ctx.ext, ctx.valid, ctx.skip, ctx.in_len, ctx.tgt_len = ext, valid, skip, in_len, tgt_len
+        ctx.zero_infinity = zero_infinity
+        return nll
+
+    @staticmethod
+    @once_differentiable
+    def backward(ctx, grad):
+        lp, alpha, nll, emit = ctx.lp, ctx.alpha, ctx.nll, ctx.emit
+        ext, valid, skip, in_len, tgt_len = ctx.ext, ctx.valid, ctx.skip, ctx.in_len, ctx.tgt_len
+        T, N, C = lp.shape
+        L = ext.shape[1]
+        neg = np.asarray(-np.inf, lp.dtype)
+        n_idx = np.arange(N)
+        beta = np.full((T, N, L), -np.inf, lp.dtype)
+        # s + 2 feeds s when l'_{s+2} may skip to it
+        skip_from = np.zeros((N, L), bool)
+        skip_from[:, :-2] = skip[:, 2:]
+        for t in range(T - 1, -1, -1):
+            start = in_len - 1 == t
+            init = np.full((N, L), neg)
+            init[n_idx, 2 * tgt_len] = emit[t, n_idx, 2 * tgt_len]
+            two = np.maximum(2 * tgt_len - 1, 0)
+            init[n_idx, two] = np.where(tgt_len > 0, emit[t, n_idx, two], init[n_idx, two])
+            if t < T - 1:
+                nxt = beta[t + 1]
+                b1 = np.concatenate([nxt[:, 1:], np.full((N, 1), neg)], 1)
+                b2 = np.where(skip_from, np.concatenate([nxt[:, 2:], np.full((N, 2), neg)], 1), neg)
+                rec = emit[t] + _logaddexp3(nxt, b1, b2)
+            else:
+                rec = np.full((N, L), neg)
+            beta[t] = np.where(valid, np.where(start[:, None], init, np.where((t < in_len - 1)[:, None], rec, neg)),
+                               neg)
+        # log of sum over s with l'_s = c of alpha * beta, per (t, n, c)
+        ab = alpha + beta
+        lcab = np.full((T, N, C), -np.inf, lp.dtype)
+        for s in range(L):
+            c = ext[:, s]
+            cur = lcab[:, n_idx, c]
+            lcab[:, n_idx, c] = np.logaddexp(cur, np.where(valid[:, s], ab[:, :, s], neg))
+        g = np.asarray(grad._array if isinstance(grad, Tensor) else grad, lp.dtype)
+        res = (np.exp(lp) - np.exp(lcab + nll[None, :, None] - lp)) * g[None, :, None]
+        active = np.arange(T)[:, None] < in_len[None, :]
+        res = np.where(active[:, :, None], res, 0)
+        if ctx.zero_infinity:
+            res = np.where(np.isinf(nll)[None, :, None], 0, res)
+        return Tensor._make(res.astype(lp.dtype, copy=False)), None, None, None, None, None
+
+
+def _lengths(name, v, N):
+    arr = np.asarray(v._array if isinstance(v, Tensor) else v)
+    if arr.dtype.kind not in "iu":
+        arr = arr.astype(np.int64)
+    arr = arr.astype(np.int64).reshape(-1)
+    if arr.shape[0] != N:
+        raise RuntimeError(f"{name} must be of size batch_size")
+    return arr
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean", zero_infinity=False):
+    """The connectionist temporal classification loss: ``-log`` of the total probability of every alignment of
+    each target to its input frames (blanks and repeats collapsed).
+
+    ``log_probs`` ``(T, N, C)`` (or ``(T, C)``), normally ``log_softmax`` outputs; ``targets`` ``(N, S)`` padded or
+    1-D concatenated; ``input_lengths`` and ``target_lengths`` per sample (tensors or sequences). ``"mean"`` divides
+    each loss by its target length, then averages; ``zero_infinity`` turns impossible alignments' infinite losses
+    (and their gradients) into zeros. The gradient is torch's (``exp(log_probs) - posterior``: the gradient through a
+    ``log_softmax`` is then exact).
+
+    >>> lp = tapegrad.zeros(3, 1, 2).log_softmax(2)
+    >>> F.ctc_loss(lp, tapegrad.tensor([[1]]), [3], [1], reduction="sum")
+    tensor(0.2877)
+    """
+    reduction = _reduction(_int_reduction(reduction))
+    batched = log_probs.ndim == 3
+    if not batched:
+        if log_probs.ndim != 2:
+            raise RuntimeError(f"ctc_loss: expected log_probs to be 2-D (T, C) or 3-D (T, N, C), got "
+                               f"{shape_str(log_probs.shape)}")
+        log_probs = log_probs.unsqueeze(1)
+        targets = targets.unsqueeze(0) if isinstance(targets, Tensor) else targets
+        input_lengths = [int(np.asarray(getattr(input_lengths, "_array", input_lengths)))]
+        target_lengths = [int(np.asarray(getattr(target_lengths, "_array", target_lengths)))]
+    lp = log_probs._array
+    if lp.dtype.kind != "f":
+        raise RuntimeError(f"ctc_loss: expected log_probs to be a floating point tensor, got {_legacy_name(lp)}")
+    T, N, C = lp.shape
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    il = _lengths("input_lengths", input_lengths, N)
+    tl = _lengths("target_lengths", target_lengths, N)
+    tg = np.asarray(targets._array if isinstance(targets, Tensor) else targets)
+    if tg.dtype.kind == "f":
+        tg = tg.astype(np.int64)
+    where = "(while checking arguments for ctc_loss_allocate_outputs)"
+    if tg.ndim == 1:
+        if tg.shape[0] < tl.sum():
+            raise RuntimeError(f"Expected tensor to have size at least {int(tl.sum())} at dimension 0, but got size "
+                               f"{tg.shape[0]} for argument #2 'targets' {where}")
+        padded = np.zeros((N, int(tl.max()) if N else 0), np.int64)
+        offsets = np.concatenate([[0], np.cumsum(tl)[:-1]]).astype(np.int64)
+        for n in range(N):
+            padded[n, :tl[n]] = tg[offsets[n]:offsets[n] + tl[n]]
+        tg = padded
+    else:
+        if N and tg.shape[1] < tl.max():
+            raise RuntimeError(f"Expected tensor to have size at least {int(tl.max())} at dimension 1, but got size "
+                               f"{tg.shape[1]} for argument #2 'targets' {where}")
+    for name, arr, hi in (("input_lengths", il, T), ("target_lengths", tl, None)):
+        if arr.size and arr.min() < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value {int(arr.min())} {where}")
+        if hi is not None and arr.size and arr.max() > hi:
+            raise RuntimeError(f"Expected {name} to have value at most {hi}, but got value {int(arr.max())} {where}")
+    used = tg[np.arange(tg.shape[1])[None, :] < tl[:, None]] if tg.size else tg.reshape(-1)
+    if used.size and (used.min() < 0 or used.max() >= C):
+        bad = int(used.max() if used.max() >= C else used.min())
+        raise RuntimeError(f"ctc_loss: target index {bad} is out of bounds for {C} classes")
+    nll = CtcLoss.apply(log_probs, tg.astype(np.int64), il, tl, int(blank), bool(zero_infinity))
+    if zero_infinity:
+        inf = np.isinf(nll._array)
+        nll = _Where.apply(inf, Tensor._make(np.zeros((), nll._array.dtype)), nll)
+    if reduction == "mean":
+        out = (nll / Tensor._make(np.maximum(tl, 1).astype(lp.dtype))).mean()
+    elif reduction == "sum":
+        out = nll.sum()
+    else:
+        out = nll
+    return out if batched or reduction != "none" else out.squeeze(0)

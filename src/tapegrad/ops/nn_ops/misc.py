@@ -114,3 +114,6 @@ for _n in list(FUNCTIONAL_OVERRIDES):
     _f.__name__ = _n
     globals()[_n] = _f
 del _n, _f
+
+
+native_channel_shuffle = channel_shuffle     # (torch's name for the same op, without the autograd-friendly path)

@@ -358,3 +358,33 @@ def local_response_norm(input, size, alpha=1e-4, beta=0.75, k=1.0):
         return input
     div = _ChannelWindowMean.apply(input * input, int(size), size // 2, (size - 1) // 2)
     return input / (div * alpha + k) ** beta
+
+
+# --- weight normalisation ---------------------------------------------------------------------------------------
+def norm_except_dim(v, pow=2, dim=0):
+    """The ``pow``-norm of ``v`` over every dim but ``dim``, shaped to broadcast against ``v`` (``dim=-1``: the
+    norm of the whole tensor, a 0-d tensor — weight normalisation's convention, not the last dim).
+
+    >>> tapegrad.norm_except_dim(tapegrad.tensor([[3., 4.], [0., 1.]]))
+    tensor([[5.],
+            [1.]])
+    """
+    nd = v._array.ndim
+    if dim == -1:
+        return v.norm(pow)
+    if dim == 0:
+        shape = (v.shape[0],) + (1,) * (nd - 1)
+        return v.contiguous().view(v.shape[0], -1).norm(pow, 1).view(shape)
+    if dim == nd - 1:
+        shape = (1,) * (nd - 1) + (v.shape[-1],)
+        return v.contiguous().view(-1, v.shape[-1]).norm(pow, 0).view(shape)
+    return norm_except_dim(v.transpose(0, dim), pow, 0).transpose(0, dim)
+
+
+def _weight_norm(v, g, dim=0):
+    """``v * (g / ||v||)``, the norm over every dim but ``dim`` (``-1``: the whole tensor): weight normalisation.
+
+    >>> tapegrad._weight_norm(tapegrad.tensor([[3., 4.]]), tapegrad.tensor([[10.]]))
+    tensor([[6., 8.]])
+    """
+    return v * (g / norm_except_dim(v, 2, dim))

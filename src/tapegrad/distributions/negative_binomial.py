@@ -1,0 +1,94 @@
+"""The negative binomial distribution: failures before ``total_count`` successes in Bernoulli trials
+(a Poisson with a gamma-distributed rate)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import tapegrad
+from tapegrad import _random
+from tapegrad.tensor import Size, Tensor
+
+from . import constraints
+from .distribution import Distribution
+from .gamma import Gamma
+from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
+
+__all__ = ["NegativeBinomial"]
+
+
+class NegativeBinomial(Distribution):
+    """NegativeBinomial(total_count, probs or logits): P(k) = C(k + r - 1, k) p^k (1 - p)^r."""
+
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
+    support = constraints.nonnegative_integer
+
+    def __init__(self, total_count, probs=None, logits=None, validate_args=None):
+        if (probs is None) == (logits is None):
+            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
+        if probs is not None:
+            self.total_count, self.probs = broadcast_all(total_count, probs)
+            self.total_count = self.total_count.type_as(self.probs)
+        else:
+            self.total_count, self.logits = broadcast_all(total_count, logits)
+            self.total_count = self.total_count.type_as(self.logits)
+        self._param = self.probs if probs is not None else self.logits
+        super().__init__(self._param.size(), validate_args=validate_args)
+
+    def expand(self, batch_shape, _instance=None):
+        new = self._get_checked_instance(NegativeBinomial, _instance)
+        batch_shape = Size(batch_shape)
+        new.total_count = self.total_count.expand(batch_shape)
+        if "probs" in self.__dict__:
+            new.probs = self.probs.expand(batch_shape)
+            new._param = new.probs
+        if "logits" in self.__dict__:
+            new.logits = self.logits.expand(batch_shape)
+            new._param = new.logits
+        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    @property
+    def mean(self):
+        return self.total_count * tapegrad.exp(self.logits)
+
+    @property
+    def mode(self):
+        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+
+    @property
+    def variance(self):
+        return self.mean / tapegrad.sigmoid(-self.logits)
+
+    @lazy_property
+    def logits(self):
+        return probs_to_logits(self.probs, is_binary=True)
+
+    @lazy_property
+    def probs(self):
+        return logits_to_probs(self.logits, is_binary=True)
+
+    @property
+    def param_shape(self):
+        return self._param.size()
+
+    @lazy_property
+    def _gamma(self):
+        return Gamma(concentration=self.total_count, rate=tapegrad.exp(-self.logits), validate_args=False)
+
+    def sample(self, sample_shape=Size()):
+        with tapegrad.no_grad():
+            rate = self._gamma.sample(sample_shape)
+            return Tensor._make(np.asarray(_random._gen(None).poisson(rate._array), rate.dtype.np))
+
+    def log_prob(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        F = tapegrad.nn.functional
+        log_unnormalized_prob = self.total_count * F.logsigmoid(-self.logits) + value * F.logsigmoid(self.logits)
+        log_normalization = (-tapegrad.lgamma(self.total_count + value) + tapegrad.lgamma(1.0 + value)
+                             + tapegrad.lgamma(self.total_count))
+        log_normalization = log_normalization.masked_fill(self.total_count + value == 0.0, 0.0)
+        return log_unnormalized_prob - log_normalization

@@ -1,0 +1,55 @@
+# ruff: noqa: A001, A002 - torch's argument name (input)
+"""Resampling modules: ``Upsample``, ``UpsamplingNearest2d``, ``UpsamplingBilinear2d`` (``F.interpolate``)."""
+
+from __future__ import annotations
+
+from .. import functional as F
+from ..module import Module
+
+__all__ = ["Upsample", "UpsamplingNearest2d", "UpsamplingBilinear2d"]
+
+
+class Upsample(Module):
+    """Resample to ``size`` or by ``scale_factor`` (modes: nearest, linear, bilinear, bicubic, trilinear).
+
+    >>> tapegrad.nn.Upsample(scale_factor=2)(tapegrad.tensor([[[1., 2.]]]))
+    tensor([[[1., 1., 2., 2.]]])
+    """
+
+    def __init__(self, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None):
+        super().__init__()
+        self.name = type(self).__name__
+        self.size = size
+        if isinstance(scale_factor, tuple):
+            self.scale_factor = tuple(float(factor) for factor in scale_factor)
+        else:
+            self.scale_factor = float(scale_factor) if scale_factor else None
+        self.mode = mode
+        self.align_corners = align_corners
+        self.recompute_scale_factor = recompute_scale_factor
+
+    def forward(self, input):
+        return F.interpolate(input, self.size, self.scale_factor, self.mode, self.align_corners,
+                             recompute_scale_factor=self.recompute_scale_factor)
+
+    def extra_repr(self):
+        if self.scale_factor is not None:
+            info = "scale_factor=" + repr(self.scale_factor)
+        else:
+            info = "size=" + repr(self.size)
+        return info + ", mode=" + repr(self.mode)
+
+
+class UpsamplingNearest2d(Upsample):
+    """``Upsample(mode="nearest")``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="nearest")
+
+
+class UpsamplingBilinear2d(Upsample):
+    """``Upsample(mode="bilinear", align_corners=True)``."""
+
+    def __init__(self, size=None, scale_factor=None):
+        super().__init__(size, scale_factor, mode="bilinear", align_corners=True)

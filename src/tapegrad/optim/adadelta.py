@@ -1,0 +1,44 @@
+"""Adadelta — torch's single-tensor update rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._helpers import check, stepped, touched, weight_decay
+from .optimizer import Optimizer
+
+__all__ = ["Adadelta"]
+
+
+class Adadelta(Optimizer):
+    """Step sizes from running averages of squared gradients and squared updates."""
+
+    def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
+                 maximize=False, differentiable=False):
+        check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
+        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        defaults = dict(lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize, capturable=capturable,
+                        foreach=foreach, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        self._begin_step()
+        for group in self.param_groups:
+            lr, rho, eps, wd = group["lr"], group["rho"], group["eps"], group["weight_decay"]
+            for p, g, state, _ in stepped(self, group, "square_avg", "acc_delta"):
+                g = weight_decay(p, g, lr, wd)
+                sq, acc = state["square_avg"]._array, state["acc_delta"]._array
+                sq *= rho
+                sq += (1 - rho) * (g * g)
+                std = np.sqrt(sq + eps)
+                delta = np.sqrt(acc + eps)
+                delta /= std
+                delta *= g
+                acc *= rho
+                acc += (1 - rho) * (delta * delta)
+                p._array -= lr * delta
+                touched(p)
+        return loss

@@ -1,0 +1,50 @@
+"""Adagrad — torch's single-tensor update rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._helpers import check, incr_step, params_with_grad, step_state, touched, weight_decay
+from .optimizer import Optimizer
+
+__all__ = ["Adagrad"]
+
+
+class Adagrad(Optimizer):
+    """Divide by the root of the sum of all past squared gradients."""
+
+    def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
+                 foreach=None, *, maximize=False, differentiable=False, fused=None):
+        check(lr >= 0.0, f"Invalid learning rate: {lr}")
+        check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
+        check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")
+        check(initial_accumulator_value >= 0.0, f"Invalid initial_accumulator_value value: "
+                                                f"{initial_accumulator_value}")
+        check(eps >= 0.0, f"Invalid epsilon value: {eps}")
+        defaults = dict(lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
+                        initial_accumulator_value=initial_accumulator_value, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, fused=fused)
+        super().__init__(params, defaults)
+        for group in self.param_groups:
+            for p in group["params"]:
+                state = self.state[p]
+                state["step"] = step_state()
+                state["sum"] = Tensor._make(np.full_like(p._array, group["initial_accumulator_value"]))
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        self._begin_step()
+        for group in self.param_groups:
+            lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
+            for p, g in params_with_grad(group):
+                state = self.state[p]
+                step = incr_step(state)
+                g = weight_decay(p, g, lr, wd)
+                clr = lr / (1 + (step - 1) * lr_decay)
+                s = state["sum"]._array
+                s += g * g
+                std = np.sqrt(s) + eps
+                p._array += -clr * (g / std)
+                touched(p)
+        return loss

@@ -1,0 +1,39 @@
+"""Adamax: Adam with the infinity norm — torch's single-tensor update rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._helpers import lerp_, stepped, touched, weight_decay
+from .adam import _check_adam
+from .optimizer import Optimizer
+
+__all__ = ["Adamax"]
+
+
+class Adamax(Optimizer):
+    """Adam with the infinity norm: ``u = max(beta2 * u, |g| + eps)``."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
+                 maximize=False, differentiable=False, capturable=False):
+        _check_adam(lr, eps, betas, weight_decay)
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, foreach=foreach, maximize=maximize,
+                        differentiable=differentiable, capturable=capturable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        self._begin_step()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
+            for p, g, state, step in stepped(self, group, "exp_avg", "exp_inf"):
+                g = weight_decay(p, g, lr, wd)
+                m, u = state["exp_avg"]._array, state["exp_inf"]._array
+                lerp_(m, g, 1 - beta1)
+                u *= beta2
+                np.maximum(u, np.abs(g) + eps, out=u)
+                clr = lr / (1 - beta1 ** step)
+                p._array += -clr * (m / u)
+                touched(p)
+        return loss

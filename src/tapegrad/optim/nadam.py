@@ -1,0 +1,53 @@
+"""NAdam: Adam with Nesterov momentum — torch's single-tensor update rule."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..tensor import Tensor
+from ._helpers import check, moments_, stepped, touched, weight_decay
+from .adam import _check_adam
+from .optimizer import Optimizer
+
+__all__ = ["NAdam"]
+
+
+def _one_f32():
+    return Tensor._make(np.ones((), np.float32))   # NAdam's mu_product: float32, as torch keeps it
+
+
+class NAdam(Optimizer):
+    """Adam with Nesterov momentum (``momentum_decay`` schedule of torch)."""
+
+    def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
+                 decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
+                 differentiable=False):
+        _check_adam(lr, eps, betas, weight_decay)
+        check(momentum_decay >= 0.0, f"Invalid momentum_decay value: {momentum_decay}")
+        defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, momentum_decay=momentum_decay,
+                        decoupled_weight_decay=decoupled_weight_decay, maximize=maximize, foreach=foreach,
+                        capturable=capturable, differentiable=differentiable)
+        super().__init__(params, defaults)
+
+    def step(self, closure=None):
+        loss = self._closure_loss(closure)
+        self._begin_step()
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps, wd, md = group["lr"], group["eps"], group["weight_decay"], group["momentum_decay"]
+            for p, g, state, step in stepped(self, group, ("mu_product", _one_f32), "exp_avg", "exp_avg_sq"):
+                bias_correction2 = 1 - beta2 ** step
+                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
+                mu = beta1 * (1.0 - 0.5 * (0.96 ** (step * md)))
+                mu_next = beta1 * (1.0 - 0.5 * (0.96 ** ((step + 1) * md)))
+                mp = state["mu_product"]._array
+                mp *= np.float32(mu)
+                mu_product = float(mp)
+                m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
+                moments_(m, v, g, beta1, beta2)
+                denom = np.sqrt(v / bias_correction2) + eps
+                mu_product_next = mu_product * mu_next
+                p._array += (-lr * (1.0 - mu) / (1.0 - mu_product)) * (g / denom)
+                p._array += ((-lr * mu_next) / (1.0 - mu_product_next)) * (m / denom)
+                touched(p)
+        return loss
