@@ -122,9 +122,10 @@ def test_random_is_seeded_and_typed():
 
 
 def test_ragged_and_bad_data_errors():
-    with pytest.raises(ValueError, match="equal lengths"):
+    # torch's classes and words
+    with pytest.raises(ValueError, match=r"expected sequence of length 2 at dim 1 \(got 1\)"):
         tapegrad.tensor([[1, 2], [3]])
-    with pytest.raises(TypeError, match="Could not infer dtype"):
+    with pytest.raises(ValueError, match="too many dimensions 'str'"):
         tapegrad.tensor(["a"])
 
 

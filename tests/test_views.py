@@ -354,11 +354,15 @@ def test_inplace_view_op_on_leaf_is_an_error(torch):
 
 
 def test_T_warns_like_torch(torch):
-    for m in (tapegrad, torch):
-        with pytest.warns(UserWarning, match="The use of `x.T` on tensors of dimension other than 2"):
-            m.randn(2, 3, 4).T
-        with pytest.warns(UserWarning, match="Tensor.T is deprecated on 0-D tensors"):
-            m.tensor(1.0).T
+    torch.set_warn_always(True)         # (torch warns once per process: an earlier test's x.T would silence it)
+    try:
+        for m in (tapegrad, torch):
+            with pytest.warns(UserWarning, match="The use of `x.T` on tensors of dimension other than 2"):
+                m.randn(2, 3, 4).T
+            with pytest.warns(UserWarning, match="Tensor.T is deprecated on 0-D tensors"):
+                m.tensor(1.0).T
+    finally:
+        torch.set_warn_always(False)
 
 
 def test_cumprod_grad_with_zeros_first_order_vs_torch(torch):

@@ -5,13 +5,15 @@
 """
 
 from . import _malloc
+from . import _aliases
 from . import _dtype
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
                      float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
                      promote_types, result_type, set_default_dtype, short, uint8, can_cast)
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, default_generator
 from ._tensor_str import set_printoptions
-from .tensor import Size, Tensor, device
+from .tensor import Size, Tensor, device, layout, strided
+from .tensor import jagged, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr  # noqa: F401
 from .creation import *  # noqa: F403
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
 from .autograd.grad_mode import is_inference_mode_enabled
@@ -21,6 +23,7 @@ from .ops.shape import *  # noqa: F403
 from .ops.index import *  # noqa: F403
 from .ops.linalg import *  # noqa: F403
 from .ops.nn_ops import *  # noqa: F403
+from .ops.sampling import *  # noqa: F403
 from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, conv1d, conv2d, conv3d,  # noqa: F401
                        conv_tbc, conv_transpose1d, conv_transpose2d, conv_transpose3d, max_pool1d, max_pool2d,
                        max_pool3d, pixel_shuffle, pixel_unshuffle)
@@ -31,7 +34,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions"}
+         "func", "cuda", "backends", "testing", "distributions", "random"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -62,7 +65,8 @@ def __getattr__(name):
         return getattr(serialization, name)
     if name in _LAZY_SPECIAL:
         from .ops import special
-        return getattr(special, name)
+        fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
+        return fn
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 
@@ -129,5 +133,8 @@ def get_num_threads():
         return builtins_int(os.environ.get("OPENBLAS_NUM_THREADS", os.cpu_count() or 1))
 
 
-def typename(obj):
-    return f"tapegrad.{obj.dtype._legacy}Tensor" if isinstance(obj, Tensor) else type(obj).__name__
+from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
+                      HalfTensor, IntTensor, LongTensor, ShortTensor, typename)
+
+
+_aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py

@@ -219,3 +219,81 @@ class iinfo:
         ii = np.iinfo(d.np)
         self.dtype = d.name
         self.bits, self.max, self.min = ii.bits, builtins_int(ii.max), builtins_int(ii.min)
+
+
+# --- torch's checked conversions of Python values (c10's ``overflows``): where a value that does not fit is an
+# error, not a wrap-around ------------------------------------------------------------------------------------
+# the names torch's messages give: a tensor built from Python data names the dtype; an op taking a scalar names
+# the C++ type (``full((2,), 300, dtype=int8)``: "value cannot be converted to type int8_t without overflow")
+_C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+            "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
+_FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38, "bfloat16": 3.3895313892515355e38}
+
+
+def _overflow(d: dtype, c_name):
+    return RuntimeError(f"value cannot be converted to type {_C_NAMES.get(d.name, d.name) if c_name else d.name} "
+                        "without overflow")
+
+
+def check_scalar(value, d: dtype, halves=True):
+    """A Python number an op writes into a tensor of dtype ``d`` (``fill_``, ``full``, ``masked_fill``, ``clamp``
+    bounds...): torch's RuntimeError when it does not fit. Integers: signed ones must lie in the dtype's range,
+    unsigned ones in ``[-max, max]`` (-1 becomes 255, as in torch); a float must be finite and fit once truncated.
+    Floats: a finite value beyond the dtype's largest is an error for float32 (and for float16/bfloat16 when
+    ``halves``: torch's fill-like ops let those overflow to inf). Returns the value."""
+    if d is bool or d.is_complex or value.__class__ is builtins_bool:
+        return value
+    if d.is_floating_point:
+        lim = _FLOAT_MAX.get(d.name) if (halves or d is float32) else None
+        if lim is not None and value.__class__ in (builtins_int, builtins_float) and abs(value) > lim \
+                and value not in (np.inf, -np.inf):
+            raise _overflow(d, True)
+        return value
+    if value.__class__ is builtins_int or isinstance(value, np.integer):
+        v = builtins_int(value)
+    elif value.__class__ is builtins_float or isinstance(value, np.floating):
+        if not np.isfinite(value):
+            raise _overflow(d, True)
+        v = builtins_int(value)
+    else:
+        return value
+    if v >= 2 ** 64:
+        raise OverflowError("int too big to convert")
+    ii = np.iinfo(d.np)
+    if (v > ii.max or v < ii.min) if ii.min < 0 else (v > ii.max or v < -builtins_int(ii.max)):
+        raise _overflow(d, True)
+    return value
+
+
+def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
+    """An array of Python data (as NumPy inferred it: bool, int64 or float64) cast to ``d`` as ``torch.tensor``
+    converts each element: out-of-range integers and non-finite or out-of-range floats into an integer dtype are
+    torch's RuntimeError naming the dtype; floats overflow to inf silently; -1 into uint8 is 255."""
+    if d.is_floating_point or d.is_complex or d is bool or arr.dtype.kind not in "iuf" or arr.size == 0:
+        return arr.astype(d.np)
+    ii = np.iinfo(d.np)
+    lo = ii.min if ii.min < 0 else -builtins_int(ii.max)
+    src = arr
+    if arr.dtype.kind == "f":
+        if not np.isfinite(arr).all():
+            raise _overflow(d, False)
+        src = np.trunc(arr)
+    if src.max() > ii.max or src.min() < lo:
+        raise _overflow(d, False)
+    return (src.astype(np.int64) if src.dtype.kind == "f" else src).astype(d.np)
+
+
+def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
+    """``value`` checked (``check_scalar``) and converted to a 0-d array of ``d`` (-1 into uint8 is 255)."""
+    check_scalar(value, d, halves)
+    if value.__class__ is builtins_int and d._cat == 1:
+        return np.asarray(value).astype(d.np)   # (NumPy would refuse -1 for uint8; torch wraps it)
+    return np.asarray(value, d.np)
+
+
+def check_scalar_operand(tensor_dtype: dtype, value, halves=True):
+    """A Python-number operand of an op that writes it into a tensor of its own dtype (``where(c, int8, 300)``,
+    ``clamp(int8, max=300)``): checked as ``check_scalar`` when the result keeps the tensor's dtype (a float
+    bound on an int tensor promotes instead, and is not checked)."""
+    if value.__class__ in (builtins_int, builtins_float) and _scalar_dtype(value)._cat <= tensor_dtype._cat:
+        check_scalar(value, tensor_dtype, halves)

@@ -12,8 +12,7 @@ from .tensor import Tensor, _check_device, _size
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye", "rand", "randn",
-           "randint", "randperm", "rand_like", "randn_like", "randint_like", "normal", "bernoulli", "multinomial",
-           "scalar_tensor"]
+           "randint", "randperm", "rand_like", "randn_like", "randint_like", "scalar_tensor"]
 
 
 def _finish(arr, requires_grad):
@@ -23,33 +22,97 @@ def _finish(arr, requires_grad):
     return t
 
 
-def _infer(data):
-    """An ndarray with torch's dtype inference for Python data (floats -> default dtype, ints -> int64)."""
+def _infer(data, target=None):
+    """An ndarray of ``data`` with torch's dtype inference for Python data (floats -> the default dtype, ints ->
+    int64, bools -> bool) and torch's errors for data it refuses; ``target`` is the dtype asked for (a Python int
+    beyond int64 is an overflow unless that is a floating dtype)."""
     if isinstance(data, np.ndarray):
         return data
     if isinstance(data, np.generic):
         return np.asarray(data)
     if isinstance(data, Tensor):
         return data._array
-    if isinstance(data, (list, tuple)):
-        data = _unwrap(data)
+    if isinstance(data, str):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    flat = _unwrap(data) if isinstance(data, (list, tuple)) else data
     try:
-        arr = np.array(data)
-    except ValueError as e:
-        raise ValueError(f"expected sequence of equal lengths (ragged nested lists cannot become a tensor): {e}") \
-            from None
-    if arr.dtype == object:
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
+        arr = np.array(flat)
+    except (ValueError, TypeError):
+        arr = None
+    if arr is None or arr.dtype.kind not in "biufc":
+        _refuse(data, target)        # raises torch's error for this data
+        arr = np.array(flat, dtype=target.np)   # (only big Python ints for a floating target get here)
+        return arr
     kind = arr.dtype.kind
+    if kind == "u" or (kind == "f" and arr.size and not (np.abs(arr) < 2.0 ** 63).all()):
+        if target is not None and (target.is_floating_point or target.is_complex):
+            return arr.astype(np.float64) if kind == "u" else arr
+        _check_ints(data)        # [1, 2**63] is an overflow in torch, not a float tensor
+    if target is not None:          # (converted to the dtype asked for by the caller, from full precision)
+        return arr.astype(np.int64) if kind in "iu" else arr
     if kind == "f" and not _has_np_float(data):
         arr = arr.astype(_dtype.get_default_dtype().np)
     elif kind in "iu":
         arr = arr.astype(np.int64)
     elif kind == "c":
         arr = arr.astype(np.complex128 if _dtype.get_default_dtype() is _dtype.float64 else np.complex64)
-    elif kind not in "fb":
-        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
     return arr
+
+
+def _leaves(data):
+    """The scalars of nested Python data, depth first."""
+    stack = [data]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, (list, tuple)):
+            stack.extend(reversed(x))
+        else:
+            yield x
+
+
+def _check_ints(data):
+    """Python ints beyond int64 in data torch infers as integral (no float among them): torch's overflow."""
+    big = False
+    for v in _leaves(data):
+        if isinstance(v, (float, complex, np.floating, np.complexfloating)):
+            return
+        big = big or (v.__class__ is int and not -2 ** 63 <= v < 2 ** 63)
+    if big:
+        raise ValueError("Overflow when unpacking long long")    # torch's words
+
+
+def _refuse(data, target):
+    """torch's error for Python data NumPy could not make a number array of: an object it can't infer a dtype
+    of, a string inside, a ragged list, a sequence where a number belongs, a Python int beyond int64."""
+    floating = target is not None and (target.is_floating_point or target.is_complex)
+    for v in _leaves(data):
+        if isinstance(v, str):
+            raise ValueError(f"too many dimensions '{type(v).__name__}'")
+        if not isinstance(v, (int, float, complex, np.number, np.bool_, np.ndarray, Tensor)):
+            raise RuntimeError(f"Could not infer dtype of {type(v).__name__}")
+    if not floating:
+        _check_ints(data)
+    sizes, x = [], data      # torch reads the shape off the first elements, then checks every sequence
+    while isinstance(x, (list, tuple)):
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+
+    def check(x, dim):
+        if dim == len(sizes):
+            if isinstance(x, (list, tuple)):
+                raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+            return
+        if not isinstance(x, (list, tuple)):
+            raise TypeError(f"'{type(x).__name__}' object is not iterable")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        for e in x:
+            check(e, dim + 1)
+    check(data, 0)
+    if not floating:
+        raise TypeError(f"Could not infer dtype of {type(data).__name__}")
 
 
 def _has_np_float(data):
@@ -62,6 +125,23 @@ def _unwrap(data):
     if isinstance(data, Tensor):
         return data._array.tolist() if data._array.ndim else data._array.item()
     return data
+
+
+def _from_data(data, dtype):
+    """``tensor(data, dtype=...)``'s array (a copy): Python data converted element by element with torch's
+    overflow checks; an ndarray or tensor cast as NumPy casts."""
+    if dtype is None:
+        arr = _infer(data)
+        return np.array(arr, copy=True)
+    d = _dtype.to_dtype(dtype)
+    if isinstance(data, (np.ndarray, np.generic, Tensor)):
+        with np.errstate(over="ignore", invalid="ignore"):   # a float too large for the dtype is inf, as in torch
+            return np.array(_infer(data), dtype=d.np, copy=True)
+    arr = _infer(data, d)
+    if arr.dtype == d.np:
+        return np.array(arr, copy=True)
+    with np.errstate(over="ignore"):
+        return _dtype.checked_cast(arr, d)
 
 
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
@@ -77,19 +157,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
         warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
                       "sourceTensor.clone().detach().requires_grad_(True), rather than tapegrad.tensor(sourceTensor).",
                       UserWarning, stacklevel=2)
-    if dtype is not None and not isinstance(data, (np.ndarray, Tensor)):
-        _infer(data)  # validates the data (ragged lists, objects) with torch's errors
-        with np.errstate(over="ignore"):        # a float too large for the dtype is inf, silently, as in torch
-            arr = np.array(_unwrap(data) if isinstance(data, (list, tuple)) else data,
-                           dtype=_dtype.to_dtype(dtype).np)
-    else:
-        arr = _infer(data)
-        if dtype is None:
-            arr = np.array(arr, copy=True)
-        else:
-            with np.errstate(over="ignore"):
-                arr = np.array(arr, dtype=_dtype.to_dtype(dtype).np, copy=True)
-    return _finish(arr, requires_grad)
+    return _finish(_from_data(data, dtype), requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -97,6 +165,8 @@ def as_tensor(data, dtype=None, device=None):
     _check_device(device)
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is _dtype.to_dtype(dtype) else data.to(dtype)
+    if dtype is not None and not isinstance(data, (np.ndarray, np.generic)):
+        return Tensor._make(_from_data(data, dtype))
     arr = _infer(data)
     if dtype is not None:
         arr = arr.astype(_dtype.to_dtype(dtype).np, copy=False)
@@ -118,105 +188,155 @@ def from_numpy(ndarray):
     return Tensor._make(ndarray)
 
 
-def scalar_tensor(s, dtype=None, device=None, requires_grad=False):
-    return full((), s, dtype=dtype or _dtype.get_default_dtype(), requires_grad=requires_grad)
+def scalar_tensor(s, *, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+    return full((), s, dtype=dtype or _dtype.get_default_dtype(), layout=layout, device=device,
+                requires_grad=requires_grad)
 
 
+# --- every creation function takes torch's keywords: ``out=`` (the result is written into that tensor),
+# ``dtype``, ``layout`` (only ``tapegrad.strided``), ``device`` (only the CPU), ``requires_grad``, ``pin_memory``
+# (accepted, nothing to pin on the CPU) ----------------------------------------------------------------------------
 def _dt(dtype, default=None):
     return _dtype.to_dtype(dtype).np if dtype is not None else (default or _dtype.get_default_dtype()).np
 
 
-def zeros(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def _made(arr, requires_grad, out=None, op=""):
+    """The new tensor, or ``out`` holding it (resized when its shape differs, as torch's ``out=``)."""
+    if out is None:
+        return _finish(arr, requires_grad)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
+    if out._array.shape != arr.shape:
+        out._array = arr.astype(out._array.dtype)
+    else:
+        np.copyto(out._array, arr, casting="unsafe")
+    out._vc[0] += 1
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def _out_dtype(dtype, out):
+    """An ``out=`` tensor decides the dtype when none is given (torch.zeros(2, out=int_tensor) is int64)."""
+    return out.dtype if dtype is None and isinstance(out, Tensor) else dtype
+
+
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
-    _check_device(device)
-    return _finish(np.zeros(_size(size), _dt(dtype)), requires_grad)
+    _check_device(device, layout)
+    return _made(np.zeros(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "zeros")
 
 
-def ones(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """A tensor of ones."""
-    _check_device(device)
-    return _finish(np.ones(_size(size), _dt(dtype)), requires_grad)
+    _check_device(device, layout)
+    return _made(np.ones(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "ones")
 
 
-def empty(*size, dtype=None, device=None, requires_grad=False, out=None, layout=None, memory_format=None,
-          pin_memory=False):
+def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
+          memory_format=None):
     """An uninitialised tensor."""
-    _check_device(device)
-    return _finish(np.empty(_size(size), _dt(dtype)), requires_grad)
+    _check_device(device, layout)
+    return _made(np.empty(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "empty")
 
 
-def full(size, fill_value, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False):
     """A tensor filled with ``fill_value`` (its dtype inferred from the value, as torch does)."""
-    _check_device(device)
+    _check_device(device, layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
-    if dtype is None:
-        dtype = _dtype.result_type(fill_value)
-    return _finish(np.full(_size((size,) if isinstance(size, int) else (size,)), fill_value, _dt(dtype)),
-                   requires_grad)
+    dtype = _out_dtype(dtype, out)
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.result_type(fill_value)
+    arr = np.full(_size((size,) if isinstance(size, int) else (size,)), _dtype.fill_scalar(fill_value, d, False), d.np)
+    return _made(arr, requires_grad, out, "full")
 
 
-def _like(input, dtype):
+def _like(input, dtype, device, layout):
+    _check_device(device, layout)
     return _dtype.to_dtype(dtype).np if dtype is not None else input._array.dtype
 
 
-def zeros_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    return _finish(np.zeros(input._array.shape, _like(input, dtype)), requires_grad)
+def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+               pin_memory=False):
+    return _finish(np.zeros(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
 
 
-def ones_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    return _finish(np.ones(input._array.shape, _like(input, dtype)), requires_grad)
+def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+              pin_memory=False):
+    return _finish(np.ones(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
 
 
-def empty_like(input, *, dtype=None, device=None, requires_grad=False, layout=None, memory_format=None):
-    return _finish(np.empty(input._array.shape, _like(input, dtype)), requires_grad)
+def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+               pin_memory=False):
+    return _finish(np.empty(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
 
 
-def full_like(input, fill_value, *, dtype=None, device=None, requires_grad=False, layout=None,
-              memory_format=None):
-    return _finish(np.full(input._array.shape, fill_value, _like(input, dtype)), requires_grad)
+def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
+              pin_memory=False):
+    d = _dtype.from_numpy_dtype(_like(input, dtype, device, layout)) if dtype is None else _dtype.to_dtype(dtype)
+    return _finish(np.full(input._array.shape, _dtype.fill_scalar(fill_value, d, halves=False), d.np), requires_grad)
 
 
-def arange(start, end=None, step=1, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+           pin_memory=False):
     """Values from ``start`` to ``end`` (exclusive) by ``step``; int64 when all are ints.
 
     >>> tapegrad.arange(3)
     tensor([0, 1, 2])
     """
-    _check_device(device)
+    _check_device(device, layout)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
-    if step == 0:
+    if vals[2] == 0:
         raise RuntimeError("step must be nonzero")
+    dtype = _out_dtype(dtype, out)
+    integral = all(isinstance(v, (int, np.integer)) for v in vals)
+    for v in vals:            # torch computes the range in int64 (or double): a bound beyond it is its error
+        if isinstance(v, (int, np.integer)):
+            _dtype.check_scalar(v, _dtype.int64)
     if dtype is None:
-        dtype = _dtype.int64 if all(isinstance(v, (int, np.integer)) for v in vals) else _dtype.get_default_dtype()
+        dtype = _dtype.int64 if integral else _dtype.get_default_dtype()
     d = _dtype.to_dtype(dtype)
+    if not all(np.isfinite(float(v)) for v in vals):
+        raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
+    if (vals[1] - vals[0]) * vals[2] < 0 and vals[1] != vals[0]:
+        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
-    arr = (vals[0] + np.arange(n, dtype=np.float64 if d.is_floating_point else np.int64) * vals[2]).astype(d.np)
-    return _finish(arr, requires_grad)
+    work = np.int64 if integral and not d.is_floating_point else np.float64
+    with np.errstate(over="ignore"):
+        arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
+    return _made(arr, requires_grad, out, "arange")
 
 
-def linspace(start, end, steps, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_device(device)
-    return _finish(np.linspace(float(start), float(end), int(steps)).astype(_dt(dtype)), requires_grad)
+    _check_device(device, layout)
+    arr = np.linspace(float(start), float(end), int(steps)).astype(_dt(_out_dtype(dtype, out)))
+    return _made(arr, requires_grad, out, "linspace")
 
 
-def logspace(start, end, steps, base=10.0, *, dtype=None, device=None, requires_grad=False):
-    return _finish(np.logspace(float(start), float(end), int(steps), base=base).astype(_dt(dtype)), requires_grad)
+def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
+    _check_device(device, layout)
+    arr = np.logspace(float(start), float(end), int(steps), base=base).astype(_dt(_out_dtype(dtype, out)))
+    return _made(arr, requires_grad, out, "logspace")
 
 
-def eye(n, m=None, *, dtype=None, device=None, requires_grad=False, out=None, layout=None):
+def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The identity matrix (``n`` x ``m``)."""
-    _check_device(device)
-    return _finish(np.eye(n, m if m is not None else n, dtype=_dt(dtype)), requires_grad)
+    _check_device(device, layout)
+    arr = np.eye(n, m if m is not None else n, dtype=_dt(_out_dtype(dtype, out)))
+    return _made(arr, requires_grad, out, "eye")
 
 
-def _float_dt(dtype):
+# --- random tensors (the numbers come from NumPy's generator: see _random.py) -------------------------------
+def _float_dt(dtype, kernel="check_uniform_bounds"):
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     if not (d.is_floating_point or d.is_complex):
-        raise RuntimeError(f"\"check_uniform_bounds\" not implemented for '{d._legacy}'")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{d._legacy}'")
     return d.np
 
 
@@ -229,79 +349,99 @@ def _complex_draw(draw, shape, d, scale=1.0):
     return out
 
 
-def rand(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    """Uniform samples in [0, 1) (complex dtypes: real and imaginary parts each uniform)."""
-    _check_device(device)
-    d = _float_dt(dtype)
+def _sizes(size, kw_size, op):
+    if kw_size is not None:
+        if size:
+            raise TypeError(f"{op}() got multiple values for argument 'size'")
+        return _size((kw_size,))
+    return _size(size)
+
+
+def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+         pin_memory=False, **kw):
+    """Uniform samples in [0, 1): ``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))`` (complex dtypes: real
+    and imaginary parts each uniform)."""
+    _check_device(device, layout)
+    shape = _sizes(size, kw.pop("size", None), "rand")
+    _no_more(kw, "rand")
+    d = _float_dt(_out_dtype(dtype, out))
     g = _gen(generator)
     if d.kind == "c":
-        return _finish(_complex_draw(lambda s, t: g.random(s, dtype=t), _size(size), d), requires_grad)
-    arr = g.random(_size(size), dtype=d) if d in (np.float32, np.float64) else g.random(_size(size)).astype(d)
-    return _finish(arr, requires_grad)
+        arr = _complex_draw(lambda s, t: g.random(s, dtype=t), shape, d)
+    else:
+        arr = g.random(shape, dtype=d) if d in (np.float32, np.float64) else g.random(shape).astype(d)
+    return _made(arr, requires_grad, out, "rand")
 
 
-def randn(*size, generator=None, dtype=None, device=None, requires_grad=False, out=None, layout=None):
-    """Standard normal samples (complex dtypes: variance 1, half in the real part, half in the imaginary part)."""
-    _check_device(device)
-    d = _float_dt(dtype)
+def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+          pin_memory=False, **kw):
+    """Standard normal samples: ``randn(2, 3)``, ``randn((2, 3))``, ``randn(size=(2, 3))`` (complex dtypes:
+    variance 1, half in the real part, half in the imaginary part)."""
+    _check_device(device, layout)
+    shape = _sizes(size, kw.pop("size", None), "randn")
+    _no_more(kw, "randn")
+    d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
     g = _gen(generator)
     if d.kind == "c":
-        return _finish(_complex_draw(lambda s, t: g.standard_normal(s, dtype=t), _size(size), d, 0.5 ** 0.5),
-                       requires_grad)
-    arr = g.standard_normal(_size(size), dtype=d) if d in (np.float32, np.float64) else \
-        g.standard_normal(_size(size)).astype(d)
-    return _finish(arr, requires_grad)
+        arr = _complex_draw(lambda s, t: g.standard_normal(s, dtype=t), shape, d, 0.5 ** 0.5)
+    else:
+        arr = g.standard_normal(shape, dtype=d) if d in (np.float32, np.float64) else \
+            g.standard_normal(shape).astype(d)
+    return _made(arr, requires_grad, out, "randn")
 
 
-def randint(low=0, high=None, size=None, *, generator=None, dtype=None, device=None, requires_grad=False):
+def _no_more(kw, op):
+    if kw:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(kw))}'")
+
+
+def _int_range(low, high, op="random_"):
+    if low >= high:
+        raise RuntimeError(f"{op} expects 'from' to be less than 'to', but got from={low} >= to={high}")
+
+
+def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+            requires_grad=False, pin_memory=False):
     """Random integers in [low, high): ``randint(10, (3,))`` or ``randint(0, 10, (3,))``."""
+    _check_device(device, layout)
     if size is None:
         low, high, size = 0, low, high
-    if high is None:
-        raise TypeError("randint() missing required argument 'high'")
+    if high is None or size is None:
+        raise TypeError("randint() missing required argument 'size'" if high is not None else
+                        "randint() missing required argument 'high'")
+    low, high = int(low), int(high)
+    _int_range(low, high)
+    d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
     arr = _gen(generator).integers(low, high, size=_size((size,)), dtype=np.int64)
-    return _finish(arr.astype(_dt(dtype, _dtype.int64)), requires_grad)
+    return _made(arr.astype(d.np), requires_grad, out, "randint")
 
 
-def randperm(n, *, generator=None, dtype=None, device=None, requires_grad=False):
+def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
+             pin_memory=False):
     """A random permutation of ``0 .. n-1``."""
-    return _finish(_gen(generator).permutation(n).astype(_dt(dtype, _dtype.int64)), requires_grad)
+    _check_device(device, layout)
+    if n < 0:
+        raise RuntimeError(f"n must be non-negative, got{n}")
+    arr = _gen(generator).permutation(int(n)).astype(_dt(_out_dtype(dtype, out), _dtype.int64))
+    return _made(arr, requires_grad, out, "randperm")
 
 
-def rand_like(input, *, dtype=None, generator=None, **kw):
-    return rand(input._array.shape, dtype=dtype or input.dtype, generator=generator)
+def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+              memory_format=None, pin_memory=False):
+    _check_device(device, layout)
+    return rand(input._array.shape, dtype=dtype or input.dtype, generator=generator, requires_grad=requires_grad)
 
 
-def randn_like(input, *, dtype=None, generator=None, **kw):
-    return randn(input._array.shape, dtype=dtype or input.dtype, generator=generator)
+def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
+               memory_format=None, pin_memory=False):
+    _check_device(device, layout)
+    return randn(input._array.shape, dtype=dtype or input.dtype, generator=generator, requires_grad=requires_grad)
 
 
-def randint_like(input, low=0, high=None, *, dtype=None, **kw):
+def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
+                 requires_grad=False, memory_format=None, pin_memory=False):
+    _check_device(device, layout)
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._array.shape, dtype=dtype or input.dtype)
-
-
-def normal(mean=0.0, std=1.0, size=None, *, generator=None, dtype=None, out=None):
-    """Normal samples with ``mean`` and ``std`` (numbers or tensors)."""
-    m = mean._array if isinstance(mean, Tensor) else mean
-    s = std._array if isinstance(std, Tensor) else std
-    shape = _size((size,)) if size is not None else np.broadcast_shapes(np.shape(m), np.shape(s))
-    d = mean.dtype if isinstance(mean, Tensor) else std.dtype if isinstance(std, Tensor) else None
-    arr = (_gen(generator).standard_normal(shape) * s + m).astype(_dt(dtype, d))
-    return Tensor._make(arr)
-
-
-def bernoulli(input, p=None, *, generator=None, out=None):
-    """Samples 1 with probability ``input`` (or ``p``), else 0."""
-    probs = input._array if p is None else np.full(input._array.shape, p)
-    return Tensor._make((_gen(generator).random(input._array.shape) < probs).astype(input._array.dtype))
-
-
-def multinomial(input, num_samples, replacement=False, *, generator=None):
-    """Draw ``num_samples`` indices per row with probabilities proportional to ``input``."""
-    p = np.asarray(input._array, np.float64)
-    rows = p.reshape(-1, p.shape[-1])
-    g = _gen(generator)
-    out = np.stack([g.choice(rows.shape[1], num_samples, replace=replacement, p=r / r.sum()) for r in rows])
-    return Tensor._make(out.reshape(p.shape[:-1] + (num_samples,)).astype(np.int64))
+    return randint(low, high, input._array.shape, generator=generator, dtype=dtype or input.dtype,
+                   requires_grad=requires_grad)

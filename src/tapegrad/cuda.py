@@ -16,3 +16,11 @@ def manual_seed(seed):
 
 def manual_seed_all(seed):
     pass
+
+
+def __getattr__(name):
+    # torch.cuda.FloatTensor and friends: isinstance is always False; making one is the CPU-only error
+    from ._legacy import CUDA_TYPES
+    if name in CUDA_TYPES:
+        return CUDA_TYPES[name]
+    raise AttributeError(f"module 'tapegrad.cuda' has no attribute {name!r}")

@@ -9,3 +9,7 @@ from .ops.fft import (fft, fft2, fftfreq, fftn, fftshift, hfft, hfft2, hfftn, if
 
 __all__ = ["fft", "ifft", "fft2", "ifft2", "fftn", "ifftn", "rfft", "irfft", "rfft2", "irfft2", "rfftn", "irfftn",
            "hfft", "ihfft", "hfft2", "ihfft2", "hfftn", "ihfftn", "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+
+
+from . import _aliases  # noqa: E402
+_aliases.install(globals(), "fft")   # torch.fft's functions take axis=/keepdims=/x=... too (_aliases.py)

@@ -39,3 +39,7 @@ def softmax(input, dim, *, dtype=None):  # noqa: A002
 def log_softmax(input, dim, *, dtype=None):  # noqa: A002
     """``log_softmax`` along ``dim`` (torch.special's signature: ``dim`` required)."""
     return _log_softmax(input, dim, dtype=dtype)
+
+
+from . import _aliases  # noqa: E402
+_aliases.install(globals(), "special")   # torch.special's functions take axis=/keepdims=/x=... too (_aliases.py)

@@ -13,12 +13,12 @@ import weakref
 
 import numpy as np
 
-from . import _dtype
+from . import _aliases, _dtype
 from .autograd import engine as _engine
 from .autograd import function as _function
 from .autograd.function import AccumulateGrad, RemovableHandle
 
-__all__ = ["Tensor", "Size", "device"]
+__all__ = ["Tensor", "Size", "device", "layout", "strided"]
 
 _FROM_NP = _dtype._FROM_NP
 
@@ -84,9 +84,43 @@ class device:
 _CPU = device("cpu")
 
 
-def _check_device(d):
+class layout:
+    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are all ``tapegrad.strided`` (dense); the
+    sparse layouts exist so that code naming them gets a clear error."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+    def __reduce__(self):
+        return (_layout_by_name, (self.name,))
+
+
+layout.__module__ = "tapegrad"
+
+
+strided = layout("strided")
+_LAYOUTS = {n: layout(n) for n in ("sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged")}
+_LAYOUTS["strided"] = strided
+sparse_coo, sparse_csr, sparse_csc, sparse_bsr, sparse_bsc, jagged = (_LAYOUTS[n] for n in (
+    "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc", "jagged"))
+
+
+def _layout_by_name(name):
+    return _LAYOUTS[name]
+
+
+def _check_device(d, lay=None):
+    """The checks every creation function makes of its ``device=`` and ``layout=`` (CPU and dense only)."""
     if d is not None and not isinstance(d, device):
         device(d)
+    if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
+        raise RuntimeError(f"tapegrad has dense tensors only: layout={lay!r} is not available (use "
+                           "layout=tapegrad.strided, the default)")
 
 
 class Tensor:
@@ -103,30 +137,19 @@ class Tensor:
     __array_ufunc__ = None    # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__
 
-    def __init__(self, *args, dtype=None, device=None, requires_grad=False):
-        """Legacy constructor, as ``torch.Tensor``: ``Tensor([1, 2])`` (float32) or ``Tensor(2, 3)`` (shape)."""
-        _check_device(device)
-        if args and all(isinstance(a, int) and not isinstance(a, bool) for a in args):
-            arr = np.empty(args, np.float32)
-        elif len(args) == 1:
-            src = args[0]
-            if isinstance(src, Tensor):
-                arr = src._array
-            else:
-                arr = np.array(src, dtype=np.float32)
-        elif not args:
-            arr = np.empty((0,), np.float32)
+    def __init__(self, *args, device=None):
+        """Legacy constructor, as ``torch.Tensor``: ``Tensor([1, 2])`` (data, the default dtype), ``Tensor(2, 3)``
+        (a shape, uninitialised), ``Tensor()`` (empty); see ``_legacy.py``."""
+        from ._legacy import legacy_new
+        if len(args) == 1 and isinstance(args[0], Tensor):     # Tensor(t): t's data and dtype, as torch
+            t = args[0]
         else:
-            raise TypeError("Tensor(): expected a sequence of data or a shape of ints")
-        if dtype is not None:
-            arr = arr.astype(_dtype.to_dtype(dtype).np)
-        self._array = arr
+            t = legacy_new(_dtype.get_default_dtype(), args, device)
+        self._array = t._array
         self._rg = False
         self.grad_fn = self._grad = self._acc = self._base = None
         self._output_nr = 0
-        self._vcl = None
-        if requires_grad:
-            self.requires_grad = True
+        self._vcl = t._vc if t is (args[0] if args else None) else t._vcl
 
     @staticmethod
     def _make(array, rg=False):
@@ -189,6 +212,10 @@ class Tensor:
     @property
     def device(self):
         return _CPU
+
+    @property
+    def layout(self):
+        return strided
 
     is_cuda = False
     is_sparse = False
@@ -396,8 +423,9 @@ class Tensor:
         return self._array.tolist()
 
     def numpy(self, *, force=False):
-        """The ndarray behind this tensor (shared memory)."""
-        if self._rg and not force:
+        """The ndarray behind this tensor (shared memory). A tensor that requires grad needs ``detach()`` first,
+        except under ``no_grad`` (as in torch)."""
+        if self._rg and not force and _grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
         return self._array
@@ -464,7 +492,7 @@ class Tensor:
         if id(self) in memo:
             return memo[id(self)]
         new = type(self).__new__(type(self))
-        Tensor.__init__(new, 0)
+        Tensor.__init__(new)
         new._array = self._array.copy()
         new._rg = self._rg
         if self._grad is not None:
@@ -483,23 +511,39 @@ class Tensor:
             t.requires_grad = True
         return t
 
-    def new_tensor(self, data, dtype=None, device=None, requires_grad=False):
+    def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
         return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.zeros(_size(size)), dtype, requires_grad)
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.zeros(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.ones(_size(size)), dtype, requires_grad)
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.ones(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False):
-        return self._new(np.empty(_size(size)), dtype, requires_grad)
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+        _check_device(device, layout)
+        return self._new(np.empty(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
+                         dtype, requires_grad)
 
-    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False):
-        return self._new(np.full(_size((size,)), fill_value), dtype, requires_grad)
+    def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None,
+                 pin_memory=False):
+        _check_device(device, layout)
+        d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
+        return self._new(np.full(_size((size,)), _dtype.fill_scalar(fill_value, d, halves=False), d.np), d,
+                         requires_grad)
 
 
 _new = object.__new__
+
+
+def _grad_enabled():
+    from .autograd.grad_mode import _state
+    return _state.enabled
 
 
 def _rebuild(array, rg):
@@ -523,5 +567,10 @@ def _size(size):
         out.append(int(s))
     return tuple(out)
 
+
+for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)
+    if _fn.__class__.__name__ == "function":
+        setattr(Tensor, _name, _aliases.method(_name, _fn))
+del _name, _fn
 
 _function._Tensor = Tensor

@@ -47,6 +47,9 @@ class OpSpec:
     notes: str = ""
     extra: dict = field(default_factory=dict)
     complex: bool = False                  # also checked on complex samples (complex_ops.py; set there for most)
+    aliases: tuple = ()                    # the NumPy-style names torch takes for the samples' keywords ("axis",
+    #                                        "keepdims", "x", "x2"...): each is checked against torch by
+    #                                        tests/ops/test_op_aliases.py (every sample keyword is, declared or not)
 
 
 def S(*args, name="", smooth=True, **kwargs) -> Sample:

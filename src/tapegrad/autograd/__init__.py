@@ -20,6 +20,9 @@ def __getattr__(name):
     from .. import _import_lazy
     if name in ("functional", "anomaly", "trace", "graph", "stats", "forward_ad"):
         return _import_lazy(f"{__name__}.{name}", __name__)
+    if name == "Variable":       # the legacy wrapper: Variable(t, requires_grad=True) is a tensor
+        from .._legacy import Variable
+        return Variable
     if name in _LAZY_NAMES:   # tools that live in those modules (trace is the module, itself callable)
         return getattr(_import_lazy(f"{__name__}.{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'tapegrad.autograd' has no attribute {name!r}")

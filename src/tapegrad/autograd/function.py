@@ -19,7 +19,7 @@ from sys import getrefcount as _getrefcount
 
 import numpy as np
 
-from .._npcompat import QUIET, quiet_enter, quiet_exit, quiet_state
+from .._npcompat import QUIET, broadcast_error, quiet_enter, quiet_exit, quiet_state
 from .grad_mode import _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
@@ -578,6 +578,11 @@ def _apply(cls, *args, **kwargs):
     token = None if quiet_state() is QUIET else quiet_enter(QUIET)
     try:
         out = cls.forward(_Scratch(), *raw, **kwargs)
+    except ValueError as e:       # NumPy's broadcasting error is torch's RuntimeError (free when nothing fails)
+        err = broadcast_error(e)
+        if err is None:
+            raise
+        raise err from None
     finally:
         if token is not None:
             quiet_exit(token)
@@ -680,6 +685,11 @@ def _record(cls, args, kwargs):
     token = None if quiet_state() is QUIET else quiet_enter(QUIET)
     try:
         out = cls.forward(ctx, *raw, **kwargs)
+    except ValueError as e:
+        err = broadcast_error(e)
+        if err is None:
+            raise
+        raise err from None
     finally:
         if token is not None:
             quiet_exit(token)

@@ -36,3 +36,6 @@ _export("index", ["one_hot"])
 _export("conv", [])
 
 del _name
+
+from .. import _aliases  # noqa: E402
+_aliases.install(globals(), "nn.functional")   # F.linear(x=...), F.gelu(x=...): torch's built-ins of nn.functional

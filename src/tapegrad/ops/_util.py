@@ -13,7 +13,7 @@ import weakref
 
 import numpy as np
 
-from .. import _dtype
+from .. import _aliases, _dtype
 from ..autograd.function import Primitive, _Scratch
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
@@ -52,7 +52,8 @@ def normalize_dims(dim, ndim: int) -> tuple:
         return (normalize_dim(int(dim), ndim),) if ndim else ()
     dims = tuple(normalize_dim(int(d), ndim) for d in dim)
     if len(set(dims)) != len(dims):
-        raise RuntimeError(f"dim {dims} appears multiple times in the list of dims")
+        dup = next(d for i, d in enumerate(dims) if d in dims[:i])
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return tuple(sorted(d for d in dims if ndim)) if ndim else ()
 
 
@@ -127,9 +128,10 @@ def kernel(cls, grad, *args):
 
 
 def bind(**methods):
-    """Attach functions to Tensor: ``bind(exp=exp, exp_=exp_)``."""
+    """Attach functions to Tensor: ``bind(exp=exp, exp_=exp_)`` (taking torch's NumPy-style argument names too,
+    ``x.sum(axis=0, keepdims=True)``: see ``_aliases.py``)."""
     for name, fn in methods.items():
-        setattr(Tensor, name, fn)
+        setattr(Tensor, name, _aliases.method(name, fn))
 
 
 def to_array(x):
@@ -156,25 +158,44 @@ def promote(a, b):
     d = _dtype.result_type(a, b).np
     if ta is np.ndarray and a.dtype != d:
         a = a.astype(d)
-    elif ta is not np.ndarray and tb is np.ndarray:
-        a = d.type(a) if not isinstance(a, (np.ndarray, np.generic)) else np.asarray(a, d)
+    elif ta is not np.ndarray:
+        a = _scalar_as(a, d)
     if tb is np.ndarray and b.dtype != d:
         b = b.astype(d)
-    elif tb is not np.ndarray and ta is np.ndarray:
-        b = d.type(b) if not isinstance(b, (np.ndarray, np.generic)) else np.asarray(b, d)
+    elif tb is not np.ndarray:
+        b = _scalar_as(b, d)
     return a, b, d
 
 
-def broadcast_or_error(a, b):
-    """The broadcast shape of shapes ``a`` and ``b``, or torch's error, which calls ``a`` "tensor a"."""
+def _scalar_as(v, d):
+    """A Python number as a NumPy scalar of dtype ``d`` (two numbers: ``add(2.5, 3.5)`` is the default dtype, as
+    torch). An int that does not fit an integer dtype wraps around as torch's arithmetic does (``int8 + 300``
+    adds 44); NumPy would refuse it."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return np.asarray(v, d)
     try:
-        return np.broadcast_shapes(a, b)
-    except ValueError:
+        return d.type(v)
+    except OverflowError:
+        return np.asarray(v).astype(d)[()]
+
+
+def broadcast_or_error(*shapes):
+    """The broadcast shape of ``shapes``, or torch's error, which calls the shape broadcast so far "tensor a" and
+    the next one "tensor b" (``broadcast_or_error((2, 3), (4, 3))``: "The size of tensor a (2) must match the size
+    of tensor b (4) at non-singleton dimension 0")."""
+    a = tuple(shapes[0])
+    for b in shapes[1:]:
+        b = tuple(b)
+        if a == b:
+            continue
         n = max(len(a), len(b))
-        pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
-        i = next(i for i in range(n - 1, -1, -1) if pa[i] != pb[i] and 1 not in (pa[i], pb[i]))
-        raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
-                           f"non-singleton dimension {i}") from None
+        pa, pb = (1,) * (n - len(a)) + a, (1,) * (n - len(b)) + b
+        for i in range(n - 1, -1, -1):
+            if pa[i] != pb[i] and 1 not in (pa[i], pb[i]):
+                raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b ({pb[i]}) at "
+                                   f"non-singleton dimension {i}")
+        a = tuple(max(x, y) if 1 in (x, y) else x for x, y in zip(pa, pb))
+    return a
 
 
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:

@@ -40,10 +40,11 @@ SPECS = [
     OpSpec("abs", lambda m, x: m.abs(x), lambda r: [S(randn(r, 2, 3))], inplace=lambda x: x.abs_()),
     OpSpec("sum", lambda m, x, **kw: m.sum(x, **kw), lambda r: [
         S(randn(r, 2, 3)), S(randn(r, 2, 3), dim=0, name="dim0"), S(randn(r, 2, 3), dim=-1, keepdim=True, name="keep"),
-        S(randn(r, 2, 3, 4), dim=(0, 2), name="tuple"), S(randn(r), name="0d"), S(randn(r, 0, 3), dim=0, name="empty")]),
+        S(randn(r, 2, 3, 4), dim=(0, 2), name="tuple"), S(randn(r), name="0d"), S(randn(r, 0, 3), dim=0, name="empty")],
+        aliases=("axis", "keepdims")),
     OpSpec("mean", lambda m, x, **kw: m.mean(x, **kw), lambda r: [
         S(randn(r, 2, 3)), S(randn(r, 2, 3), dim=1, name="dim1"), S(randn(r, 2, 3, 4), dim=(-1, 0), keepdim=True,
-                                                                   name="tuple")]),
+                                                                   name="tuple")], aliases=("axis", "keepdims")),
     OpSpec("matmul", lambda m, x, y: m.matmul(x, y), lambda r: [
         S(randn(r, 2, 3), randn(r, 3, 4), name="mm"), S(randn(r, 3), randn(r, 3), name="dot"),
         S(randn(r, 2, 3), randn(r, 3), name="mv"), S(randn(r, 3), randn(r, 3, 2), name="vm"),

@@ -121,10 +121,10 @@ SPECS = [
         S(randn(r, 2, 2), randn(r, 3), name="mixed"), S(randn(r, 2, 1, 2), randn(r, 2, 2), name="3d")]),
     OpSpec("cross", lambda m, x, y, **kw: m.cross(x, y, **kw), lambda r: [
         S(randn(r, 2, 3), randn(r, 2, 3), dim=1), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0"),
-        S(randn(r, 3, 3), randn(r, 3, 3), dim=-1, name="neg")]),
+        S(randn(r, 3, 3), randn(r, 3, 3), dim=-1, name="neg")], aliases=("axis",)),
     OpSpec("linalg.cross", lambda m, x, y, **kw: m.linalg.cross(x, y, **kw), lambda r: [
         S(randn(r, 2, 3), randn(r, 1, 3)), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0"),
-        S(randn(r, 3), randn(r, 3), name="1d")]),
+        S(randn(r, 3), randn(r, 3), name="1d")], aliases=("axis",)),
     OpSpec("trace", lambda m, x: m.trace(x), lambda r: [S(randn(r, 3, 3)), S(randn(r, 2, 4), name="rect"),
                                                        S(noncontig(randn(r, 3, 3)), name="noncontig")]),
     OpSpec("chain_matmul", lambda m, *xs: m.chain_matmul(*xs), lambda r: [
@@ -154,11 +154,11 @@ SPECS = [
         S(randn(r, 3, 4), -2, name="ord-2"), S(randn(r, 2, 3, 3), 1, name="ord1"),
         S(randn(r, 3, 3), -1, keepdim=True, name="ord-1"), S(randn(r, 3, 4), math.inf, name="inf"),
         S(randn(r, 3, 4), -math.inf, dim=(1, 0), name="-inf_dims"), S(randn(r, 3, 2, 3), "fro", (0, 2), True,
-                                                                     name="fro_keep")]),
+                                                                     name="fro_keep")], aliases=("axis", "keepdims")),
     OpSpec("linalg.norm", lambda m, x, *a, **kw: m.linalg.norm(x, *a, **kw), lambda r: [
         S(randn(r, 2, 3)), S(randn(r, 4), 1, name="vec1"), S(randn(r, 3, 3), 2, name="mat2"),
         S(randn(r, 3, 3), "nuc", name="nuc"), S(randn(r, 2, 3, 3), dim=(1, 2), name="dims"),
-        S(randn(r, 2, 3), 3, dim=1, name="dim_int"), S(randn(r, 3, 3), math.inf, name="inf")]),
+        S(randn(r, 2, 3), 3, dim=1, name="dim_int"), S(randn(r, 3, 3), math.inf, name="inf")], aliases=("axis",)),
     # --- inverses and determinants -----------------------------------------------------------------------------
     OpSpec("linalg.inv", lambda m, x: m.linalg.inv(x), lambda r: [
         S(wc(r, 3, 3)), S(wc(r, 2, 3, 3), name="batched"), S(noncontig(wc(r, 3, 3)), name="noncontig"),
@@ -223,7 +223,7 @@ SPECS = [
         S(randn(r, 3, 3)), S(randn(r, 2, 2, 2), name="batched"), S(3 * randn(r, 3, 3), name="large")]),
     OpSpec("matrix_exp", lambda m, x: m.matrix_exp(x), lambda r: [S(randn(r, 2, 2))]),
     OpSpec("linalg.vecdot", lambda m, x, y, **kw: m.linalg.vecdot(x, y, **kw), lambda r: [
-        S(randn(r, 2, 3), randn(r, 3)), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0")]),
+        S(randn(r, 2, 3), randn(r, 3)), S(randn(r, 3, 2), randn(r, 3, 2), dim=0, name="dim0")], aliases=("axis",)),
     # --- factorisations -----------------------------------------------------------------------------------------
     OpSpec("linalg.cholesky", lambda m, x, **kw: m.linalg.cholesky(_sym(x), **kw), lambda r: [
         S(spd(r, 3, 3) / 2), S(spd(r, 2, 3, 3) / 2, name="batched"), S(spd(r, 3, 3) / 2, upper=True, name="upper")]),

@@ -278,13 +278,14 @@ SPECS = [
         S(randn(r, 2, 3, 4), dim=-1, p=3.0, name="p3"), S(randn(r, 4), dim=0, name="1d")]),
     OpSpec("nn.functional.cosine_similarity", lambda m, a, b, **kw: F(m).cosine_similarity(a, b, **kw), lambda r: [
         S(randn(r, 3, 4), randn(r, 3, 4), name="default"), S(randn(r, 3, 4), randn(r, 4), dim=-1, name="broadcast"),
-        S(randn(r, 2, 3, 4), randn(r, 2, 3, 4), dim=0, name="dim0")]),
+        S(randn(r, 2, 3, 4), randn(r, 2, 3, 4), dim=0, name="dim0")], aliases=("axis",)),
     OpSpec("cosine_similarity_top", lambda m, a, b: m.cosine_similarity(a, b), lambda r: [
         S(randn(r, 3, 4), randn(r, 3, 4))]),
     OpSpec("nn.functional.pairwise_distance", lambda m, a, b, **kw: F(m).pairwise_distance(a, b, **kw), lambda r: [
         S(randn(r, 3, 4), randn(r, 3, 4), name="p2"), S(randn(r, 3, 4), randn(r, 3, 4), p=1.0, name="p1"),
         S(randn(r, 3, 4), randn(r, 3, 4), p=3.0, keepdim=True, name="p3"),
-        S(randn(r, 3, 4), randn(r, 4), name="broadcast"), S(randn(r, 4), randn(r, 4), name="1d")]),
+        S(randn(r, 3, 4), randn(r, 4), name="broadcast"), S(randn(r, 4), randn(r, 4), name="1d")],
+        aliases=("keepdims",)),
     OpSpec("nn.functional.pdist", lambda m, x, **kw: F(m).pdist(x, **kw), lambda r: [
         S(randn(r, 4, 3), name="p2"), S(randn(r, 4, 3), p=1, name="p1"), S(randn(r, 4, 3), p=3, name="p3")],
         gradgrad=False, notes="torch has no double backward for pdist (_pdist_backward)"),

@@ -30,18 +30,21 @@ SPECS = [
             S(randn(r, 2, 3, 4), dim=(0, -1), keepdim=True, name="tuple_keep"), S(randn(r, 3), dim=[0], name="list"),
             S(randn(r), dim=0, name="0d_dim"), S(noncontig(randn(r, 3, 4)), dim=1, name="noncontig"),
             S(ints(r, 2, 3), name="int_to_long"), S(ints(r, 2, 3), dim=1, dtype="float64", name="dtype"),
-            S(np.array([True, False, True]), name="bool"), S(randn(r, 2, 0), dim=-1, name="empty")]),
+            S(np.array([True, False, True]), name="bool"), S(randn(r, 2, 0), dim=-1, name="empty")],
+        aliases=("axis", "keepdims")),
     OpSpec("mean_reduce", lambda m, x, **kw: m.mean(x, **_dt(m, kw)), lambda r: [
         S(randn(r, 2, 3, 4), dim=(0, 2), name="tuple"), S(randn(r), name="0d"), S(randn(r, 3, 2), dim=-1,
                                                                                    keepdim=True, name="keep"),
-        S(ints(r, 2, 3), dtype="float64", name="int_dtype"), S(noncontig(randn(r, 3, 4)), dim=0, name="noncontig")]),
+        S(ints(r, 2, 3), dtype="float64", name="int_dtype"), S(noncontig(randn(r, 3, 4)), dim=0, name="noncontig")],
+        aliases=("axis", "keepdims")),
     OpSpec("nansum", lambda m, x, **kw: m.nansum(x, **kw), lambda r: [
         S(np.array([[1.0, NAN, 2.0], [NAN, NAN, 0.5]]), name="nan"), S(randn(r, 2, 3), dim=1, name="dim"),
         S(np.array([[1.0, NAN, 2.0], [3.0, -1.0, NAN]]), dim=(0, 1), keepdim=True, name="tuple"),
-        S(ints(r, 3), name="int"), S(randn(r), name="0d")]),
+        S(ints(r, 3), name="int"), S(randn(r), name="0d")], aliases=("axis", "keepdims")),
     OpSpec("nanmean", lambda m, x, **kw: m.nanmean(x, **kw), lambda r: [
         S(np.array([[1.0, NAN, 2.0], [NAN, 4.0, 0.5]]), name="nan"), S(randn(r, 2, 3), dim=1, name="dim"),
-        S(np.array([[1.0, NAN, 2.0], [3.0, -1.0, NAN]]), dim=0, keepdim=True, name="keep")]),
+        S(np.array([[1.0, NAN, 2.0], [3.0, -1.0, NAN]]), dim=0, keepdim=True, name="keep")],
+        aliases=("axis", "keepdims")),
     # --- products ---------------------------------------------------------------------------------------------
     OpSpec("prod", lambda m, x, *a, **kw: m.prod(x, *a, **kw), lambda r: [
         S(randn(r, 2, 3), name="all"), S(randn(r, 2, 3), 1, name="dim"), S(randn(r, 3, 2), -2, True, name="keep"),
@@ -57,17 +60,18 @@ SPECS = [
         S(randn(r, 3, 4), 0, keepdim=True, correction=0, name="correction0"),
         S(randn(r, 3, 4), -1, unbiased=False, name="unbiased_false"), S(randn(r, 2, 5), 1, correction=2,
                                                                        name="correction2"),
-        S(randn(r, 4), False, name="positional_unbiased"), S(noncontig(randn(r, 3, 4)), 0, name="noncontig")]),
+        S(randn(r, 4), False, name="positional_unbiased"), S(noncontig(randn(r, 3, 4)), 0, name="noncontig")],
+        aliases=("keepdims",)),
     OpSpec("std", lambda m, x, *a, **kw: m.std(x, *a, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), 1, name="dim"), S(randn(r, 2, 3, 2), (0, 2), name="tuple"),
         S(randn(r, 3, 4), 0, keepdim=True, correction=0, name="correction0"),
-        S(randn(r, 3, 4), -1, unbiased=True, name="unbiased")]),
+        S(randn(r, 3, 4), -1, unbiased=True, name="unbiased")], aliases=("keepdims",)),
     OpSpec("var_mean", lambda m, x, *a, **kw: m.var_mean(x, *a, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), 1, name="dim"),
-        S(randn(r, 2, 3, 2), (0, 2), keepdim=True, correction=0, name="tuple")]),
+        S(randn(r, 2, 3, 2), (0, 2), keepdim=True, correction=0, name="tuple")], aliases=("keepdims",)),
     OpSpec("std_mean", lambda m, x, *a, **kw: m.std_mean(x, *a, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), -1, name="dim"),
-        S(randn(r, 2, 3, 2), (0, 2), keepdim=True, unbiased=False, name="tuple")]),
+        S(randn(r, 2, 3, 2), (0, 2), keepdim=True, unbiased=False, name="tuple")], aliases=("keepdims",)),
     # --- extrema ------------------------------------------------------------------------------------------------
     OpSpec("max_all", lambda m, x: m.max(x), lambda r: [
         S(randn(r, 3, 4), name="plain"), S(ties(r), name="ties", smooth=False), S(randn(r), name="0d"),
@@ -80,7 +84,7 @@ SPECS = [
         S(noncontig(randn(r, 3, 4)), 0, name="noncontig")], notes=VALUES_INDICES),
     OpSpec("min_dim", lambda m, x, *a, **kw: x.min(*a, **kw), lambda r: [
         S(randn(r, 3, 4), 1, name="dim"), S(randn(r, 3, 4), dim=0, keepdim=True, name="keep")],
-        notes=VALUES_INDICES),
+        notes=VALUES_INDICES, aliases=("axis", "keepdims")),
     OpSpec("max_binary", lambda m, x, y: m.max(x, y), lambda r: [S(randn(r, 2, 3), randn(r, 3))]),
     OpSpec("min_binary", lambda m, x, y: m.min(x, y), lambda r: [S(randn(r, 2, 3), randn(r, 3))]),
     OpSpec("amax", lambda m, x, *a, **kw: m.amax(x, *a, **kw), lambda r: [
@@ -93,11 +97,11 @@ SPECS = [
                                                                            name="tuple_keep")]),
     OpSpec("aminmax", lambda m, x, **kw: m.aminmax(x, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), dim=1, name="dim"), S(ties(r), name="ties", smooth=False),
-        S(randn(r, 3, 4), dim=-2, keepdim=True, name="keep"), S(randn(r), name="0d")]),
+        S(randn(r, 3, 4), dim=-2, keepdim=True, name="keep"), S(randn(r), name="0d")], aliases=("axis", "keepdims")),
     OpSpec("argmax", lambda m, x, *a, **kw: m.argmax(x, *a, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), 1, name="dim"), S(randn(r, 3, 4), 0, True, name="keep"),
         S(randn(r, 3, 4), keepdim=True, name="all_keep"), S(ints(r, 5), name="int"), S(randn(r), name="0d")],
-        grad=False, notes="integer output: not differentiable"),
+        grad=False, notes="integer output: not differentiable", aliases=("keepdims",)),
     OpSpec("argmin", lambda m, x, *a, **kw: x.argmin(*a, **kw), lambda r: [
         S(randn(r, 3, 4), name="all"), S(randn(r, 3, 4), -1, name="dim")], grad=False,
         notes="integer output: not differentiable"),

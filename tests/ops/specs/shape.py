@@ -73,7 +73,7 @@ SPECS = [
     OpSpec("repeat_interleave", lambda m, x, *a, **kw: m.repeat_interleave(x, *a, **kw), lambda r: [
         S(randn(r, 2, 3), 2, name="flat"), S(randn(r, 2, 3), 2, dim=0, name="dim0"),
         S(randn(r, 2, 3), 3, dim=-1, name="dim_neg"), S(randn(r, 3, 2), np.array([1, 0, 2]), dim=0, name="tensor"),
-        S(randn(r, 2), np.array([2]), name="tensor_one"), S(randn(r), 2, name="0d")]),
+        S(randn(r, 2), np.array([2]), name="tensor_one"), S(randn(r), 2, name="0d")], aliases=("axis",)),
     OpSpec("repeat_interleave_counts", lambda m, c: m.repeat_interleave(c), lambda r: [S(np.array([1, 2, 0, 3]))],
            grad=False, notes="integer output"),
     # --- flips and rotations ------------------------------------------------------------------------------------------

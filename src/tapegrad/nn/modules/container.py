@@ -490,8 +490,8 @@ class ParameterDict(Module):
                 self[p[0]] = p[1]
 
     def extra_repr(self):
-        from ... import typename
-        return "\n".join("  (" + str(k) + "): " + _param_repr(p, typename) for k, p in self.items())
+        from ..module import _typename     # (printed as tapegrad's types, as reprs are; torch.typename is torch's)
+        return "\n".join("  (" + str(k) + "): " + _param_repr(p, _typename) for k, p in self.items())
 
     def __call__(self, *args, **kwargs):
         raise RuntimeError("ParameterDict should not be called.")

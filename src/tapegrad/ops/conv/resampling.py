@@ -173,6 +173,39 @@ def _cubic_taps(size, out, scale, align_corners, dt):
     return _AxisTaps(idx, w.astype(np.float64), size)
 
 
+def _aa_taps(size, out, scale, align_corners, cubic):
+    """Anti-aliased taps (``antialias=True``): each output averages the inputs under a filter stretched by the
+    downscaling factor (a triangle for bilinear, Keys' cubic with a = -0.5 for bicubic), weights normalised to
+    sum to 1 at the borders. torch's (and PIL's) separable scheme, computed in float64."""
+    if align_corners:
+        ratio = (size - 1) / (out - 1) if out > 1 else 0.0
+    else:
+        ratio = 1.0 / scale if scale is not None and scale > 0 else size / out
+    half = 2.0 if cubic else 1.0                      # half the filter's width (interp_size / 2)
+    support = half * ratio if ratio >= 1.0 else half
+    invscale = 1.0 / ratio if ratio >= 1.0 else 1.0
+
+    def filt(x):
+        x = np.abs(x)
+        if not cubic:
+            return np.where(x < 1.0, 1.0 - x, 0.0)
+        a = -0.5
+        return np.where(x < 1.0, ((a + 2) * x - (a + 3)) * x * x + 1,
+                        np.where(x < 2.0, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+
+    o = np.arange(out, dtype=np.float64)
+    center = ratio * (o + 0.5)          # (align_corners changes only the ratio, as in torch)
+    xmin = np.maximum((center - support + 0.5).astype(np.int64), 0)
+    xmax = np.minimum((center + support + 0.5).astype(np.int64), size)
+    width = max(int((xmax - xmin).max()), 1)
+    j = np.arange(width)[None, :]
+    idx = xmin[:, None] + j
+    w = filt((idx - center[:, None] + 0.5) * invscale) * (j < (xmax - xmin)[:, None])
+    total = w.sum(1, keepdims=True)
+    w = np.divide(w, total, out=np.zeros_like(w), where=total != 0)
+    return _AxisTaps(np.minimum(idx, size - 1), w, size)
+
+
 def _nearest_taps(size, out, scale, exact, shortcuts):
     if out == size and shortcuts:
         src = np.arange(out)
@@ -216,8 +249,6 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if antialias and mode not in ("bilinear", "bicubic"):
         raise ValueError("Anti-alias option is restricted to bilinear and bicubic modes and requires a 4-D tensor "
                          "as input")
-    if antialias:
-        raise NotImplementedError("interpolate: antialias=True is not implemented in tapegrad")
     if d < 1 or d > 3 or mode not in modes:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got {nd}D) for the "
                                   "modes: nearest | linear | bilinear | bicubic | trilinear | area | nearest-exact "
@@ -268,11 +299,16 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if mode in ("nearest", "nearest-exact"):
             # torch's 2-d kernel keeps the legacy shortcuts (same size: copy, double size: index >> 1)
             taps.append(_nearest_taps(S[i], out[i], sc, mode == "nearest-exact", d == 2 and mode == "nearest"))
+        elif antialias:
+            taps.append(_aa_taps(S[i], out[i], sc, align_corners, mode == "bicubic"))
         elif mode == "bicubic":
             taps.append(_cubic_taps(S[i], out[i], sc, align_corners, dt))
         else:   # an axis whose size does not change is copied (whatever the scale factor), as in torch
             taps.append(_linear_taps(S[i], out[i], None if out[i] == S[i] else sc, align_corners, dt))
-    return _taps(_INTERP_NAMES[mode].format(d), input, taps)
+    name = _INTERP_NAMES[mode].format(d)
+    if antialias:           # (torch's nodes: _UpsampleBilinear2DAaBackward0, _UpsampleBicubic2DAaBackward0)
+        name = name.replace("2DBackward0", "2DAaBackward0")
+    return _taps(name, input, taps)
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):

@@ -10,8 +10,9 @@ import math
 import numpy as np
 
 from ... import _dtype
+from ..._npcompat import broadcast_error
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, before_write, bind
+from .._util import Primitive, Tensor, _scalar_as, apply_inplace, before_write, bind
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -36,7 +37,7 @@ def _cast_all(ops, d):
         elif o is None:
             out.append(None)
         else:
-            out.append(np.asarray(o, d)[()])
+            out.append(_scalar_as(o, np.dtype(d)))     # (an int beyond the dtype wraps around, as torch's)
     return out
 
 
@@ -93,7 +94,13 @@ def _with_out(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
-        res = fn(*args, **kwargs)
+        try:
+            res = fn(*args, **kwargs)
+        except ValueError as e:   # (the ops computed outside a Function: NumPy's broadcasting error as torch's)
+            err = broadcast_error(e)
+            if err is None:
+                raise
+            raise err from None
         if out is None:
             return res
         return _copy_out(fn.__name__, res, out)
@@ -181,6 +188,9 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's name
     if not isinstance(c, np.ndarray) or c.dtype != np.bool_:
         got = _legacy(c.dtype) if isinstance(c, np.ndarray) else type(c).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")
+    for t, v in ((input, other), (other, input)):      # a number beside a tensor is written in its dtype
+        if isinstance(t, Tensor) and not isinstance(v, Tensor) and v is not None:
+            _dtype.check_scalar_operand(t.dtype, v, halves=False)
     return Where.apply(c, input, other)
 
 

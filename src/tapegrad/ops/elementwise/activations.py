@@ -42,7 +42,7 @@ def _max0(x):
 
 
 class Relu(Primitive):
-    """max(x, 0); the gradient at 0 is 0, as torch's."""
+    """max(x, 0); the gradient at 0 is 0 and at NaN 1 (NaN passes through), as torch's."""
 
     array_backward = True
 
@@ -61,24 +61,25 @@ class Relu(Primitive):
     def backward(ctx, grad):
         result, = ctx.saved_tensors
         if ctx._arrays is OWN_GRAD:     # (the walk's own gradient array, held by nobody else: masked in place)
-            grad *= result > 0
+            grad *= result != 0         # (result >= 0 or NaN: torch's "not result <= 0" in one comparison)
             return grad
         return kernel(_ReluGrad, grad, result)
 
 
 class _ReluGrad(Primitive):
-    """``grad`` where ``result > 0``, else 0: ReluBackward's formula as one NumPy pass (torch's
-    threshold_backward); differentiable in ``grad`` for double backward, constant in ``result``."""
+    """``grad`` where relu's ``result`` is not 0 (positive or NaN), else 0: ReluBackward's formula as one NumPy
+    pass (torch's threshold_backward, ``result <= 0 ? 0 : grad``); differentiable in ``grad`` for double
+    backward, constant in ``result``."""
 
     node_name = "ThresholdBackwardBackward0"
 
     @staticmethod
     def compute(grad, result):
-        return grad * (result > 0)
+        return grad * (result != 0)
 
     @staticmethod
     def forward(ctx, grad, result):
-        mask = result > 0
+        mask = result != 0
         ctx.mask = mask
         return grad * mask
 
@@ -102,6 +103,7 @@ class Hardtanh(Primitive):
             raise RuntimeError("Bool inputs not supported for hardtanh")
         if x.dtype == np.uint8 and (lo < 0 or hi < 0):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        # (gradient 0 at NaN: torch's vectorised kernel; its scalar tail, for tensors of a few elements, gives 1)
         ctx.mask = (x > lo) & (x < hi)
         t = x.dtype.type
         return np.asarray(np.minimum(np.maximum(x, t(lo)), t(hi)))
@@ -202,14 +204,14 @@ class CeluInplace(EluInplace):
 
 
 class Threshold(Primitive):
-    """x if x > threshold else value."""
+    """x unless x <= threshold, then value (torch's test: NaN is kept, with gradient 1)."""
 
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x, th, value):
         _no_bool("threshold_cpu", x.dtype)
-        ctx.mask = x > th
+        ctx.mask = ~(x <= th)
         return np.asarray(np.where(ctx.mask, x, np.asarray(value).astype(x.dtype)))
 
     @staticmethod
@@ -382,7 +384,7 @@ class Gelu(Primitive):
 
 
 class Hardshrink(Primitive):
-    """x where |x| > lambd, else 0."""
+    """x unless -lambd <= x <= lambd, then 0: NaN is kept, with gradient 0 (torch's two tests)."""
 
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
@@ -390,7 +392,7 @@ class Hardshrink(Primitive):
     def forward(ctx, x, lambd):
         _float_only("hardshrink_cpu", x)
         ctx.mask = (x < -lambd) | (x > lambd)
-        return np.asarray(np.where(ctx.mask, x, np.zeros((), x.dtype)))
+        return np.asarray(np.where((x >= -lambd) & (x <= lambd), np.zeros((), x.dtype), x))
 
     @staticmethod
     def backward(ctx, grad):
@@ -398,7 +400,8 @@ class Hardshrink(Primitive):
 
 
 class Softshrink(Primitive):
-    """x - lambd above lambd, x + lambd below -lambd, else 0."""
+    """x - lambd above lambd, x + lambd below -lambd, else x * 0 (0, and NaN for NaN, as torch; the gradient at
+    NaN is 0)."""
 
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
@@ -409,7 +412,7 @@ class Softshrink(Primitive):
             raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
         t = x.dtype.type
         ctx.mask = (x < -lambd) | (x > lambd)
-        return np.asarray(np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), t(0))))
+        return np.asarray(np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0))))
 
     @staticmethod
     def backward(ctx, grad):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, cj, promote
+from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
                       _result, _w, _with_out, _zeros_like)
 from .arith import _no_derivative, div
@@ -28,7 +28,9 @@ class Atan2(Primitive):
         a, b = ctx.saved_tensors
         need = ctx.needs_input_grad
         r = a * a + b * b
-        return (grad * b / r if need[0] else None), (grad * -a / r if need[1] else None)
+        # 1 / (a^2 + b^2), and 0 at the origin (torch's gradient there is a signed zero, not NaN)
+        recip = _w(r._array == 0, 0.0, 1.0 / r)
+        return (grad * b * recip if need[0] else None), (grad * -a * recip if need[1] else None)
 
 
 class Hypot(Primitive):
@@ -321,7 +323,9 @@ def lerp(input, end, weight):  # noqa: A002
     if isinstance(weight, Tensor):
         if weight.dtype is not input.dtype:
             raise RuntimeError(f"expected dtype {_meta(input)} for `weight` but got dtype {_meta(weight)}")
+        broadcast_or_error(input.shape, end.shape, weight.shape)     # (torch's operand order in the error)
         return LerpTensor.apply(input, end, weight)
+    broadcast_or_error(input.shape, end.shape)
     return Lerp.apply(input, end, weight)
 
 
@@ -396,6 +400,7 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcmul", n, i + 1, v)
+    broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
     return Addcmul.apply(input, tensor1, tensor2, value)
 
 
@@ -408,6 +413,7 @@ def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
     """
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcdiv", n, i + 1, v)
+    broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
     return Addcdiv.apply(input, tensor1, tensor2, value)
 
 
@@ -419,7 +425,8 @@ class Copysign(Primitive):
     def forward(ctx, a, b):
         a, b = _cast_all((a, b), _result(a, b, floating=True))
         r = np.asarray(np.copysign(a, b))
-        ctx.ratio = np.where(a == 0, 0.0, np.copysign(1.0, a) * np.copysign(1.0, b)).astype(r.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):      # torch's result / a, 0 where a == 0 (NaN at NaN)
+            ctx.ratio = np.where(a == 0, 0.0, r / a).astype(r.dtype)
         return r
 
     @staticmethod
@@ -466,8 +473,11 @@ class Xlogy(Primitive):
     def backward(ctx, grad):
         need = ctx.needs_input_grad
         x, y = ctx.saved_tensors
-        xa = x._array if isinstance(x, Tensor) else np.asarray(x)
-        gx = grad * Xlogy.apply((xa != 0).astype(grad._array.dtype), y) if need[0] else None
+        gx = None
+        if need[0]:          # torch's xlogy(grad, y), 0 where x == 0 and y <= 0: log(y) even at x == 0
+            xa = x._array if isinstance(x, Tensor) else np.asarray(x)
+            ya = y._array if isinstance(y, Tensor) else np.asarray(y)
+            gx = _w((xa == 0) & (ya <= 0), 0.0, Xlogy.apply(grad, y))
         gy = grad * x / y if need[1] else None
         return gx, gy
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Tensor, bind, promote
+from .._util import Tensor, bind, broadcast_or_error, promote
 from ._common import _inplace, _iop, _need_tensor, _not_implemented, _with_out
 
 
@@ -140,6 +140,7 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     """
     _same_dtype(input, other)
     a, b = input._array, other._array
+    broadcast_or_error(a.shape, b.shape)
     if a.dtype.kind in "fc":
         return Tensor._make(np.asarray(np.isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan)))
     diff = np.abs(a.astype(np.float64) - b.astype(np.float64))

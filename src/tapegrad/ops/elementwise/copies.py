@@ -79,31 +79,74 @@ def _cast(dt):
     return cast
 
 
-def _type(self, dtype=None, non_blocking=False):
+def _type(self, dtype=None, non_blocking=False, **kwargs):
+    """``x.type()`` is torch's type name, ``'torch.FloatTensor'`` (what code written for torch compares with);
+    ``x.type(t)`` casts to a dtype, a typed class (``torch.LongTensor``) or a type name (``'torch.LongTensor'``)."""
+    from ..._legacy import parse_type, type_string
     if dtype is None:
-        return f"tapegrad.{self.dtype._legacy}Tensor"
-    if isinstance(dtype, str) and dtype.endswith("Tensor"):
-        legacy = dtype.rsplit(".", 1)[-1][:-len("Tensor")]
-        dtype = next(d for d in _dtype._ALL if d._legacy == legacy)
-    return to(self, dtype)
+        return type_string(self)
+    d = parse_type(dtype)
+    return self if d is self.dtype else to(self, d)
 
 
-def _fill(x, value):
-    v = value._array if isinstance(value, Tensor) else value
-    out = Tensor._make(np.broadcast_to(np.asarray(v, x._array.dtype), x._array.shape))
-    if isinstance(value, Tensor) and value._rg:
-        return out + (value - value.detach()) if value._array.ndim == 0 else out
-    return out
+class Zero(Primitive):
+    """``x.zero_()``'s op: zeros of x's shape and dtype; x's old values get a zero gradient (torch's
+    ZeroBackward0, so the result still requires grad)."""
+
+    node_name = "ZeroBackward0"
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return np.zeros(x.shape, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return np.zeros_like(grad) if grad.__class__ is np.ndarray else Tensor._make(np.zeros_like(grad._array))
+
+
+class FillScalar(Primitive):
+    """``x.fill_(number)``'s op (FillBackward2): x's old values get a zero gradient."""
+
+    node_name = "FillBackward2"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full(x.shape, value, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Tensor._make(np.zeros_like(grad._array)), None
+
+
+class FillTensor(Primitive):
+    """``x.fill_(value_tensor)``'s op (FillBackward3): the 0-d value gets the sum of the gradient."""
+
+    node_name = "FillBackward3"
+
+    @staticmethod
+    def forward(ctx, x, value):
+        return np.full(x.shape, value, x.dtype)
+
+    @staticmethod
+    def backward(ctx, grad):
+        need = ctx.needs_input_grad
+        return (Tensor._make(np.zeros_like(grad._array)) if need[0] else None), (grad.sum() if need[1] else None)
 
 
 def zero_(self):
     """Fill with zeros in place (``x.grad.zero_()``)."""
-    return apply_inplace(self, lambda x: Tensor._make(np.zeros(x._array.shape, x._array.dtype)))
+    return apply_inplace(self, Zero.apply)
 
 
 def fill_(self, value):
-    """Fill with ``value`` in place."""
-    return apply_inplace(self, _fill, value)
+    """Fill with ``value`` (a number, or a 0-d tensor: differentiable in it) in place."""
+    if isinstance(value, Tensor):
+        if value._array.ndim:
+            raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                               f"{value._array.ndim} dimensions.")
+        return apply_inplace(self, FillTensor.apply, value)
+    return apply_inplace(self, FillScalar.apply, _dtype.fill_scalar(value, self.dtype, halves=False))
 
 
 class _CopyFrom(Primitive):

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, unary
+from ... import _dtype
 from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
                       _result, _w, _with_out, _zeros_like)
 
@@ -273,14 +274,24 @@ class RoundDecimals(Primitive):
         return _zeros_like(grad), None
 
 
+def _sign(a):
+    """torch's sign: -1, 0 or 1, and 0 at NaN (NumPy's sign gives NaN there)."""
+    s = np.asarray(np.sign(a))
+    if s.dtype.kind == "f" and s.ndim:
+        np.copyto(s, 0, where=s != s)
+    elif s.dtype.kind == "f" and s != s:
+        s = np.zeros((), s.dtype)
+    return s
+
+
 class Sign(Primitive):
-    """sign(x): -1, 0 or 1 (bool stays bool); zero gradient."""
+    """sign(x): -1, 0 or 1 (0 at NaN, as torch; bool stays bool); zero gradient."""
 
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
     def forward(ctx, x):
-        return x.copy() if x.dtype == np.bool_ else np.sign(x)
+        return x.copy() if x.dtype == np.bool_ else _sign(x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -288,7 +299,7 @@ class Sign(Primitive):
 
 
 class Abs(Primitive):
-    """|x|; gradient sign(x) (0 at 0)."""
+    """|x|; gradient sign(x) (0 at 0 and at NaN, as torch)."""
 
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
@@ -304,7 +315,7 @@ class Abs(Primitive):
         x, = ctx.saved_tensors
         if x._array.dtype.kind == "c":      # d|z| = Re(conj(sgn z) dz): the gradient is grad * sgn(z)
             return grad * x.sgn()
-        return grad * np.sign(x._array)
+        return grad * _sign(x._array)
 
 
 class Logit(Primitive):
@@ -540,6 +551,9 @@ def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
                         f"{type(min).__name__} and {type(max).__name__}); wrap the number in tapegrad.tensor(...)")
     if tmin or tmax:
         return tensor_cls.apply(input, min, max)
+    for bound in (min, max):
+        if bound is not None:
+            _dtype.check_scalar_operand(input.dtype, bound)
     return scalar_cls.apply(input, min, max)
 
 

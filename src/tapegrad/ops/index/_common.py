@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import _state
-from .._util import Tensor, apply_inplace, normalize_dim, shape_str
+from .._util import Tensor, apply_inplace, shape_str
 
 
 _INT_INDEX = (np.int64, np.int32, np.int16, np.int8, np.uint8)
@@ -40,13 +40,6 @@ def _zeros(shape, dtype):
     return Tensor._make(np.zeros(shape, dtype))
 
 
-def _int_index(op, index, msg=None):
-    a = index._array if isinstance(index, Tensor) else np.asarray(index)
-    if a.dtype.kind not in "iu" or a.dtype == np.uint8:
-        raise RuntimeError(msg or f"{op}(): Expected dtype int64 for index")
-    return a.astype(np.int64, copy=False)
-
-
 def _dim_key(dim, idx):
     return (slice(None),) * dim + (idx,)
 
@@ -76,13 +69,15 @@ def _check_gather(op, shape, dim, index, src_shape=None):
             raise RuntimeError(f"Expected index {shape_str(ishape)} to be no larger than self {shape_str(xshape)} "
                                f"apart from dimension {dim}{src}")
     if index.size:
-        lo, hi = int(index.min()), int(index.max())
-        if lo < 0 or hi >= xshape[dim]:
-            raise RuntimeError(f"index {lo if lo < 0 else hi} is out of bounds for dimension {dim} with size "
-                               f"{xshape[dim]}")
+        bad = (index < 0) | (index >= xshape[dim])
+        if bad.any():     # the first one in order, as torch reports it
+            first = int(index.reshape(-1)[np.argmax(bad.reshape(-1))])
+            raise RuntimeError(f"index {first} is out of bounds for dimension {dim} with size {xshape[dim]}")
 
 
 def _gather_np(x, dim, index):
+    if index.size == 0:            # (an empty index of any rank reads nothing)
+        return np.zeros(index.shape, x.dtype)
     x1 = x.reshape(1) if x.ndim == 0 else x
     i1 = index.reshape(1) if index.ndim == 0 else index
     return x1[_grid(i1, dim)].reshape(index.shape)
@@ -93,6 +88,8 @@ _IDENTITY = {"sum": 0, "mean": 0, "prod": 1}
 
 def _scatter_np(x, dim, index, src, mode="set", include_self=True):
     """``x`` (copied) with ``src`` (array or number) scattered at ``index`` along ``dim``."""
+    if index.size == 0:
+        return np.array(x, copy=True)
     out = np.array(x, copy=True).reshape(x.shape if x.ndim else (1,))
     i1 = index.reshape(1) if index.ndim == 0 else index
     key = _grid(i1, dim)
@@ -134,12 +131,6 @@ def _scatter_counts(shape, dim, index, include_self):
     c1 = count.reshape(shape if shape else (1,))
     np.add.at(c1, _grid(i1, dim), 1)
     return c1.reshape(shape)
-
-
-def _dim_and_index(op, input, dim, index, msg=None):
-    n = input._array.ndim
-    d = normalize_dim(dim, n)
-    return d, _int_index(op, index, msg)
 
 
 def _inplace(fn):

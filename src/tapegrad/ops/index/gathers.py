@@ -10,8 +10,9 @@ import warnings
 
 import numpy as np
 
-from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, normalize_dim, shape_str
-from ._common import (_check_gather, _dim_and_index, _dim_key, _gather_np, _inplace, _int_index, _scatter_counts,
+from ... import _dtype
+from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp, normalize_dim, shape_str
+from ._common import (_check_gather, _dim_key, _gather_np, _inplace, _scatter_counts,
                       _scatter_np, _tensor, _zeros)
 from .subscript import IndexPut, _index_array, _index_put_values, _np_key
 from .masked import _where, masked_fill
@@ -151,13 +152,31 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     tensor([[1, 1],
             [4, 3]])
     """
-    d, idx = _dim_and_index("gather", input, dim, index, "gather(): Expected dtype int32/int64 for index")
+    if _empty_index(index):         # torch checks nothing of an empty index (its dtype, its rank)
+        return Gather.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64))
+    d, idx = _gather_index("gather", input, dim, index)
     _check_gather("gather", input._array.shape, d, idx)
     return Gather.apply(input, d, idx)
 
 
+def _idx_array(index):
+    return index._array if isinstance(index, Tensor) else np.asarray(index)
+
+
+def _empty_index(index):
+    return _idx_array(index).size == 0
+
+
+def _gather_index(op, input, dim, index):
+    """gather's and scatter's index: int64 or int32 (torch's RuntimeError otherwise), and the dim."""
+    a = _idx_array(index)
+    if a.dtype not in (np.int64, np.int32):
+        raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
+    return normalize_dim(dim, input._array.ndim), a.astype(np.int64, copy=False)
+
+
 def _scatter_args(op, input, dim, index, src):
-    d, idx = _dim_and_index(op, input, dim, index, "scatter(): Expected dtype int32/int64 for index")
+    d, idx = _gather_index("scatter", input, dim, index)
     if isinstance(src, Tensor):
         if src.dtype is not input.dtype:
             raise RuntimeError("scatter(): Expected self.dtype to be equal to src.dtype")
@@ -178,7 +197,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
         src = value
     if src is None:
         raise TypeError("scatter() missing 1 required positional argument: 'src' (or 'value')")
-    d, idx = _scatter_args("scatter", input, dim, index, src)
+    if _empty_index(index):         # (nothing is written, nothing is checked: torch's result is input's copy)
+        d, idx = normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64)
+    else:
+        d, idx = _scatter_args("scatter", input, dim, index, src)
     if reduce is not None:
         if reduce not in ("add", "multiply"):
             raise RuntimeError("reduce argument must be either add or multiply.")
@@ -199,6 +221,8 @@ def scatter_add(input, dim, index, src):
     >>> tapegrad.zeros(3).scatter_add(0, tapegrad.tensor([0, 0, 2]), tapegrad.ones(3))
     tensor([2., 0., 1.])
     """
+    if _empty_index(index):
+        return ScatterAdd.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64), src)
     d, idx = _scatter_args("scatter_add", input, dim, index, src)
     return ScatterAdd.apply(input, d, idx, src)
 
@@ -219,32 +243,51 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
 # ============================================================================================================
 # index_select / index_add / index_copy / index_fill / index_put
 # ============================================================================================================
-_INDEX_DTYPE_MSG = {"index_select": "index_select(): Expected dtype int32 or int64 for index",
-                    "index_add_": "index_add_(): Expected dtype int32/int64 for index but got: {}",
-                    "index_copy_": "index_copy_(): Expected a long tensor for index, but got {}",
-                    "index_fill_": "index_fill_(): Expected dtype int64 for index."}
-
-
 def _vector_index(op, index, size, dim, select_msg=False):
-    got = getattr(index, "dtype", None)
-    a = _int_index(op, index, _INDEX_DTYPE_MSG[op].format(got._legacy if got is not None else got))
-    if a.ndim > 1:
-        if op == "index_fill_":
+    """The 1-d index of index_select / index_add_ / index_copy_ / index_fill_, checked as each of them does (the
+    rank first or the dtype first, IndexError or RuntimeError: torch's own order and classes)."""
+    a = _idx_array(index)
+    legacy = _dtype.from_numpy_dtype(a.dtype)._legacy
+    int32_ok = op in ("index_select", "index_add_")
+    dtype_ok = a.dtype == np.int64 or (int32_ok and a.dtype == np.int32)
+    if op == "index_fill_":
+        if not dtype_ok:
+            raise IndexError("index_fill_(): Expected dtype int64 for index.")
+        if a.ndim > 1:
             raise RuntimeError("Index has to be a vector/scalar")
-        raise IndexError(f"{op}(): Index is supposed to be a vector")
-    return a.reshape(-1)
+    else:
+        if a.ndim > 1:
+            if op == "index_add_":
+                raise IndexError(f"index_add_(): Index is supposed to be a vector, but got dim: {a.ndim} with type: "
+                                 f"{legacy} and size: {shape_str(a.shape)}")
+            if op == "index_copy_":
+                raise IndexError(f"index_copy_(): Index should have dimension 1 or 0 (got {a.ndim})")
+            raise IndexError(f"{op}(): Index is supposed to be a vector")
+        if not dtype_ok:
+            raise RuntimeError({
+                "index_select": "index_select(): Expected dtype int32 or int64 for index",
+                "index_add_": f"index_add_(): Expected dtype int32/int64 for index but got: {legacy}",
+                "index_copy_": f"index_copy_(): Expected a long tensor for index, but got {legacy}"}[op])
+    return a.astype(np.int64, copy=False).reshape(-1)
+
+
+def _first_bad(a, lo, hi):
+    """The first index (in order) outside [lo, hi), as torch reports it; None when all are in range."""
+    bad = (a < lo) | (a >= hi)
+    return int(a.reshape(-1)[np.argmax(bad.reshape(-1))]) if bad.any() else None
 
 
 def _check_bounds(op, a, size, dim):
     """Each op's own bounds rule and wording (only index_fill accepts negative indices)."""
     if not a.size:
         return a
-    lo, hi = int(a.min()), int(a.max())
     neg_ok = op == "index_fill_"
-    if hi >= size or lo < (-size if neg_ok else 0):
-        if op == "index_select":
-            raise IndexError("index out of range in self")
-        bad = lo if lo < (-size if neg_ok else 0) else hi
+    bad = _first_bad(a, -size if neg_ok else 0, size)
+    if bad is not None:
+        if op == "index_select":       # (torch's kernels word it two ways: dim 1 has its own)
+            if dim != 1:
+                raise IndexError("index out of range in self")
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={size}")
         msg = f"index {bad} is out of bounds for dimension {dim} with size {size}"
         if op == "index_add_":
             raise RuntimeError(msg)
@@ -347,8 +390,8 @@ class IndexFillTensor(Primitive):
     node_name = "IndexFillBackward1"
 
     @staticmethod
-    def forward(ctx, x, dim, index, value):
-        ctx.dim, ctx.index = dim, index
+    def forward(ctx, x, dim, index, value, raw=None):
+        ctx.dim, ctx.index, ctx.raw = dim, index, raw
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = value
         return out.reshape(x.shape)
@@ -357,8 +400,13 @@ class IndexFillTensor(Primitive):
     def backward(ctx, grad):
         need = ctx.needs_input_grad
         gx = IndexFill.apply(grad, ctx.dim, ctx.index, 0.0) if need[0] else None
-        gv = IndexSelect.apply(grad, ctx.dim, ctx.index).sum() if need[3] else None
-        return gx, None, None, gv
+        gv = None
+        if need[3]:           # the sum over the filled slots, each once however often the index repeats it
+            if ctx.raw is not None:     # (torch selects with the index as given: a negative one is its error)
+                _check_bounds("index_select", ctx.raw, grad._array.shape[ctx.dim] if grad._array.ndim else 1,
+                              ctx.dim)
+            gv = IndexSelect.apply(grad, ctx.dim, np.unique(ctx.index)).sum()
+        return gx, None, None, gv, None
 
 
 def index_select(input, dim, index, *, out=None):
@@ -436,18 +484,22 @@ def index_fill(input, dim, index, value):
         if value._array.ndim:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._array.ndim} dimension(s).")
-        return IndexFillTensor.apply(input, d, idx, value)
-    return IndexFill.apply(input, d, idx, value)
+        raw = _idx_array(index).reshape(-1)
+        return IndexFillTensor.apply(input, d, idx, value, raw if (raw < 0).any() else None)
+    return IndexFill.apply(input, d, idx, _dtype.fill_scalar(value, input.dtype))
 
 
 def _put_key(op, input, indices):
     if not isinstance(indices, (tuple, list)):
         raise TypeError(f"{op}(): argument 'indices' must be tuple of Tensors")
     tensors, d = {}, 0
-    for k in indices:
+    for i, k in enumerate(indices):
         if k is None:
             d += 1
             continue
+        if not isinstance(k, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument {1 if op.endswith('_') else 0}, but got "
+                            f"{type(k).__name__}")
         a = _index_array(k)
         if a.ndim == 0:
             a = a.reshape(1)
@@ -483,8 +535,10 @@ def index_put_(input, indices, values, accumulate=False):
 # take / put / take_along_dim
 # ============================================================================================================
 def _flat_index(op, index, n):
-    got = getattr(index, "dtype", None)
-    a = _int_index(op, index, f"{op}(): Expected a long tensor for index, but got {getattr(got, '_legacy', got)}")
+    a = _idx_array(index)
+    if a.dtype != np.int64:
+        raise RuntimeError(f"{op}(): Expected a long tensor for index, but got "
+                           f"{_dtype.from_numpy_dtype(a.dtype)._legacy}")
     if a.size:
         lo, hi = int(a.min()), int(a.max())
         if hi >= n or lo < -n:
@@ -556,7 +610,7 @@ def put(input, index, source, accumulate=False):
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{input.dtype._legacy} and source.dtype = {source.dtype._legacy}")
-    idx = _flat_index("put", index, input._array.size)
+    idx = _flat_index("put_", index, input._array.size)
     if idx.size != source._array.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
                            f"source.numel() = {source._array.size}, index.numel() = {idx.size}")
@@ -569,22 +623,26 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     >>> tapegrad.tensor([[10, 30, 20]]).take_along_dim(tapegrad.tensor([[1, 2, 0]]), 1)
     tensor([[30, 20, 10]])
     """
-    got = getattr(indices, "dtype", None)
-    idx = _int_index("take_along_dim", indices, "tapegrad.take_along_dim(): dtype of indices should be Long but got "
-                     f"{getattr(got, '_legacy', got)}")
-    if dim is None:
-        return gather(input.reshape(-1), 0, Tensor._make(idx.reshape(-1)))
+    if dim is None:                 # the flattened input: gather's rules (int32 too, no negative index)
+        return gather(input.reshape(-1), 0, indices.reshape(-1) if isinstance(indices, Tensor) else
+                      Tensor._make(np.asarray(indices).reshape(-1)))
+    idx = _idx_array(indices)
     n = input._array.ndim
     if idx.ndim != n:
         raise RuntimeError(f"tapegrad.take_along_dim(): input and indices should have the same number of dimensions, "
                            f"but got {n} dimensions for input, and {idx.ndim} dimensions for indices")
+    if idx.dtype != np.int64:
+        raise RuntimeError(f"tapegrad.take_along_dim(): dtype of indices should be Long but got "
+                           f"{_dtype.from_numpy_dtype(idx.dtype)._legacy}")
     d = normalize_dim(dim, n)
     xs, js = list(input._array.shape), list(idx.shape)
+    if xs[d]:
+        idx = idx % xs[d]          # torch wraps every index into range along dim (-1 is the last, 3 of 3 is 0)
     xs_d, js_d = list(xs), list(js)
     xs_d[d] = js[d]
-    ishape = np.broadcast_shapes(tuple(xs_d), tuple(js))
+    ishape = broadcast_or_error(tuple(xs_d), tuple(js))
     js_d[d] = xs[d]
-    xshape = np.broadcast_shapes(tuple(js_d), tuple(xs))
+    xshape = broadcast_or_error(tuple(js_d), tuple(xs))
     return gather(input.expand(xshape), d, Tensor._make(np.broadcast_to(idx, ishape)))
 
 

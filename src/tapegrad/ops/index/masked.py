@@ -72,6 +72,7 @@ def masked_fill(input, mask, value):
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._array.ndim} dimension(s).")
         return MaskedFillTensor.apply(input, m, value)
+    _dtype.check_scalar(value, input.dtype)          # (300 into int8: torch's overflow error, not a wrap-around)
     return MaskedFill.apply(input, m, value)
 
 

@@ -169,6 +169,8 @@ class Kthvalue(_Selecting):
     @staticmethod
     def forward(ctx, x, k, dim, keepdim):
         size = x.shape[dim] if x.ndim else 1
+        if size == 0:
+            raise IndexError(f"kthvalue(): Expected reduction dim {dim} to have non-zero size.")
         if not 1 <= k <= size:
             raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {dim}")
         if x.ndim == 0:

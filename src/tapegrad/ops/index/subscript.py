@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, check_view_inplace, kernel, linear_jvp,
                      mark_view, shape_str)
@@ -34,29 +35,34 @@ def _as_tuple(key):
         return key, True
     if isinstance(key, list) and len(key) < 32:
         for k in key:
-            if k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, Tensor, np.ndarray)):
+            if k is None or k is Ellipsis or isinstance(k, (slice, list, tuple, range, Tensor, np.ndarray)):
                 warnings.warn(_SEQ_WARNING, UserWarning, stacklevel=3)
                 return tuple(key), True
     return (key,), False
 
 
 def _index_array(k):
-    """A list/ndarray/Tensor index as an ndarray (int64 or bool), with torch's error for other dtypes."""
+    """A list/range/ndarray/Tensor index as an ndarray (int64 or bool), with torch's error for other dtypes.
+
+    As torch converts them: Python lists and NumPy arrays of any integer or float dtype become long indices
+    (``x[[1.7]]`` is ``x[[1]]``), bools a mask; a tensor must be long, int, byte (a mask, deprecated) or bool."""
     if isinstance(k, Tensor):
         a = k._array
+        if a.dtype.kind not in "biu" or a.dtype in (np.int8, np.int16):
+            raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     elif isinstance(k, np.ndarray):
         a = k
     else:
         a = np.asarray([_arr(e) for e in k] if isinstance(k, (list, tuple)) else k)
-        if a.dtype.kind == "f":   # torch makes a long tensor of a Python list (x[[1.7]] is x[[1]])
-            a = a.astype(np.int64)
     if a.dtype == np.bool_:
         return a
     if a.dtype == np.uint8:
         warnings.warn("indexing with dtype tapegrad.uint8 is now deprecated, please use a dtype tapegrad.bool instead.",
                       UserWarning, stacklevel=4)
         return a.astype(np.bool_)
-    if a.dtype not in (np.int64, np.int32):
+    if a.dtype.kind in "fiu" and a.dtype not in (np.int64, np.int32):
+        return a.astype(np.int64)     # (a Python list of floats, a NumPy array of another int dtype)
+    if a.dtype.kind not in "iu":
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return a
 
@@ -74,21 +80,27 @@ def _parse(key):
         elif isinstance(k, slice):
             out.append(("slice", k))
         elif isinstance(k, (bool, np.bool_)):
+            if isinstance(k, np.bool_):   # torch: a NumPy bool is not an index
+                raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables "
+                                 "are valid indices (got numpy.bool)")
             out.append(("bool", bool(k)))
         elif isinstance(k, (int, np.integer)):
             out.append(("int", int(k)))
-        elif isinstance(k, (Tensor, np.ndarray, list, tuple)):
-            a = _index_array(k)
+        elif isinstance(k, Tensor) and k._array.ndim == 0 and k._array.dtype.kind in "iu":
+            out.append(("int", int(k._array)))      # a 0-d integer tensor of any dtype is an int
+        elif isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
+            a = _index_array(np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k)
             if a.ndim == 0:
                 out.append(("bool", bool(a)) if a.dtype == np.bool_ else ("int", int(a)))
-            else:
-                out.append(("tensor", a))
-        elif isinstance(k, float):
-            raise IndexError("only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             "valid indices (got float)")
+            else:     # (a byte mask is remembered: x[byte_mask] = number is torch's masked_fill_ error)
+                out.append(("tensor", a, isinstance(k, (Tensor, np.ndarray)) and k.dtype in (np.uint8, _dtype.uint8)))
+        elif isinstance(k, str):
+            raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
         else:
+            t = type(k)
+            name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
             raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte Variables are "
-                             f"valid indices (got {type(k).__name__})")
+                             f"valid indices (got {name})")
     return out
 
 
@@ -401,11 +413,16 @@ def getitem(self, key):
 # x[key] = value
 # ============================================================================================================
 def _check_value(value, dtype):
-    """torch assigns only tensors and numbers: anything else is its TypeError."""
+    """torch assigns only tensors and numbers: anything else is its TypeError; a number that does not fit the
+    dtype is its overflow error (``int8_tensor[0] = 300``)."""
     if not isinstance(value, (Tensor, int, float, complex, np.number, np.bool_)):
         t = type(value)
         name = t.__name__ if t.__module__ == "builtins" else f"{t.__module__.split('.')[0]}.{t.__name__}"
         raise TypeError(f"can't assign a {name} to a tapegrad.{dtype._legacy}Tensor")
+    if value.__class__ is int and not -2 ** 63 <= value < 2 ** 63:
+        raise ValueError("Overflow when unpacking long long")         # (torch's words for setitem)
+    if value.__class__ in (int, float):
+        _dtype.check_scalar(value, dtype, halves=False)
 
 
 def _value_tensor(value, dtype):
@@ -535,13 +552,19 @@ def setitem(self, key, value):
     if len(items) == 1 and not isinstance(key, tuple):
         kind = items[0][0]
         if kind == "bool" and not items[0][1]:
+            if isinstance(key, Tensor):      # torch writes nothing, yet a tensor index bumps the version
+                self._vc[0] += 1
             return
         if kind == "ellipsis":
             return _copy_to(self, value)
+
     sliced, tensors = _apply_slicing(self, items, False)
     if not tensors:
         return _copy_to(sliced, value)
     k = _np_key(sliced._array.shape, tensors)
+    masks = [it for it in items if it[0] == "tensor"]
+    if len(masks) == 1 and masks[0][2] and value._array.ndim == 0:     # (torch's masked_fill_ path)
+        raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     v = _index_put_values(sliced, value, k)
     apply_inplace(sliced, _put_fn, v, k, False)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, cj, input_shape, linear_jvp, multilinear_jvp, promote
+from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, input_shape, linear_jvp, multilinear_jvp, promote
 from ._common import _const, _dtname, _eye_like
 from .products import mm
 
@@ -209,24 +209,36 @@ def tensordot(a, b, dims=2, out=None):
             raise RuntimeError(f"tensordot expects dims >= 0, but got dims={dims}")
         if dims > min(na, nb):
             raise RuntimeError(f"tensordot expects dims < ndim_a or ndim_b, but got dims={dims}")
-        da, db = list(range(na - dims, na)), list(range(dims))
+        given_a, given_b = list(range(-int(dims), 0)), list(range(int(dims)))   # (as torch names them in errors)
     else:
-        da, db = dims
-        da = [da] if isinstance(da, int) else list(da)
-        db = [db] if isinstance(db, int) else list(db)
-        if len(da) != len(db):
-            raise RuntimeError(f"both dimension lists should have same length, but got {len(da)} and {len(db)}")
-        da = [d % na for d in da]
-        db = [d % nb for d in db]
+        given_a, given_b = dims
+        given_a = [given_a] if isinstance(given_a, int) else list(given_a)
+        given_b = [given_b] if isinstance(given_b, int) else list(given_b)
+        if len(given_a) != len(given_b):
+            raise RuntimeError("both dimension lists should have same length")
+    from .._util import normalize_dims
+    normalize_dims(given_a, na)          # torch's IndexError / "appears multiple times" errors
+    normalize_dims(given_b, nb)
+    da = [d % na if na else 0 for d in given_a]
+    db = [d % nb if nb else 0 for d in given_b]
     if a._array.dtype != b._array.dtype:
         raise RuntimeError("both inputs should have same dtype")
+    # a contracted dim of size 1 broadcasts against the other's (torch sums the other over it first)
+    sum_a = [i for i, j in zip(da, db) if b._array.shape[j] == 1 and a._array.shape[i] != 1]
+    sum_b = [j for i, j in zip(da, db) if a._array.shape[i] == 1 and b._array.shape[j] != 1]
+    for i, j, gi, gj in zip(da, db, given_a, given_b):
+        sa_, sb_ = a._array.shape[i], b._array.shape[j]
+        if sa_ != sb_ and 1 not in (sa_, sb_):
+            raise RuntimeError(f"contracted dimensions need to match, but first has size {sa_} in dim {gi} and "
+                               f"second has size {sb_} in dim {gj}")
+    if sum_a:
+        a = a.sum(tuple(sum_a), keepdim=True)
+    if sum_b:
+        b = b.sum(tuple(sum_b), keepdim=True)
     letters = iter(_LETTERS)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]
     for i, j in zip(da, db):
-        if a._array.shape[i] != b._array.shape[j]:
-            raise RuntimeError(f"contracted dimensions need to match, but first has size {a._array.shape[i]} in dim "
-                               f"{i} and second has size {b._array.shape[j]} in dim {j}")
         sb[j] = sa[i]
     out_s = [c for i, c in enumerate(sa) if i not in da] + [c for j, c in enumerate(sb) if j not in db]
     return _einsum_apply("".join(sa) + "," + "".join(sb) + "->" + "".join(out_s), (a, b), Einsum)
@@ -323,10 +335,7 @@ def _cross(input, other, dim, op):
     a, b = input._array, other._array
     if a.ndim != b.ndim:
         raise RuntimeError(f"{op}: inputs must have the same number of dimensions.")
-    try:
-        shape = np.broadcast_shapes(a.shape, b.shape)
-    except ValueError:
-        raise RuntimeError(f"{op}: shapes {tuple(a.shape)} and {tuple(b.shape)} do not broadcast") from None
+    shape = broadcast_or_error(a.shape, b.shape)
     d = dim % len(shape) if -len(shape) <= dim < len(shape) else None
     if d is None:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-len(shape)}, {len(shape) - 1}], but "

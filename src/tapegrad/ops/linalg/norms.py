@@ -14,6 +14,7 @@ from ._common import _check_float, _check_matrix, _check_square, _const, _dtname
 from .products import _same_dtype
 from .solvers import inv
 from .decompositions import svdvals
+from ..elementwise.unary import _sign
 
 
 class Cdist(Primitive):
@@ -44,7 +45,7 @@ class Cdist(Primitive):
             return (x1 * 0 if need[0] else None), (x2 * 0 if need[1] else None), None
         diff = x1.unsqueeze(-2) - x2.unsqueeze(-3)           # (..., P, R, M)
         darr = diff._array
-        sign = _const(np.sign(darr))
+        sign = _const(_sign(darr))
         g = grad.unsqueeze(-1)
         if p == 1:
             w = g * sign
@@ -107,9 +108,6 @@ class LinalgVectorNorm(Primitive):
         elif ord == 0:
             out = np.sum(a != 0, axis=axis, keepdims=keepdim)
         elif math.isinf(ord):
-            if a.size == 0 or any(x.shape[d] == 0 for d in dims):
-                raise RuntimeError(f"linalg.vector_norm cannot compute the {ord} norm on an empty tensor because "
-                                   "the operation does not have an identity")
             out = (np.max if ord > 0 else np.min)(a, axis=axis, keepdims=keepdim)
         else:
             with np.errstate(divide="ignore"):
@@ -125,12 +123,12 @@ class LinalgVectorNorm(Primitive):
         g = _kept(grad, shape, dims, ctx.keepdim)
         n = _kept(norm, shape, dims, ctx.keepdim)
         xa = x._array
-        sign = x.sgn() if xa.dtype.kind == "c" else _const(np.sign(xa))   # (z / |z|: not constant for complex)
+        sign = x.sgn() if xa.dtype.kind == "c" else _const(_sign(xa))   # (z / |z|: not constant for complex)
         if p == 1:
             return g * sign, None, None, None
         if math.isinf(p):
             mask = (np.abs(xa) == n._array).astype(xa.dtype)
-            count = mask.sum(axis=dims, keepdims=True)
+            count = np.maximum(mask.sum(axis=dims, keepdims=True), 1)     # (a NaN norm matches nothing: 0)
             return g * sign * _const(mask / count), None, None, None
         zero = n._array == 0
         n_safe = n + _const(zero.astype(xa.dtype))
@@ -169,7 +167,13 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     dims = _norm_dims(dim, ndim) if ndim else ()
     if ndim and dim is not None and not isinstance(dim, (int, np.integer)) and len(dim) == 0:
         dims = tuple(range(ndim))
-    return LinalgVectorNorm.apply(x, float(ord), dims, bool(keepdim))
+    ord = float(ord)
+    if (math.isinf(ord) or ord < 0) and any(a.shape[d] == 0 for d in dims):     # no identity: torch's error
+        where = "on an empty tensor because" if dim is None else \
+            f"on the dimension {next(d for d in dims if a.shape[d] == 0)}because this dimension is empty and"
+        raise RuntimeError(f"linalg.vector_norm cannot compute the {ord:g} norm {where} the operation does not "
+                           "have an identity")
+    return LinalgVectorNorm.apply(x, ord, dims, bool(keepdim))
 
 
 class Amax(Primitive):

@@ -13,6 +13,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, kernel
+from ..elementwise.unary import _sign
 
 
 # --- small helpers ------------------------------------------------------------------------------------------
@@ -123,12 +124,12 @@ class _MaskedFill(Primitive):
 
     @staticmethod
     def forward(ctx, x, mask, value):
-        ctx.keep = ~mask
+        ctx.mask = mask
         return np.where(mask, np.asarray(value, x.dtype), x)
 
     @staticmethod
-    def backward(ctx, grad):
-        return grad * ctx.keep, None, None
+    def backward(ctx, grad):        # exact zeros where filled (an inf or NaN gradient there stays out)
+        return _MaskedFill.apply(grad, ctx.mask, 0.0), None, None
 
 
 class _Where(Primitive):
@@ -234,7 +235,7 @@ class _Norm(Primitive):
         if p == 0:
             return grad * 0.0 * x, None, None, None
         if p == 1:        # (complex: sgn(x) = x / |x|, not a constant)
-            return grad * (x.sgn() if x._array.dtype.kind == "c" else np.sign(x._array)), None, None, None
+            return grad * (x.sgn() if x._array.dtype.kind == "c" else _sign(x._array)), None, None, None
         zero = result._array == 0
         safe = result + zero                                      # 1 where the norm is 0 (x is 0 there too)
         if p == 2:
@@ -242,7 +243,7 @@ class _Norm(Primitive):
         if p == math.inf:
             amax = (np.abs(x._array) == result._array) & ~zero
             cnt = np.maximum(amax.sum(axis=dims, keepdims=True), 1)
-            return grad * (np.sign(x._array) * amax / cnt), None, None, None
+            return grad * (_sign(x._array) * amax / cnt), None, None, None
         ax = x.abs()
         return grad * x * ax ** (p - 2) / safe ** (p - 1), None, None, None
 

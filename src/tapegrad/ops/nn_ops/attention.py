@@ -13,7 +13,8 @@ import numpy as np
 from ... import _dtype
 from ...autograd.function import _active
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, normalize_dim, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, normalize_dim, shape_str
+from ..elementwise.unary import _sign
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
 from .linear import Softmax, linear, softmax
 from .dropouts import dropout
@@ -40,7 +41,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     >>> F.cosine_similarity(tapegrad.tensor([[1., 0.]]), tapegrad.tensor([[1., 1.]]))
     tensor([0.7071])
     """
-    shape = tuple(np.broadcast_shapes(tuple(x1.shape), tuple(x2.shape)))
+    shape = broadcast_or_error(tuple(x1.shape), tuple(x2.shape))
     if tuple(x1.shape) != shape:
         x1 = x1.expand(shape)
     if tuple(x2.shape) != shape:
@@ -56,13 +57,13 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
 def _norm_backward(grad, x, result, p):
     """Gradient of the p-norm over the last dim (result kept as a column), in tapegrad ops."""
     if p == 1:
-        return grad * np.sign(x._array)
+        return grad * _sign(x._array)
     safe = result + (result._array == 0)
     if p == 2:
         return grad * x / safe
     if p == math.inf:
         amax = (np.abs(x._array) == result._array) & (result._array != 0)
-        return grad * (np.sign(x._array) * amax / np.maximum(amax.sum(-1, keepdims=True), 1))
+        return grad * (_sign(x._array) * amax / np.maximum(amax.sum(-1, keepdims=True), 1))
     if p == 0:
         return grad * 0.0 * x
     return grad * x * x.abs() ** (p - 2) / safe ** (p - 1)

@@ -173,15 +173,21 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
         off = _arr(offsets).astype(np.intp)
+        if len(off) and off[0] != 0:
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                               f"from position 0. However, got {off[0]}")
+        if len(off) and off[-1] > len(idx):
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length {len(idx)} but got offsets[-1] "
+                               f"of {off[-1]}")
         if include_last_offset:
             off = off[:-1]
         nbags = len(off)
-        bag = np.zeros(idx.shape, np.intp)
-        if len(idx):
-            starts = off[(off > 0) & (off < len(idx))]
-            np.add.at(bag, starts, 1)
-            bag = np.cumsum(bag)
+        # element i belongs to the last bag that starts at or before it (empty bags are skipped over)
+        bag = np.searchsorted(off, np.arange(len(idx)), side="right") - 1
         psw = per_sample_weights
+        if nbags == 0:                # (include_last_offset with one offset: no bag, nothing is read)
+            idx, bag = idx[:0], bag[:0]
+            psw = psw[:0] if psw is not None else None
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
     n = weight._array.shape[0]

@@ -12,7 +12,8 @@ import warnings
 import numpy as np
 
 from ...autograd.function import once_differentiable
-from .._util import Primitive, Tensor, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, shape_str
+from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
                       _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
 from .linear import LogSoftmax, _View, linear
@@ -63,14 +64,19 @@ class NllLoss(Primitive):
         coef = -1 if w is None else -w
         if reduction == "none":
             out = -picked if w is None else -picked * w
+            if some_ignored:
+                out = np.where(ignored, np.zeros((), x.dtype), out)
         else:            # (the sum of -loss negated: the same number, one array pass less without weights)
-            s = -np.add.reduce(picked if w is None else picked * w, axis=None)   # (a NumPy scalar of x's dtype)
+            # 0 - sum: an empty or all-ignored batch sums to +0 (a NumPy scalar of x's dtype)
+            s = x.dtype.type(0) - np.add.reduce(picked if w is None else picked * w, axis=None)
             if reduction == "sum":
                 out = s
             else:
                 total = x.dtype.type(tt.size) if w is None else np.add.reduce(w, axis=None)
                 out = s / total
-                coef = coef / total
+                coef = coef / total      # (0 / 0 is NaN: torch's gradient at a zero-weight target, all weights 0)
+        if some_ignored:                 # an ignored target gets a gradient of exactly +0, as torch's
+            coef = np.where(ignored, np.zeros((), x.dtype), coef)
         if ctx.needs_input_grad[0]:              # the gradient's coefficients: -w (/ total) at each target
             m = np.zeros(x.shape, x.dtype)
             if x.ndim == 1:
@@ -239,11 +245,7 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
 # --- regression losses ---------------------------------------------------------------------------------------
 def _bcast(a, b):
     if a.shape != b.shape:
-        try:
-            shape = np.broadcast_shapes(a.shape, b.shape)
-        except ValueError:
-            raise RuntimeError(f"The size of tensor a ({a.shape[-1]}) must match the size of tensor b "
-                               f"({b.shape[-1]}) at non-singleton dimension {max(a.ndim, b.ndim) - 1}") from None
+        shape = broadcast_or_error(a.shape, b.shape)
         a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
     d = np.result_type(a, b)
     return a.astype(d, copy=False), b.astype(d, copy=False)
@@ -292,9 +294,9 @@ class SmoothL1Loss(_PairLoss):
         return np.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
 
     @staticmethod
-    def dloss(g, d, beta):
-        inner = np.abs(d._array) <= beta
-        return g * (d * (inner / beta) + np.sign(d._array) * ~inner)
+    def dloss(g, d, beta):        # torch's: -1 below -beta, 1 above beta, d / beta between (and at NaN)
+        da = d._array
+        return g * _w(da > beta, 1.0, _w(da < -beta, -1.0, d / beta))
 
 
 class HuberLoss(_PairLoss):
@@ -306,9 +308,9 @@ class HuberLoss(_PairLoss):
         return np.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
 
     @staticmethod
-    def dloss(g, d, delta):
-        inner = np.abs(d._array) <= delta
-        return g * (d * inner + (delta * np.sign(d._array)) * ~inner)
+    def dloss(g, d, delta):       # torch's: -delta below -delta, delta above, d between (and at NaN)
+        da = d._array
+        return g * _w(da > delta, float(delta), _w(da < -delta, -float(delta), d))
 
 
 def _weighted(loss, weight, input, reduction, mean_by_weight=True):

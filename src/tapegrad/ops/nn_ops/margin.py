@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, shape_str
+from .._util import Primitive, broadcast_or_error, shape_str
 from ._common import (_ClampMin, _LogSigmoid, _MaskedFill, _Norm, _Where, _arr, _check_no_grad_arg, _red_back, _red_np,
                       _reduce, _reduction)
 from .losses import _int_reduction, _size_repr
@@ -36,6 +36,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     """
     reduction = _reduction(_int_reduction(reduction), size_average, reduce)
     t = _arr(target)
+    broadcast_or_error(t.shape, tuple(input.shape))     # (torch names the target "tensor a")
     margin_clamp = _ClampMin.apply(margin - input, 0)
     out_margin = _MaskedFill.apply(margin_clamp, np.broadcast_to(t == 1, margin_clamp.shape), 0.0)
     out_self = _MaskedFill.apply(input, np.broadcast_to(t == -1, input.shape), 0.0)

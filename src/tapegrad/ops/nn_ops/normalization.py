@@ -117,7 +117,7 @@ class NativeBatchNorm(Primitive):
         rm, rv = running
         if training:
             _, var, rstd, xhat = _stats(x, dims, eps)
-            if rm is not None or rv is not None:
+            if (rm is not None or rv is not None) and x.size:      # (an empty batch leaves them as they are)
                 n = x.size // max(C, 1)
                 mean = x.mean(dims)
                 with np.errstate(invalid="ignore", divide="ignore"):
@@ -203,6 +203,11 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     return out, _c(np.zeros(0, x.dtype)), _c(np.zeros(0, x.dtype))
 
 
+def _per_group(shape, G):
+    """The elements of one group of one sample (explicit, so that an empty batch reshapes too)."""
+    return math.prod(shape[1:]) // G
+
+
 class NativeGroupNorm(Primitive):
     """Normalise each of ``G`` channel groups of every sample, then a per-channel affine map."""
 
@@ -213,7 +218,7 @@ class NativeGroupNorm(Primitive):
         _float_only("group_norm", "GroupNormKernelImpl", x)
         N, C = x.shape[:2]
         bshape = (1, C) + (1,) * (x.ndim - 2)
-        xg = x.reshape(N, G, -1)
+        xg = x.reshape(N, G, _per_group(x.shape, G))
         _, _, rstd, xhat = _stats(xg, (2,), eps)
         xhat_full = xhat.reshape(x.shape)
         out = xhat_full * w.reshape(bshape) if w is not None else xhat_full.copy()
@@ -232,14 +237,14 @@ class NativeGroupNorm(Primitive):
         G, bshape = ctx.G, ctx.bshape
         red = tuple(d for d in range(len(shape)) if d != 1)
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
-            gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
+            gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
             xhat = ctx.xhat
             gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape) if need[0] else None
             gw = (grad * xhat.reshape(shape)).sum(red) if need[1] else None
             gb = grad.sum(red) if need[2] else None
             return gx, gw, gb, None, None
-        gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, -1)
-        gx, xhat = _xhat_grad_tg(x.reshape(N, G, -1), gxhat, (2,), ctx.eps)
+        gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
+        gx, xhat = _xhat_grad_tg(x.reshape(N, G, _per_group(shape, G)), gxhat, (2,), ctx.eps)
         xhat = xhat.reshape(shape)
         gw = (grad * xhat).sum(red) if need[1] else None
         gb = grad.sum(red) if need[2] else None

@@ -21,11 +21,9 @@ def _evenly_cls(name, node_name, np_fn, op, nan_match=True):
         axis = None if dims is None else normalize_dims(dims, x.ndim)
         if x.size == 0:
             if dims is None or not x.ndim:
-                if op in ("max", "min"):
+                if op in ("max", "min", "amax", "amin"):
                     raise RuntimeError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0. "
                                        "Specify the reduction dim with the 'dim' argument.")
-                if op in ("amax", "amin"):
-                    raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
             else:
                 for d in axis:
                     _nonempty_dim(op, x, d)
@@ -79,9 +77,11 @@ class Aminmax(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, keepdim):
-        if x.size == 0 and (dim is None or not x.ndim or x.shape[dim] == 0):
+        if x.size == 0 and (dim is None or not x.ndim):
             raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
                                "identity.")
+        if dim is not None and x.ndim and x.shape[dim] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {dim} to have non-zero size.")
         axis = None if dim is None else ((dim,) if x.ndim else ())
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, axis if axis is not None else tuple(range(x.ndim)), keepdim
         lo, hi = np.min(x, axis=axis), np.max(x, axis=axis)
@@ -142,7 +142,7 @@ def _select_cls(name, node_name, idx_fn, op):
     def forward(ctx, x, dim, keepdim):
         zero_d = x.ndim == 0
         a = x.reshape(1) if zero_d else x
-        _nonempty_dim(op, a, dim)
+        _nonempty_dim("median" if op == "nanmedian" else op, a, dim)     # (torch's nanmedian says median())
         idx = idx_fn(a, dim)
         vals = np.take_along_axis(a, idx, dim)
         ctx.idx, ctx.dim, ctx.shape, ctx.keepdim, ctx.zero_d = idx, dim, x.shape, keepdim, zero_d

@@ -169,6 +169,8 @@ class Prod(Primitive):
         if ctx._cplx:      # the conjugate derivative: the same products of the conjugates
             result, x = cj(result), cj(x)
         if ctx.dim is None:
+            if np.count_nonzero(x._array == 0) > 1:     # torch: two zeros make every partial product 0, even
+                return Tensor._make(np.zeros_like(x._array)), None, None, None   # next to a NaN or an inf
             flat = x.reshape(-1)
             g = _prod_backward(grad.reshape(1), flat, result.reshape(1), 0).reshape(ctx.shape)
         else:

@@ -14,7 +14,8 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from ...tensor import Size
-from .._util import Primitive, Tensor, bind, check_view_inplace, linear_jvp, mark_view, normalize_dim, shape_str
+from .._util import (Primitive, Tensor, bind, broadcast_or_error, check_view_inplace, linear_jvp, mark_view,
+                     normalize_dim, shape_str)
 
 
 def _nd(x):
@@ -468,7 +469,7 @@ def broadcast_tensors(*tensors):
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
-    shape = tuple(broadcast_shapes(*(t._array.shape for t in tensors)))
+    shape = broadcast_or_error(*(t._array.shape for t in tensors)) if tensors else ()
     return tuple(t if t._array.shape == shape else expand(t, shape) for t in tensors)
 
 

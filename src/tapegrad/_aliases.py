@@ -1,0 +1,126 @@
+"""NumPy's argument names that PyTorch's argument parser accepts: ``x.sum(axis=1, keepdims=True)``.
+
+torch's C++ argument parser (the one behind every ``torch.xxx`` op, every Tensor method and the built-in
+functions of ``torch.nn.functional``, ``torch.linalg``, ``torch.special`` and ``torch.fft``) takes NumPy's names
+for four of its parameters: ``axis`` for ``dim``, ``keepdims`` for ``keepdim``, ``x``/``a``/``x1`` for ``input``
+and ``x2`` for ``other``. Functions torch writes in Python (``torch.split``, ``torch.norm``, most of
+``nn.functional``: ``F.softmax(x, axis=1)`` is a TypeError) never see that parser and take no alias.
+
+tapegrad gives its functions torch's parameter names, so one wrapper does it: ``with_aliases`` renames the
+NumPy names a call uses and calls the function (a call without keywords costs one ``if``). It is applied in
+two places only: ``bind`` (``ops/_util.py``) for Tensor methods, and ``install`` for the functions of a
+namespace (``tapegrad``, ``nn.functional``, ``linalg`` ... at the end of their modules). A NumPy name given
+together with its torch name is torch's TypeError (``sum() got an unexpected keyword argument 'axis'``).
+"""
+
+from __future__ import annotations
+
+__all__ = ["ALIASES", "with_aliases", "install", "PYTHON_DEFINED", "PARSER_FUNCTIONS"]
+
+# torch's numpy_compatibility_arg_names: the torch name -> the NumPy names the parser also takes
+ALIASES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
+_TARGETS = frozenset(ALIASES)
+
+# The public callables torch 2.13 defines in Python (its parser never sees them: they take no alias), per
+# namespace (``tests/test_aliases.py`` checks these lists against torch; linalg, special and fft have none).
+PYTHON_DEFINED = {
+    "torch": frozenset({
+        "are_deterministic_algorithms_enabled", "atleast_1d", "atleast_2d", "atleast_3d", "block_diag",
+        "broadcast_shapes", "broadcast_tensors", "cartesian_prod", "cdist", "chain_matmul", "classproperty",
+        "compile", "compiled_with_cxx11_abi", "cond", "eig", "einsum", "from_dlpack", "get_default_device",
+        "get_deterministic_debug_mode", "get_device_module", "get_file_path", "get_float32_matmul_precision",
+        "get_rng_state", "initial_seed", "is_deterministic_algorithms_warn_only_enabled", "is_storage", "is_tensor",
+        "is_warn_always_enabled", "load", "lobpcg", "lstsq", "lu", "manual_seed", "matrix_rank", "meshgrid", "norm",
+        "pca_lowrank", "prepare_multiprocessing_environment", "profiler_allow_cudagraph_cupti_lazy_reinit_cuda12",
+        "save", "seed", "set_default_device", "set_default_dtype", "set_default_tensor_type",
+        "set_deterministic_debug_mode", "set_float32_matmul_precision", "set_printoptions", "set_rng_state",
+        "set_warn_always", "solve", "split", "stft", "svd_lowrank", "sym_float", "sym_fresh_size", "sym_int",
+        "sym_ite", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_sum", "symeig", "tensordot",
+        "thread_safe_generator", "typename", "unique", "unique_consecutive", "unravel_index",
+        "use_deterministic_algorithms", "vmap", "while_loop"}),
+    "Tensor": frozenset({
+        "backward", "dim_order", "eig", "index", "is_shared", "istft", "lstsq", "lu", "module_load", "norm",
+        "register_hook", "register_post_accumulate_grad_hook", "reinforce", "resize", "resize_as", "share_memory_",
+        "solve", "split", "stft", "storage", "storage_type", "symeig", "to_sparse_coo", "unflatten", "unique",
+        "unique_consecutive"}),
+}
+# In ``nn.functional`` it is the other way round: these few are the parser's built-ins, all else is Python.
+PARSER_FUNCTIONS = {
+    "nn.functional": frozenset({
+        "adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear", "celu_", "channel_shuffle",
+        "conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+        "cosine_similarity", "elu_", "gelu", "hardshrink", "hardtanh_", "leaky_relu_", "linear", "logsigmoid",
+        "native_channel_shuffle", "one_hot", "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle",
+        "prelu", "relu_", "rrelu_", "scaled_dot_product_attention", "selu_", "softplus", "softshrink",
+        "threshold_"}),
+}
+
+
+def _table(fn, method):
+    """``{numpy name: (torch name, position or None)}`` for the parameters of ``fn`` that torch aliases (those of
+    the function a ``functools.wraps`` wrapper such as ``out=``'s wraps)."""
+    while getattr(fn, "__wrapped__", None) is not None:
+        fn = fn.__wrapped__
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return None
+    npos = code.co_argcount
+    params = code.co_varnames[:npos + code.co_kwonlyargcount]
+    if _TARGETS.isdisjoint(params):
+        return None
+    table = {}
+    for i, p in enumerate(params):
+        if method and i == 0:          # a method's first parameter is the tensor itself (not torch's `input`)
+            continue
+        for alias in ALIASES.get(p, ()):
+            if alias not in params:
+                table[alias] = (p, i if i < npos else None)
+    return table or None
+
+
+def with_aliases(fn, method=False, name=None):
+    """``fn`` taking torch's NumPy-style names too (``fn`` itself when it has none of the parameters)."""
+    if getattr(fn, "_aliases", None) is not None:          # already wrapped
+        return fn
+    table = _table(fn, method)
+    if table is None:
+        return fn
+    names = frozenset(table)
+    name = name or getattr(fn, "__name__", "function")
+
+    def call(*args, **kwargs):
+        if kwargs and not names.isdisjoint(kwargs):
+            for alias in names.intersection(kwargs):
+                target, pos = table[alias]
+                if target in kwargs or (pos is not None and pos < len(args)):
+                    raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
+                kwargs[target] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+
+    call.__wrapped__ = fn          # (functools.update_wrapper's work, without its per-call cost at import)
+    call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
+    call.__module__ = fn.__module__
+    call._aliases = table
+    return call
+
+
+def install(namespace: dict, where: str, names=None):
+    """Wrap the functions of a module's namespace (``globals()``) that torch's parser would see in ``where``
+    ("torch", "nn.functional", "linalg", "special", "fft"): every public plain function of tapegrad's own,
+    except those torch defines in Python."""
+    python_defined = PYTHON_DEFINED.get(where, frozenset())
+    parser_only = PARSER_FUNCTIONS.get(where)
+    for n in list(namespace if names is None else names):
+        if n.startswith("_") or n in python_defined or (parser_only is not None and n not in parser_only):
+            continue
+        fn = namespace.get(n)
+        if fn.__class__.__name__ != "function" or not getattr(fn, "__module__", "").startswith("tapegrad"):
+            continue
+        namespace[n] = with_aliases(fn, name=n)
+
+
+def method(name, fn):
+    """A Tensor method as ``bind`` attaches it (torch's Python-defined methods take no alias)."""
+    if name in PYTHON_DEFINED["Tensor"] or name.startswith("__"):
+        return fn
+    return with_aliases(fn, method=True, name=name)

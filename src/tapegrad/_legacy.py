@@ -1,0 +1,210 @@
+"""PyTorch's legacy tensor API, still common in real code: ``torch.FloatTensor(2, 1)``, ``torch.LongTensor([1, 2])``,
+``isinstance(x, torch.FloatTensor)``, ``torch.Tensor(2, 3)``, ``x.new(...)``, ``x.type()``, ``autograd.Variable``.
+
+As in torch, the typed classes are not subclasses of ``Tensor``: calling one makes a plain ``Tensor`` of its
+dtype, and ``isinstance`` asks the tensor's dtype (a metaclass check). ``x.type()`` and ``torch.typename``
+return torch's strings (``'torch.FloatTensor'``), so that code comparing them with what torch returns works;
+the classes print as ``<class 'tapegrad.FloatTensor'>``.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from . import _dtype
+from .tensor import Size, Tensor, device as _device
+
+__all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
+           "IntTensor", "LongTensor", "BoolTensor", "legacy_new", "Variable", "type_string", "parse_type"]
+
+
+def _sizes_only(args):
+    """The legacy constructors' shape form: ints (``FloatTensor(2, 3)``) or one ``Size``."""
+    if len(args) == 1 and isinstance(args[0], Size):
+        return tuple(args[0])
+    if args and all(isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)) for a in args):
+        return tuple(int(a) for a in args)
+    return None
+
+
+def legacy_new(d, args, device=None, op="new"):
+    """torch's legacy constructor for dtype ``d`` (``torch.FloatTensor(...)``, ``torch.Tensor(...)``,
+    ``x.new(...)``): no argument -> an empty tensor; ints or a ``Size`` -> an uninitialised tensor of that shape;
+    one sequence or ndarray -> its data converted to ``d`` (with ``torch.tensor``'s overflow checks); a tensor of
+    dtype ``d`` -> a tensor sharing its data (another dtype is torch's TypeError)."""
+    if device is not None:
+        _device(device)
+    from .creation import _from_data
+    shape = _sizes_only(args)
+    if not args:
+        arr = np.empty((0,), d.np)
+    elif shape is not None:
+        for s in shape:
+            if s < 0:
+                raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(shape)}")
+        arr = np.empty(shape, d.np)
+    elif len(args) == 1:
+        data = args[0]
+        if isinstance(data, Tensor):
+            if data.dtype is not d:
+                raise TypeError(f"expected {_options(d)} (got {_options(data.dtype)})")
+            t = Tensor._make(data._array)
+            t._vc = data._vc
+            return t
+        if isinstance(data, str):
+            raise TypeError(f"{op}(): invalid data type 'str'")
+        if isinstance(data, np.ndarray):
+            arr = np.array(data, dtype=d.np)
+        elif isinstance(data, (list, tuple, range)):
+            arr = _from_data(list(data) if isinstance(data, range) else data, d)
+        else:
+            kind = type(data)
+            name = kind.__name__ if kind.__module__ == "builtins" else \
+                f"{kind.__module__.split('.')[0]}.{kind.__name__}"
+            raise TypeError(f"{op}(): data must be a sequence (got {name})")
+    else:
+        raise TypeError(f"{op}() received an invalid combination of arguments - got "
+                        f"({', '.join(type(a).__name__ for a in args)}), but expected one of: (*, device), "
+                        "(tuple of ints size, *, device), (object data, *, device), (Tensor other)")
+    return Tensor._make(arr)
+
+
+_C_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+            "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def _options(d):
+    return (f"TensorOptions(dtype={_C_DTYPE.get(d.name, d.name)}, device=cpu, layout=Strided, requires_grad=false "
+            "(default), pinned_memory=false (default), memory_format=(nullopt))")
+
+
+class _TensorType(type):
+    """The metaclass of the typed legacy classes: calling one constructs (``legacy_new``), ``isinstance`` checks
+    the tensor's dtype."""
+
+    def __call__(cls, *args, device=None):
+        return legacy_new(cls.dtype, args, device)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+    def __subclasscheck__(cls, sub):
+        return isinstance(sub, _TensorType) and sub.dtype is cls.dtype
+
+
+def _typed(d):
+    name = f"{d._legacy}Tensor"
+    cls = _TensorType(name, (), {"dtype": d, "is_cuda": False, "is_sparse": False, "__module__": "tapegrad",
+                                 "__doc__": f"torch.{name}: ``{name}(2, 3)`` (a shape), ``{name}([1, 2])`` (data), "
+                                            f"``isinstance(x, {name})`` (dtype {d.name})."})
+    return cls
+
+
+FloatTensor = _typed(_dtype.float32)
+DoubleTensor = _typed(_dtype.float64)
+HalfTensor = _typed(_dtype.float16)
+BFloat16Tensor = _typed(_dtype.bfloat16)
+ByteTensor = _typed(_dtype.uint8)
+CharTensor = _typed(_dtype.int8)
+ShortTensor = _typed(_dtype.int16)
+IntTensor = _typed(_dtype.int32)
+LongTensor = _typed(_dtype.int64)
+BoolTensor = _typed(_dtype.bool)
+_BY_LEGACY = {c.__name__: c for c in (FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor,
+                                      ShortTensor, IntTensor, LongTensor, BoolTensor)}
+
+
+class _CudaTensorType(type):
+    """``torch.cuda.FloatTensor`` and friends: no tensor is one; making one is the CPU-only error."""
+
+    def __call__(cls, *args, **kwargs):
+        raise RuntimeError(f"tapegrad runs on the CPU only: torch.cuda.{cls.__name__} is not available (use "
+                           f"torch.{cls.__name__})")
+
+    def __instancecheck__(cls, obj):
+        return False
+
+
+CUDA_TYPES = {name: _CudaTensorType(name, (), {"dtype": c.dtype, "is_cuda": True, "__module__": "tapegrad.cuda"})
+              for name, c in _BY_LEGACY.items()}
+
+
+def type_string(t) -> str:
+    """``x.type()``: torch's name of the tensor's type, ``'torch.FloatTensor'``."""
+    return f"torch.{t.dtype._legacy}Tensor"
+
+
+def parse_type(t):
+    """What ``x.type(t)`` accepts: a dtype, a typed class (``torch.LongTensor``) or a type name
+    (``'torch.LongTensor'``, ``'tapegrad.LongTensor'``, ``'LongTensor'``); returns the dtype."""
+    if isinstance(t, _TensorType):
+        return t.dtype
+    if isinstance(t, _CudaTensorType):
+        t()     # the CPU-only error
+    if isinstance(t, str):
+        name = t
+        for prefix in ("torch.", "tapegrad."):
+            name = name.removeprefix(prefix)
+        if name.startswith("cuda."):
+            raise RuntimeError(f"tapegrad runs on the CPU only: {t!r} is not available (use "
+                               f"'torch.{name[len('cuda.'):]}')")
+        if name in _BY_LEGACY:
+            return _BY_LEGACY[name].dtype
+        raise ValueError(f"invalid type: {t!r}")
+    return _dtype.to_dtype(t)
+
+
+def typename(obj) -> str:
+    """torch.typename: ``'torch.FloatTensor'`` for a tensor, else the object's module and qualified name
+    (``'tapegrad.nn.modules.linear.Linear'``, ``'int'``)."""
+    if isinstance(obj, Tensor):
+        return type_string(obj)
+    module = getattr(obj, "__module__", "") or ""
+    if hasattr(obj, "__qualname__"):
+        qualname = obj.__qualname__
+    elif hasattr(obj, "__name__"):
+        qualname = obj.__name__
+    else:
+        module = obj.__class__.__module__ or ""
+        qualname = obj.__class__.__qualname__
+    if isinstance(obj, _TensorType):
+        return f"torch.{obj.__name__}"
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor)
+
+    def __call__(cls, data=None, requires_grad=False, volatile=False):
+        if volatile:
+            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
+                          UserWarning, stacklevel=2)
+        if data is None:
+            data = Tensor._make(np.empty((0,), _dtype.get_default_dtype().np))
+        if not isinstance(data, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(data).__name__}")
+        t = Tensor._make(data._array)       # the same data, no history (torch's Variable(x) is x.detach())
+        t._vc = data._vc
+        if requires_grad:
+            t.requires_grad_()
+        return t
+
+
+class Variable(metaclass=_VariableMeta):
+    """The pre-0.4 wrapper, as torch keeps it: ``Variable(t, requires_grad=True)`` returns a tensor over t's data
+    (with no history) that requires grad; ``isinstance(x, Variable)`` is true for every tensor."""
+
+
+Variable.__module__ = "tapegrad.autograd.variable"
+
+
+def new(self, *args, device=None):
+    """``x.new(...)``: the legacy constructor with x's dtype (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``)."""
+    return legacy_new(self.dtype, args, device)
+
+
+Tensor.new = new

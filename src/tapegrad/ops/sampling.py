@@ -1,0 +1,339 @@
+# ruff: noqa: A002 - torch's argument names (input, from)
+"""Random sampling: ``normal``, ``bernoulli``, ``poisson``, ``multinomial`` and the in-place fills ``uniform_``,
+``normal_``, ``bernoulli_``, ``exponential_``, ``random_``, ``cauchy_``, ``log_normal_``, ``geometric_``.
+
+Every one takes ``generator=`` (a ``tapegrad.Generator``; the global one by default). The numbers come from
+NumPy's generator, not torch's streams (the same seed gives the same numbers in tapegrad, not torch's numbers),
+but the distributions, dtypes, shapes, argument checks and error texts are torch's. Autograd as in torch: a
+sample made from tensors that require grad (``normal(mean, std)``, ``bernoulli(p)``, a fill of a non-leaf)
+has a node of torch's name whose gradient is zero; a fill of a leaf that requires grad is torch's in-place error.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _dtype
+from .._random import _gen
+from ._util import Primitive, Tensor, apply_inplace, bind, input_shape
+
+__all__ = ["normal", "bernoulli", "poisson", "multinomial"]
+
+# the C type names in torch's messages for random_'s bounds and the continuous distributions' dtype checks
+def _g(v):
+    """A number as torch's messages print it (C++: -1, 0.5, 1e+10)."""
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+_C_TYPE = {"int8": "signed char", "uint8": "unsigned char", "int16": "short int", "int32": "int",
+           "int64": "long int", "bool": "bool", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
+           "float32": "float", "float64": "double"}
+
+
+# --- the autograd side: a sample's gradient is zero ---------------------------------------------------------
+_NODES = {}
+
+
+def _node(name):
+    """The Primitive whose node is called ``name`` (``NormalBackward1``, ``UniformBackward0``...): forward returns
+    the sample it is given (the last argument), backward gives zero to every tensor argument."""
+    cls = _NODES.get(name)
+    if cls is None:
+        def forward(ctx, *args):
+            return args[-1]
+
+        def backward(ctx, grad):
+            return tuple(Tensor._make(np.zeros(input_shape(ctx, i), grad._array.dtype)) if need else None
+                         for i, need in enumerate(ctx.needs_input_grad))
+
+        cls = _NODES[name] = type(name, (Primitive,), {"forward": staticmethod(forward),
+                                                       "backward": staticmethod(backward), "node_name": name})
+    return cls
+
+
+class _NotDifferentiable(Primitive):
+    """torch's ``NotImplemented`` node: ``bernoulli(input, p)`` requires grad but has no derivative."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, x, sample):
+        return sample
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("the derivative for 'bernoulli' is not implemented.")
+
+
+def _result(sample, name, *inputs):
+    """The sample as a tensor: a node named ``name`` over ``inputs`` when one of them requires grad."""
+    if any(isinstance(t, Tensor) and t._rg for t in inputs):
+        return _node(name).apply(*inputs, sample)
+    return Tensor._make(sample)
+
+
+def _out(res, out):
+    if out is None:
+        return res
+    out._array = res._array.astype(out._array.dtype) if out._array.shape != res._array.shape else out._array
+    if out._array is not res._array:
+        np.copyto(out._array, res._array, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
+# --- sampling functions -------------------------------------------------------------------------------------
+def _is_tensor(x):
+    return isinstance(x, Tensor)
+
+
+def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+           pin_memory=False, requires_grad=False):
+    """Normal samples: ``normal(mean, std)`` with tensors (broadcast) or ``normal(0., 1., size=(2, 3))``.
+
+    >>> tapegrad.normal(tapegrad.zeros(3), 1.0).shape
+    tapegrad.Size([3])
+    """
+    from ..tensor import _check_device
+    _check_device(device, layout)
+    tm, ts = _is_tensor(mean), _is_tensor(std)
+    if not (tm or ts) and size is None:
+        raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
+                        "one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
+                        "(float mean, float std, tuple of ints size)")
+    s = std._array if ts else std
+    if ts:
+        if s.size and np.any(s < 0):
+            raise RuntimeError("normal expects all elements of std >= 0.0")
+    elif std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    m = mean._array if tm else mean
+    if tm or ts:
+        d = _dtype.result_type(*(t for t in (mean, std) if _is_tensor(t)))
+        if not d.is_floating_point:
+            raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{d._legacy}'")
+        shape = np.broadcast_shapes(np.shape(m), np.shape(s)) if tm and ts else np.shape(m if tm else s)
+        sample = (_gen(generator).standard_normal(shape) * s + m).astype(d.np)
+        name = "NormalBackward3" if tm and ts else "NormalBackward1" if tm else "NormalBackward2"
+        return _out(_result(sample, name, *(t for t in (mean, std) if _is_tensor(t))), out)
+    from ..tensor import _size
+    d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+    sample = (_gen(generator).standard_normal(_size((size,))) * std + mean).astype(d.np)
+    res = Tensor._make(sample)
+    if requires_grad:
+        res.requires_grad_()
+    return _out(res, out)
+
+
+_P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
+            "If so, please report an enhancement request to PyTorch.)")
+
+
+def _probabilities(p):
+    if p.size and not ((p >= 0) & (p <= 1)).all():
+        raise RuntimeError(_P_RANGE)
+    return p
+
+
+def bernoulli(input, p=None, *, generator=None, out=None):
+    """Samples 1 with probability ``input`` (or ``p``, the same for every element), else 0; input's dtype."""
+    a = input._array
+    if p is None:
+        if a.dtype.kind not in "fc":
+            raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
+                                      f"'{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
+        probs = _probabilities(a)
+        sample = (_gen(generator).random(a.shape) < probs).astype(a.dtype)
+        return _out(_result(sample, "BernoulliBackward0", input), out)
+    _check_p(p)
+    sample = (_gen(generator).random(a.shape) < p).astype(a.dtype)
+    if input._rg:
+        return _out(_NotDifferentiable.apply(input, sample), out)
+    return _out(Tensor._make(sample), out)
+
+
+def poisson(input, generator=None):
+    """Poisson samples with rates ``input`` (input's dtype)."""
+    a = input._array
+    if a.dtype.kind != "f":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
+    if a.size and not (a >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    sample = _gen(generator).poisson(a.astype(np.float64)).astype(a.dtype)
+    return _result(sample, "PoissonBackward0", input)
+
+
+def multinomial(input, num_samples, replacement=False, *, generator=None, out=None):
+    """``num_samples`` category indices per row of ``input`` (1-D or 2-D, non-negative weights, not necessarily
+    summing to 1), drawn with or without replacement.
+
+    >>> tapegrad.multinomial(tapegrad.tensor([0., 1., 0.]), 2, replacement=True)
+    tensor([1, 1])
+    """
+    a = input._array
+    if a.dtype.kind != "f":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_dtype.from_numpy_dtype(a.dtype)._legacy}")
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    n = a.shape[-1]
+    if not isinstance(num_samples, (int, np.integer)) or isinstance(num_samples, bool):
+        raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
+                        f"{type(num_samples).__name__}")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    if not replacement and num_samples > n:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    rows = a.reshape(-1, n).astype(np.float64)
+    if not (np.isfinite(rows) & (rows >= 0)).all():
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    totals = rows.sum(1)
+    if rows.size == 0 or not (totals > 0).all():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    g = _gen(generator)
+    if replacement:        # inverse CDF: the first category whose cumulative weight passes a uniform draw
+        cdf = np.cumsum(rows, axis=1) / totals[:, None]
+        u = g.random((rows.shape[0], num_samples))
+        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        idx = np.minimum(idx, n - 1)
+    else:                  # the k smallest of E / w (E exponential): weight-proportional order, zeros last
+        with np.errstate(divide="ignore"):
+            keys = g.exponential(size=rows.shape) / rows
+        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    res = Tensor._make(idx.reshape(a.shape[:-1] + (num_samples,)).astype(np.int64))
+    return _out(res, out)
+
+
+# --- in-place fills ---------------------------------------------------------------------------------------------
+def _fill(x, sample, node, *tensors):
+    """Write ``sample`` into ``x`` as torch's in-place random op does (version bump; a recorded node of torch's
+    name, gradient zero, when x requires grad; torch's error for a leaf that requires grad)."""
+    return apply_inplace(x, lambda old, *ts: _result(sample, node, old, *ts), *tensors)
+
+
+def _continuous(x, kernel):
+    if x._array.dtype.kind != "f":
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{x.dtype._legacy}'")
+
+
+def _draw(x, generator, f):
+    """``f(numpy_generator, shape)`` computed in float64 and cast to x's dtype."""
+    with np.errstate(over="ignore"):
+        return f(_gen(generator), x._array.shape).astype(x._array.dtype)
+
+
+def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
+    """Fill with samples of the uniform distribution on [from, to)."""
+    from_ = kw.pop("from", from_)
+    _continuous(self, "check_uniform_bounds")
+    if from_ > to:
+        raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
+    sample = _draw(self, generator, lambda g, s: g.uniform(from_, to, s))
+    return _fill(self, sample, "UniformBackward0")
+
+
+def normal_(self, mean=0.0, std=1.0, *, generator=None):
+    """Fill with samples of the normal distribution N(mean, std**2)."""
+    _continuous(self, "normal_kernel_cpu")
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+    return _fill(self, _draw(self, generator, lambda g, s: g.standard_normal(s) * std + mean), "NormalBackward0")
+
+
+def _check_p(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+
+
+def bernoulli_(self, p=0.5, *, generator=None):
+    """Fill with 1 (probability ``p``, a number or a tensor broadcast to self) or 0, in self's dtype."""
+    shape = self._array.shape
+    if isinstance(p, Tensor):
+        probs = _probabilities(p._array)
+        sample = (_gen(generator).random(shape) < np.broadcast_to(probs, shape)).astype(self._array.dtype)
+        return _fill(self, sample, "BernoulliBackward1", p)
+    _check_p(p)
+    sample = (_gen(generator).random(shape) < p).astype(self._array.dtype)
+    return _fill(self, sample, "BernoulliBackward2")
+
+
+def _real_only(x, what):
+    if x._array.dtype.kind != "f":
+        name = x.dtype._legacy if what == "Exponential" else _C_TYPE[x.dtype.name]    # (torch's two spellings)
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype must be a "
+                           f"floating point but you specified {name}")
+
+
+def exponential_(self, lambd=1.0, *, generator=None):
+    """Fill with samples of the exponential distribution of rate ``lambd`` (mean 1 / lambd)."""
+    _real_only(self, "Exponential")
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+    return _fill(self, _draw(self, generator, lambda g, s: g.exponential(1.0 / lambd, s)), "ExponentialBackward0")
+
+
+def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
+    """Fill with samples of the Cauchy distribution around ``median`` with scale ``sigma``."""
+    _real_only(self, "Cauchy")
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    return _fill(self, _draw(self, generator, lambda g, s: median + sigma * g.standard_cauchy(s)), "CauchyBackward0")
+
+
+def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
+    """Fill with samples whose logarithm is N(mean, std**2)."""
+    _continuous(self, "log_normal_cpu")
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    return _fill(self, _draw(self, generator, lambda g, s: g.lognormal(mean, std, s)), "LogNormalBackward0")
+
+
+def geometric_(self, p, *, generator=None):
+    """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
+    if self._array.dtype == np.bool_:
+        raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    return _fill(self, _draw(self, generator, lambda g, s: g.geometric(p, s)), "GeometricBackward0")
+
+
+def _random_range(x):
+    """The largest value ``random_()`` draws for x's dtype (torch: the dtype's max for integers, 2**digits for
+    floats, so that every integer up to it is exact)."""
+    d = x.dtype
+    if d is _dtype.bool:
+        return 1
+    if d.is_floating_point:
+        return 2 ** {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}[d.name]
+    return int(np.iinfo(d.np).max)
+
+
+def random_(self, *args, generator=None, **kw):
+    """Fill with integers drawn uniformly: ``random_()`` in [0, the dtype's largest exact integer],
+    ``random_(to)`` in [0, to), ``random_(from, to)`` in [from, to) (``to=None``: up to the dtype's largest)."""
+    if len(args) > 2 or set(kw) - {"from", "to"}:
+        raise TypeError("random_() takes random_(), random_(to) or random_(from, to) (keywords from, to, generator)")
+    if "from" in kw or len(args) == 2 or (args and "to" in kw):      # random_(from, to): RandomBackward0
+        from_ = kw["from"] if "from" in kw else args[0]
+        to = kw.get("to", args[-1] if len(args) == 2 else (args[0] if "from" in kw and args else None))
+        node = "RandomBackward0"
+    elif args or "to" in kw:                                           # random_(to): RandomBackward1
+        from_, to, node = 0, args[0] if args else kw["to"], "RandomBackward1"
+    else:                                                              # random_(): RandomBackward2
+        from_, to, node = 0, None, "RandomBackward2"
+    d = self.dtype
+    low, high = int(from_), (_random_range(self) + 1 if to is None else int(to))
+    if high <= low:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= to={high}")
+    if not d.is_floating_point:
+        lo, hi = (0, 1) if d is _dtype.bool else (int(np.iinfo(d.np).min), int(np.iinfo(d.np).max))
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {_C_TYPE[d.name]}")
+        if not lo <= high - 1 <= hi:
+            raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
+    sample = _gen(generator).integers(low, high, size=self._array.shape, dtype=np.int64).astype(self._array.dtype)
+    return _fill(self, sample, node)
+
+
+bind(uniform_=uniform_, normal_=normal_, bernoulli_=bernoulli_, exponential_=exponential_, random_=random_,
+     cauchy_=cauchy_, log_normal_=log_normal_, geometric_=geometric_, bernoulli=bernoulli, multinomial=multinomial)
