@@ -16,7 +16,8 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import Primitive, Tensor, bind, mark_view
-from ._common import _need_tensor, _w, _with_out
+from ._common import _need_tensor, _w, _with_out, _zeros_like
+from .unary import _sign
 
 
 def _real_np(d):
@@ -374,7 +375,7 @@ class Angle(Primitive):
     @staticmethod
     def backward(ctx, grad):
         if getattr(ctx, "real_input", False):
-            return grad * 0
+            return _zeros_like(grad)     # (grad * 0 would be NaN where grad is inf)
         z, = ctx.saved_tensors
         # d angle = (x dy - y dx) / |z|^2: the gradient is grad * (-y + i x) / |z|^2 = grad * i z / |z|^2
         a2 = z.real * z.real + z.imag * z.imag
@@ -388,7 +389,7 @@ class Sgn(Primitive):
     def forward(ctx, x):
         if x.dtype.kind != "c":
             ctx.real_input = True
-            return x.copy() if x.dtype == np.bool_ else np.sign(x)
+            return x.copy() if x.dtype == np.bool_ else _sign(x)     # torch's: 0 at NaN
         ctx.save_result(0)
         a = np.abs(x)
         with np.errstate(divide="ignore", invalid="ignore"):
@@ -397,7 +398,7 @@ class Sgn(Primitive):
     @staticmethod
     def backward(ctx, grad):
         if getattr(ctx, "real_input", False):
-            return grad * 0
+            return _zeros_like(grad)     # (grad * 0 would be NaN where grad is inf)
         s, z = ctx.saved_tensors
         a = z.abs()
         # s = z / |z| moves only along the circle: the gradient is (grad - Re(grad conj(s)) s) / |z|
