@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "signal"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -42,9 +42,17 @@ _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polyg
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 
 
-def _lazy_method(name):
+# ops whose modules load on first use, by module under tapegrad.ops: the top-level names and the Tensor methods
+# (forwarders that import the module, whose own ``bind`` replaces them)
+_LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_window kaiser_window stft istft",
+                        "stft istft")}
+_LAZY_FROM = {n: mod for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}
+
+
+def _lazy_method(name, module="special"):
     def method(self, *args, **kwargs):
-        from .ops import special  # noqa: F401  (binds the real Tensor methods)
+        import importlib
+        importlib.import_module(f"{__name__}.ops.{module}")  # (binds the real Tensor methods)
         return getattr(self, name)(*args, **kwargs)
     method.__name__ = method.__qualname__ = name
     return method
@@ -52,6 +60,9 @@ def _lazy_method(name):
 
 for _name in _LAZY_METHODS:
     setattr(Tensor, _name, _lazy_method(_name))
+for _mod, (_, _methods) in _LAZY_OPS.items():
+    for _name in _methods.split():
+        setattr(Tensor, _name, _lazy_method(_name, _mod))
 
 
 def __getattr__(name):
@@ -66,6 +77,13 @@ def __getattr__(name):
     if name in _LAZY_SPECIAL:
         from .ops import special
         fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
+        return fn
+    if name in _LAZY_FROM:
+        import importlib
+        fn = getattr(importlib.import_module(f"{__name__}.ops.{_LAZY_FROM[name]}"), name)
+        if name not in _aliases.PYTHON_DEFINED["torch"]:
+            fn = _aliases.with_aliases(fn, name=name)
+        globals()[name] = fn
         return fn
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 

@@ -40,6 +40,10 @@ REQUIRED = {
         special.chebyshev_polynomial_w special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
         special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.hermite_polynomial_h
         special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p""",
+    "signal": """hann_window hamming_window blackman_window bartlett_window kaiser_window stft istft
+        signal.windows.bartlett signal.windows.blackman signal.windows.cosine signal.windows.exponential
+        signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
+        signal.windows.hann signal.windows.kaiser signal.windows.nuttall""",
     "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex
         polar angle sgn""",
 }
