@@ -13,6 +13,7 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, default_generator
 from ._tensor_str import set_printoptions
 from .tensor import Size, Tensor, device, layout, strided
+from .tensor import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
 from .tensor import jagged, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr  # noqa: F401
 from .creation import *  # noqa: F403
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -45,7 +46,16 @@ _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polyg
 # ops whose modules load on first use, by module under tapegrad.ops: the top-level names and the Tensor methods
 # (forwarders that import the module, whose own ``bind`` replaces them)
 _LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_window kaiser_window stft istft",
-                        "stft istft")}
+                        "stft istft"),
+             "shape.strided": ("""as_strided as_strided_ as_strided_copy as_strided_scatter empty_strided empty_permuted
+                               diagonal_scatter select_scatter slice_scatter unsafe_chunk unsafe_split
+                               unsafe_split_with_sizes alias_copy detach_copy diagonal_copy expand_copy permute_copy
+                               select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy
+                               transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy
+                               view_as_complex_copy""",
+                               """as_strided as_strided_ as_strided_scatter diagonal_scatter select_scatter
+                               slice_scatter unsafe_chunk unsafe_split unsafe_split_with_sizes new_empty_strided
+                               storage_offset""")}
 _LAZY_FROM = {n: mod for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}
 
 

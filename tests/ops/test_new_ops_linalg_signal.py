@@ -142,3 +142,117 @@ def test_signal_loads_on_first_use():
             "tapegrad.tensor([1.0, 2.0, 3.0, 4.0, 5.0]).stft; assert 'tapegrad.ops.signal' not in sys.modules; "
             "w = tapegrad.hann_window(4); assert 'tapegrad.ops.signal' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": tapegrad.__path__[0] + "/.."})
+
+
+# --- strides and views ---------------------------------------------------------------------------------------
+def test_as_strided_errors(torch):
+    x = np.arange(12.0).reshape(3, 4)
+    same_error(torch, lambda m: m.as_strided(t(m, x), (2, 2), (-1, 1)))
+    same_error(torch, lambda m: m.as_strided(t(m, x), (2, 2, 2), (1, 1)))
+    same_error(torch, lambda m: m.as_strided(t(m, x), (2, 2), (1, 1), 11))
+    same_error(torch, lambda m: m.as_strided(t(m, x), (2, 2), (1, 1), -1))
+    same_error(torch, lambda m: m.as_strided(t(m, x), (5, 5), (3, 3)))
+
+
+def test_as_strided_storage_and_views(torch):
+    x = np.arange(12.0)
+    for call in (lambda m: m.as_strided(t(m, x)[2:], (2, 2), (1, 2)),
+                 lambda m: t(m, x)[2:].as_strided((2, 2), (1, 2), 0),
+                 lambda m: t(m, x).reshape(3, 4).t().as_strided((3,), (5,), 1)):
+        same_value(torch, call)
+        same_value(torch, lambda m: call(m).storage_offset())
+    assert tapegrad.arange(6.0)[2:].storage_offset() == 2
+    assert tapegrad.arange(6.0).reshape(2, 3)[1:, 1:].storage_offset() == 4
+    # a view: writing through it changes the base, and the base's gradient sees it
+    for m in (torch, tapegrad):
+        a = m.zeros(6)
+        a.as_strided((2,), (3,)).fill_(1.0)
+        assert a.tolist() == [1.0, 0.0, 0.0, 1.0, 0.0, 0.0]
+    # in place: the tensor itself takes the geometry
+    y = tapegrad.arange(6.0)
+    y.as_strided_((2, 2), (1, 2))
+    assert y.tolist() == [[0.0, 2.0], [1.0, 3.0]] and y.stride() == (1, 2)
+
+
+def test_as_strided_gradients_by_gradcheck():
+    x = tapegrad.randn(3, 4, dtype=tapegrad.float64, requires_grad=True)
+    s = tapegrad.randn(2, 2, dtype=tapegrad.float64, requires_grad=True)
+    gc = tapegrad.autograd.gradcheck
+    assert gc(lambda x: x.as_strided((3, 3), (1, 1)), (x,))                     # overlapping reads
+    assert gc(lambda x: x.t().as_strided((2, 5), (2, 1), 1), (x,))
+    assert gc(lambda x: x.expand(2, 3, 4).as_strided((3, 3), (4, 1)), (x,))    # an input that overlaps itself
+    assert gc(lambda x, s: tapegrad.as_strided_scatter(x, s, (2, 2), (1, 2)), (x, s))
+    assert tapegrad.autograd.gradgradcheck(lambda x, s: tapegrad.as_strided_scatter(x, s, (2, 2), (1, 2), 3),
+                                           (x, s))
+
+
+def test_scatter_errors_and_dtypes(torch):
+    x = np.zeros((3, 4), np.float32)
+    same_error(torch, lambda m: m.diagonal_scatter(t(m, x), m.ones(4)))
+    same_error(torch, lambda m: m.select_scatter(t(m, x), m.ones(3), 0, 0))
+    same_error(torch, lambda m: m.select_scatter(t(m, x), m.ones(4), 0, 5))
+    same_error(torch, lambda m: m.slice_scatter(t(m, x), m.ones(3, 3), 1, 0, 2))
+    same_error(torch, lambda m: m.as_strided_scatter(t(m, x), m.ones(3), (2, 2), (1, 2)))
+    same_value(torch, lambda m: m.select_scatter(t(m, x), m.ones(4, dtype=m.float64), 0, 0))
+    same_value(torch, lambda m: m.slice_scatter(t(m, x), m.ones(3, 2, dtype=m.int64), 1, 0, 2))
+    same_value(torch, lambda m: t(m, x).diagonal_scatter(m.ones(3), 0))
+
+
+def test_copies_are_new_memory(torch):
+    x = tapegrad.arange(6.0).reshape(2, 3)
+    for c in (tapegrad.t_copy(x), tapegrad.view_copy(x, (3, 2)), tapegrad.permute_copy(x, (1, 0)),
+              tapegrad.alias_copy(x), tapegrad.detach_copy(x), tapegrad.unfold_copy(x, 1, 2, 1)):
+        assert not np.may_share_memory(c.numpy(), x.numpy()) and c.is_contiguous()
+    same_value(torch, lambda m: m.view_copy(m.arange(4.0), m.int32))
+    same_error(torch, lambda m: m.view_copy(m.arange(12.0), (5,)))
+    same_error(torch, lambda m: m.view_as_complex_copy(m.ones(3, 2, requires_grad=True)))
+    same_value(torch, lambda m: m.view_as_complex_copy(m.ones(3, 2)))
+    assert not tapegrad.detach_copy(tapegrad.ones(2, requires_grad=True)).requires_grad
+
+
+def test_unsafe_split_pieces_change_in_place(torch):
+    for m in (torch, tapegrad):
+        x = m.arange(6.0, requires_grad=True) * 1
+        a, b = m.unsafe_split(x, 3)
+        a.mul_(2)          # (a piece of split would refuse this)
+        (a.sum() + b.sum()).backward()
+
+
+def test_empty_strided_and_permuted(torch):
+    same_value(torch, lambda m: m.empty_strided((2, 3), (1, 2)).stride())
+    same_value(torch, lambda m: m.empty_permuted((2, 3, 4), (0, 2, 1)).stride())
+    same_value(torch, lambda m: m.ones(2).new_empty_strided((2, 3), (3, 1), dtype=m.float64).dtype.is_floating_point)
+    same_error(torch, lambda m: m.empty_strided((2, 3), (1,)))
+    same_error(torch, lambda m: m.empty_permuted((2, 3, 4), (0, 2)))
+
+
+def test_memory_formats(torch):
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 5))
+    assert repr(tapegrad.channels_last) == "tapegrad.channels_last"
+    assert isinstance(tapegrad.preserve_format, tapegrad.memory_format)
+    for call in (lambda m: t(m, x).contiguous(memory_format=m.channels_last).stride(),
+                 lambda m: t(m, x).contiguous(memory_format=m.channels_last).is_contiguous(),
+                 lambda m: t(m, x).contiguous(memory_format=m.channels_last).is_contiguous(
+                     memory_format=m.channels_last),
+                 lambda m: t(m, x).is_contiguous(memory_format=m.channels_last),
+                 lambda m: t(m, x).clone(memory_format=m.channels_last).stride(),
+                 lambda m: t(m, x).to(memory_format=m.channels_last).stride(),
+                 lambda m: t(m, x).to(m.float32, memory_format=m.channels_last).stride(),
+                 lambda m: m.empty(2, 3, 4, 5, memory_format=m.channels_last).stride(),
+                 lambda m: m.zeros_like(t(m, x).contiguous(memory_format=m.channels_last)).stride(),
+                 lambda m: m.ones_like(t(m, x).transpose(0, 1)).stride(),
+                 lambda m: t(m, x)[:, ::2].transpose(0, 1).clone().stride(),
+                 lambda m: (t(m, x).contiguous(memory_format=m.channels_last) + 1).stride(),
+                 lambda m: m.ones(1, 3, 1, 1).is_contiguous(memory_format=m.channels_last),
+                 lambda m: t(m, x).is_contiguous(memory_format=m.preserve_format)):
+        same_value(torch, call)
+    same_error(torch, lambda m: m.ones(2, 3).contiguous(memory_format=m.channels_last))
+    same_error(torch, lambda m: t(m, x).contiguous(memory_format=m.channels_last_3d))
+    same_error(torch, lambda m: t(m, x).transpose(0, 1).contiguous(memory_format=m.preserve_format))
+    same_error(torch, lambda m: m.empty(2, 3, memory_format=m.preserve_format))
+    # gradients pass through the layout change
+    y = tapegrad.tensor(x, requires_grad=True)
+    z = y.contiguous(memory_format=tapegrad.channels_last)
+    assert z.grad_fn.name() == "CloneBackward0"
+    (z * 2).sum().backward()
+    assert np.all(y.grad.numpy() == 2)
