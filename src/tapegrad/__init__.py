@@ -55,8 +55,12 @@ _LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_win
                                view_as_complex_copy""",
                                """as_strided as_strided_ as_strided_scatter diagonal_scatter select_scatter
                                slice_scatter unsafe_chunk unsafe_split unsafe_split_with_sizes new_empty_strided
-                               storage_offset""")}
-_LAZY_FROM = {n: mod for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}
+                               storage_offset"""),
+             "linalg.lu": ("lu lu_unpack lu_solve=torch_lu_solve triangular_solve", "lu lu_solve triangular_solve"),
+             "linalg.householder": ("geqrf orgqr ormqr", "geqrf orgqr ormqr"),
+             "linalg.tensors": ("nuclear_norm frobenius_norm svd_lowrank pca_lowrank", "")}
+# (a token "name=attr" binds the module's ``attr`` as ``name``)
+_LAZY_FROM = {n.split("=")[0]: (mod, n.split("=")[-1]) for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}
 
 
 def _lazy_method(name, module="special"):
@@ -90,7 +94,8 @@ def __getattr__(name):
         return fn
     if name in _LAZY_FROM:
         import importlib
-        fn = getattr(importlib.import_module(f"{__name__}.ops.{_LAZY_FROM[name]}"), name)
+        mod, attr = _LAZY_FROM[name]
+        fn = getattr(importlib.import_module(f"{__name__}.ops.{mod}"), attr)
         if name not in _aliases.PYTHON_DEFINED["torch"]:
             fn = _aliases.with_aliases(fn, name=name)
         globals()[name] = fn

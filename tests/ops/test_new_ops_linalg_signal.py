@@ -256,3 +256,103 @@ def test_memory_formats(torch):
     assert z.grad_fn.name() == "CloneBackward0"
     (z * 2).sum().backward()
     assert np.all(y.grad.numpy() == 2)
+
+
+# --- linear algebra --------------------------------------------------------------------------------------------
+def test_lu_errors(torch):
+    same_error(torch, lambda m: m.linalg.lu_factor(m.eye(3), pivot=False))
+    same_error(torch, lambda m: m.linalg.lu(m.eye(3), pivot=False), match="LU without pivoting")
+    same_error(torch, lambda m: m.linalg.lu_factor(m.zeros(3, 3)))
+    same_error(torch, lambda m: m.linalg.lu_factor(m.zeros(3)))
+    same_error(torch, lambda m: m.linalg.lu_factor(m.zeros(3, 3, dtype=m.int64)))
+    same_error(torch, lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.eye(3)), m.ones(2, 3)))
+    same_error(torch, lambda m: m.linalg.lu_solve(*m.linalg.lu_factor(m.eye(3)), m.ones(3, 2), left=False))
+
+
+def test_lu_singular_and_info(torch):
+    a = np.array([[[1.0, 2.0], [2.0, 4.0]], [[0.0, 0.0], [0.0, 0.0]], [[2.0, 1.0], [1.0, 3.0]]])
+    same_value(torch, lambda m: tuple(m.linalg.lu_factor_ex(t(m, a))))
+    same_value(torch, lambda m: tuple(m.linalg.lu(t(m, a))))
+    same_error(torch, lambda m: m.linalg.lu_factor_ex(t(m, a), check_errors=True), match="U\\[2,2\\] is zero")
+    r = tapegrad.linalg.lu_factor_ex(tapegrad.tensor(a))
+    assert type(r).__name__ == "linalg_lu_factor_ex" and r._fields == ("LU", "pivots", "info")
+    assert r.pivots.dtype is tapegrad.int32 and r.info.tolist() == [2, 1, 0]
+    same_value(torch, lambda m: tuple(m.lu_unpack(*m.linalg.lu_factor(t(m, a[2])), unpack_data=False)))
+    same_value(torch, lambda m: tuple(m.lu_unpack(*m.linalg.lu_factor(t(m, a[2])), unpack_pivots=False)))
+    with pytest.warns(UserWarning, match="torch.lu is deprecated"):
+        assert len(tapegrad.lu(tapegrad.tensor(a[2]), get_infos=True)) == 3
+
+
+def test_lu_empty_and_float32(torch):
+    same_value(torch, lambda m: tuple(m.linalg.lu_factor_ex(m.zeros(0, 0))))
+    same_value(torch, lambda m: tuple(m.linalg.lu(m.zeros(2, 0, 3))))
+    x = np.random.default_rng(4).standard_normal((3, 4, 4)).astype(np.float32)
+    same_value(torch, lambda m: tuple(m.linalg.lu_factor(t(m, x))), atol=1e-5)
+
+
+def test_eig_errors_dtypes_and_phase(torch):
+    same_error(torch, lambda m: m.linalg.eig(m.ones(3, 2)))
+    same_error(torch, lambda m: m.linalg.eigvals(m.ones(3)))
+    same_value(torch, lambda m: m.linalg.eigvals(m.tensor([[0.0, -1.0], [1.0, 0.0]])).dtype.is_complex)
+    w = tapegrad.linalg.eigvals(tapegrad.eye(2, dtype=tapegrad.float64))
+    assert w.dtype is tapegrad.complex128
+    # a loss that depends on the eigenvectors' phases is refused, as torch refuses it
+    a = np.array([[2.0, 1.0], [0.5, 3.0]])
+    same_error(torch, lambda m: m.linalg.eig(t(m, a, requires_grad=True)).eigenvectors.imag.sum().backward())
+    same_value(torch, lambda m: m.linalg.eig(m.zeros(0, 0)).eigenvalues)
+
+
+def test_householder_errors(torch):
+    same_error(torch, lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(4)))
+    same_error(torch, lambda m: m.linalg.householder_product(m.ones(3, 4), m.ones(2)))
+    same_error(torch, lambda m: m.linalg.householder_product(m.ones(4, 3), m.ones(3, dtype=m.float64)))
+    same_error(torch, lambda m: m.ormqr(m.ones(4, 3), m.ones(3), m.ones(3, 2)))
+    same_error(torch, lambda m: m.geqrf(m.ones(3)))
+    same_error(torch, lambda m: m.geqrf(t(m, np.eye(3), requires_grad=True))[0].sum().backward())
+
+
+def test_vander_tensorinv_tensorsolve_errors(torch):
+    same_error(torch, lambda m: m.linalg.vander(m.tensor([1.0, 2.0]), N=1))
+    same_error(torch, lambda m: m.linalg.vander(m.tensor(1.0)))
+    same_value(torch, lambda m: m.linalg.vander(m.tensor([1, 2, 3], dtype=m.int32)))
+    same_error(torch, lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 3), ind=0))
+    same_error(torch, lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 3), ind=1))
+    same_error(torch, lambda m: m.linalg.tensorsolve(m.ones(2, 3, 5), m.ones(2, 3)))
+    same_error(torch, lambda m: m.frobenius_norm(m.ones(3, 3), (0, 1, 0)))
+
+
+def test_norms_and_solvers_deprecated(torch):
+    a = np.random.default_rng(5).standard_normal((3, 3))
+    with pytest.warns(UserWarning, match="nuclear_norm is deprecated"):
+        tapegrad.nuclear_norm(tapegrad.tensor(a))
+    same_value(torch, lambda m: m.nuclear_norm(t(m, a), True))
+    with pytest.warns(UserWarning, match="triangular_solve is deprecated"):
+        tapegrad.triangular_solve(tapegrad.ones(3, 1, dtype=tapegrad.float64), tapegrad.tensor(a))
+    same_value(torch, lambda m: tuple(t(m, np.ones((3, 2))).triangular_solve(t(m, a), upper=False)))
+
+
+def test_lowrank_gradients_by_gradcheck():
+    rng = np.random.default_rng(6)
+    a = tapegrad.tensor(rng.standard_normal((5, 3)), requires_grad=True)     # (distinct singular values)
+
+    def recon(x):
+        tapegrad.manual_seed(0)          # (the same random basis at every evaluation)
+        U, S, V = tapegrad.svd_lowrank(x, q=3)
+        return (U * S) @ V.mT, S
+    assert tapegrad.autograd.gradcheck(recon, (a,))
+    np.testing.assert_allclose(recon(a)[0].detach().numpy(), a.detach().numpy(), atol=1e-10)
+
+    def pca(x):
+        tapegrad.manual_seed(0)
+        return tapegrad.pca_lowrank(x, q=3)[1]
+    assert tapegrad.autograd.gradcheck(pca, (a,))
+
+
+def test_linalg_loads_on_first_use():
+    import subprocess
+    import sys
+    code = ("import sys, tapegrad; assert 'tapegrad.ops.linalg.lu' not in sys.modules; "
+            "assert 'tapegrad.ops.shape.strided' not in sys.modules; tapegrad.lu_unpack; "
+            "assert 'tapegrad.ops.linalg.lu' in sys.modules; "
+            "tapegrad.ones(3).as_strided((2,), (1,)); assert 'tapegrad.ops.shape.strided' in sys.modules")
+    subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": tapegrad.__path__[0] + "/.."})

@@ -12,7 +12,7 @@ def _strided_samples(r):
 
 
 SPECS = [
-    OpSpec("as_strided", lambda m, x, *a: m.as_strided(x, *a), _strided_samples),
+    OpSpec("as_strided", lambda m, x, *a: m.as_strided(x, *a), _strided_samples, complex=True),
     OpSpec("as_strided_method_of_view", lambda m, x: (x[1:] * 1)[1:].as_strided((2, 2), (1, 2)), lambda r: [
         S(randn(r, 8))], check_grad_fn=False),
     OpSpec("as_strided_copy", lambda m, x, *a: m.as_strided_copy(x, *a), _strided_samples),
@@ -23,14 +23,14 @@ SPECS = [
     OpSpec("diagonal_scatter", lambda m, x, s, *a, **k: m.diagonal_scatter(x, s, *a, **k), lambda r: [
         S(randn(r, 3, 4), randn(r, 3)), S(randn(r, 3, 4), randn(r, 2), 2, name="offset"),
         S(randn(r, 2, 3, 3), randn(r, 2, 2), -1, 1, 2, name="dims"),
-        S(randn(r, 3, 3), randn(r, 2), offset=-1, dim1=1, dim2=0, name="kwargs")]),
+        S(randn(r, 3, 3), randn(r, 2), offset=-1, dim1=1, dim2=0, name="kwargs")], complex=True),
     OpSpec("select_scatter", lambda m, x, s, *a: m.select_scatter(x, s, *a), lambda r: [
         S(randn(r, 3, 4), randn(r, 4), 0, 1), S(randn(r, 3, 4), randn(r, 3), -1, -2, name="neg"),
-        S(randn(r, 2), randn(r), 0, 0, name="to_0d")]),
+        S(randn(r, 2), randn(r), 0, 0, name="to_0d")], complex=True),
     OpSpec("slice_scatter", lambda m, x, s, *a, **k: m.slice_scatter(x, s, *a, **k), lambda r: [
         S(randn(r, 4, 3), randn(r, 2, 3), 0, 2), S(randn(r, 3, 5), randn(r, 3, 2), 1, 1, 5, 2, name="step"),
         S(randn(r, 3, 4), randn(r, 3, 1), dim=-1, start=-1, name="neg_start"),
-        S(randn(r, 3, 4), randn(r, 0, 4), 0, 2, 2, name="empty")]),
+        S(randn(r, 3, 4), randn(r, 0, 4), 0, 2, 2, name="empty")], complex=True),
     OpSpec("Tensor.slice_scatter", lambda m, x, s: x.slice_scatter(s, 1, 0, 2), lambda r: [
         S(randn(r, 2, 3), randn(r, 2, 2))]),
     OpSpec("unsafe_split", lambda m, x, *a: m.unsafe_split(x, *a), lambda r: [
