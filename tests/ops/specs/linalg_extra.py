@@ -57,6 +57,16 @@ SPECS = [
         check_grad_fn=False, warns=DEPRECATED,
         extra={"fwd_torch": "torch 2.13's forward AD of triangular_solve with transpose=True or unitriangular=True "
                             "disagrees with central finite differences (tapegrad's agrees)"}),
+    OpSpec("linalg.ldl_factor", lambda m, x, **k: m.linalg.ldl_factor(x + x.mT, **k), lambda r: [
+        S(randn(r, 4, 4)), S(randn(r, 2, 3, 3), name="batched"), S(np.array([[0.0, 1.0], [1.0, 0.0]]),
+                                                                    name="two_by_two_pivot"),
+        S(randn(r, 3, 3), hermitian=True, name="hermitian")], grad=False,
+        notes="torch gives the LDL functions no derivative"),
+    OpSpec("linalg.ldl_factor_ex", lambda m, x: m.linalg.ldl_factor_ex(x + x.mT), lambda r: [
+        S(randn(r, 4, 4)), S(np.zeros((2, 2)), name="singular")], grad=False),
+    OpSpec("linalg.ldl_solve", lambda m, x, b: m.linalg.ldl_solve(*m.linalg.ldl_factor(x + x.mT), b), lambda r: [
+        S(randn(r, 4, 4), randn(r, 4, 2)), S(randn(r, 2, 3, 3), randn(r, 3, 1), name="batched_bcast")],
+        grad=False),
     OpSpec("linalg.eig", lambda m, x: m.linalg.eig(x), lambda r: [
         S(wc(r, 3, 3)), S(wc(r, 2, 3, 3), name="batched"), S(np.array([[1.0, -2.0], [3.0, 0.5]]), name="complex_pair")],
         output_process=_phase_fixed, atol=1e-6, rtol=1e-5, complex=True),
