@@ -46,7 +46,8 @@ REQUIRED = {
         signal.windows.hann signal.windows.kaiser signal.windows.nuttall""",
     "linear algebra (LU, eig, Householder)": """linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve
         lu lu_unpack lu_solve triangular_solve linalg.eig linalg.eigvals linalg.householder_product orgqr ormqr geqrf
-        linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.vander linalg.tensorinv linalg.tensorsolve nuclear_norm frobenius_norm svd_lowrank pca_lowrank""",
+        linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.vander linalg.tensorinv linalg.tensorsolve
+        nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg""",
     "strides and views": """as_strided as_strided_copy as_strided_scatter diagonal_scatter select_scatter
         slice_scatter unsafe_split unsafe_chunk unsafe_split_with_sizes alias_copy diagonal_copy expand_copy
         permute_copy select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy

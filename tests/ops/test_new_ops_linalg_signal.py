@@ -372,3 +372,21 @@ def test_linalg_loads_on_first_use():
             "assert 'tapegrad.ops.linalg.lu' in sys.modules; "
             "tapegrad.ones(3).as_strided((2,), (1,)); assert 'tapegrad.ops.shape.strided' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True, env={"PYTHONPATH": tapegrad.__path__[0] + "/.."})
+
+
+def test_lobpcg(torch):
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((9, 9))
+    a = a @ a.T + np.eye(9)
+    b = rng.standard_normal((9, 9))
+    b = b @ b.T + 9 * np.eye(9)
+    for kw in ({"k": 2}, {"k": 2, "largest": False}, {"k": 3, "n": 1}):
+        same_value(torch, lambda m: m.lobpcg(t(m, a), **kw)[0], atol=1e-6)
+    same_value(torch, lambda m: m.lobpcg(t(m, a), k=2, B=t(m, b))[0], atol=1e-6)
+    E, X = tapegrad.lobpcg(tapegrad.tensor(a), k=2, B=tapegrad.tensor(b))
+    np.testing.assert_allclose((X.mT @ tapegrad.tensor(b) @ X).numpy(), np.eye(2), atol=1e-10)
+    same_error(torch, lambda m: m.lobpcg(t(m, a[:5, :5]), k=2))
+    same_error(torch, lambda m: m.lobpcg(t(m, a[:, :3])))
+    # differentiable in B too (torch's backward refuses B != I)
+    bt = tapegrad.tensor(b, requires_grad=True)
+    assert tapegrad.autograd.gradcheck(lambda B: tapegrad.lobpcg(tapegrad.tensor(a), k=2, B=B)[0], (bt,))

@@ -102,6 +102,13 @@ SPECS = [
         S(randn(r, 6, 2) @ randn(r, 2, 4), q=3), S(randn(r, 4, 2) @ randn(r, 2, 7), q=2, name="wide")],
         grad=False, float32=False, atol=1e-6, notes="randomized (NumPy's stream): singular values of exactly "
                                                     "low-rank inputs compared; gradients by gradcheck"),
+    OpSpec("lobpcg", lambda m, a, **k: m.lobpcg(a @ a.mT + m.eye(a.shape[0], dtype=a.dtype), **k), lambda r: [
+        S(randn(r, 7, 7), k=2), S(randn(r, 7, 7), k=2, largest=False, name="smallest")],
+        output_process=lambda res: (res[0], res[1].abs()), check_grad_fn=False, float32=False, atol=1e-6,
+        rtol=1e-5, notes="the eigenpairs LOBPCG converges to, by a dense eigendecomposition (torch's iteration "
+                         "agrees to its tolerance)",
+        extra={"fwd_torch": "torch 2.13's forward AD of lobpcg differentiates its iteration: tangents off by ~1e-5 "
+                            "(tapegrad's agree with central finite differences)"}),
     OpSpec("pca_lowrank", lambda m, x, **k: m.pca_lowrank(x, **k)[1][:2], lambda r: [
         S(randn(r, 6, 2) @ randn(r, 2, 4), q=3)], grad=False, float32=False, atol=1e-6,
         notes="randomized: as svd_lowrank"),

@@ -2,7 +2,8 @@
 """Linear algebra built from other ops (loaded on first use): ``linalg.vander``, ``linalg.tensorinv``,
 ``linalg.tensorsolve``, torch's older ``nuclear_norm`` / ``frobenius_norm``, and the randomized
 ``svd_lowrank`` / ``pca_lowrank`` (Halko, Martinsson and Tropp's range finder with power iterations, then an SVD
-of the small projected matrix). Each is a composition of differentiable ops, so their gradients are the ops'.
+of the small projected matrix), and ``lobpcg``'s eigenpairs (by a dense eigendecomposition). Each is a
+composition of differentiable ops, so their gradients are the ops'.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ from .norms import matrix_norm, vector_norm
 from .products import matmul
 from .solvers import inv, solve
 
-__all__ = ["vander", "tensorinv", "tensorsolve", "nuclear_norm", "frobenius_norm", "svd_lowrank", "pca_lowrank"]
+__all__ = ["vander", "tensorinv", "tensorsolve", "nuclear_norm", "frobenius_norm", "svd_lowrank", "pca_lowrank",
+           "lobpcg"]
 
 
 def vander(x, *, N=None):
@@ -155,3 +157,43 @@ def pca_lowrank(A, q=None, center=True, niter=2):
     return svd_lowrank(A - A.mean(-2, keepdim=True), q, niter)
 
 
+
+
+def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, largest=None, method=None, tracker=None,
+           ortho_iparams=None, ortho_fparams=None, ortho_bparams=None):
+    """The ``k`` largest (``largest=False``: smallest) eigenpairs of the symmetric generalized problem
+    A x = lambda B x (B = I by default), eigenvectors B-orthonormal: what torch's LOBPCG iteration converges to,
+    computed here by a dense eigendecomposition (of L^-1 A L^-T with B = L L^T), differentiable with respect to A
+    and B. The iteration's own arguments (``X``'s values, ``iK``, ``niter``, ``tol``, ``method``, ``tracker``,
+    the ortho parameters) are accepted and have no effect.
+
+    >>> E, V = tapegrad.lobpcg(tapegrad.diag(tapegrad.arange(1., 10.)), k=2)
+    >>> E
+    tensor([9., 8.])
+    """
+    from .decompositions import eigh, linalg_cholesky
+    from .solvers import solve_triangular
+    shape = tuple(A.shape)
+    if len(shape) < 2 or shape[-1] != shape[-2]:
+        raise AssertionError(f"A must be square, got shape {A.shape!r}".replace("tapegrad.", "torch."))
+    if B is not None and tuple(B.shape) != shape:
+        raise AssertionError(f"A and B must have the same shapes, got {A.shape!r} and {B.shape!r}")
+    m = shape[-1]
+    k = 1 if k is None else int(k)
+    n = (k if n is None else int(n)) if X is None else X.shape[-1]
+    if m < 3 * n:
+        raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
+                         f"the number of requested eigenpairs (={n})")
+    largest = True if largest is None else bool(largest)
+    S = (A + A.mT) * 0.5
+    if B is None:
+        w, V = eigh(S)
+    else:
+        L = linalg_cholesky((B + B.mT) * 0.5)
+        C = solve_triangular(L, solve_triangular(L, S, upper=False).mT, upper=False)
+        w, V = eigh((C + C.mT) * 0.5)
+        V = solve_triangular(L.mT, V, upper=True)
+    count = min(k, n)
+    if largest:
+        return w[..., m - count:].flip(-1), V[..., :, m - count:].flip(-1)
+    return w[..., :count], V[..., :, :count]
