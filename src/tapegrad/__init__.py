@@ -52,10 +52,10 @@ _LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_win
                                unsafe_split_with_sizes alias_copy detach_copy diagonal_copy expand_copy permute_copy
                                select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy
                                transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy
-                               view_as_complex_copy""",
+                               view_as_complex_copy slice_inverse""",
                                """as_strided as_strided_ as_strided_scatter diagonal_scatter select_scatter
                                slice_scatter unsafe_chunk unsafe_split unsafe_split_with_sizes new_empty_strided
-                               storage_offset"""),
+                               storage_offset slice_inverse"""),
              "linalg.lu": ("lu lu_unpack lu_solve=torch_lu_solve triangular_solve", "lu lu_solve triangular_solve"),
              "linalg.householder": ("geqrf orgqr ormqr", "geqrf orgqr ormqr"),
              "linalg.tensors": ("nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg", "")}

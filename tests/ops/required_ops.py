@@ -49,7 +49,7 @@ REQUIRED = {
         linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.vander linalg.tensorinv linalg.tensorsolve
         nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg""",
     "strides and views": """as_strided as_strided_copy as_strided_scatter diagonal_scatter select_scatter
-        slice_scatter unsafe_split unsafe_chunk unsafe_split_with_sizes alias_copy diagonal_copy expand_copy
+        slice_scatter slice_inverse unsafe_split unsafe_chunk unsafe_split_with_sizes alias_copy diagonal_copy expand_copy
         permute_copy select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy
         unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy""",
     "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex

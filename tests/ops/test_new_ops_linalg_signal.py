@@ -390,3 +390,15 @@ def test_lobpcg(torch):
     # differentiable in B too (torch's backward refuses B != I)
     bt = tapegrad.tensor(b, requires_grad=True)
     assert tapegrad.autograd.gradcheck(lambda B: tapegrad.lobpcg(tapegrad.tensor(a), k=2, B=B)[0], (bt,))
+
+
+def test_slice_inverse_gradients_split_between_the_arguments(torch):
+    for m in (torch, tapegrad):
+        x = m.arange(12.0).reshape(3, 4).requires_grad_()
+        base = m.zeros(3, 4, requires_grad=True)
+        r = m.slice_inverse((x * 1)[:, 1:3], base, 1, 1, 3)
+        assert r.grad_fn.name() == "SliceInverseBackward0"
+        r.backward(m.arange(12.0).reshape(3, 4))
+        assert x.grad.tolist() == [[0, 1, 2, 0], [0, 5, 6, 0], [0, 9, 10, 0]]
+        assert base.grad.tolist() == [[0, 0, 0, 3], [4, 0, 0, 7], [8, 0, 0, 11]]
+    same_value(torch, lambda m: m.arange(12.0).reshape(3, 4)[1:].slice_inverse(m.zeros(3, 4), 0, 1))

@@ -11,6 +11,12 @@ def _strided_samples(r):
             S(randn(r, 6), (0, 2), (1, 1), name="empty"), S(randn(r, 4), (), (), 3, name="0d")]
 
 
+def _slice_inverse(m, base, d, *a):
+    """slice_inverse as it is used: ``src`` is the base the slice came from (its gradient then reaches the base
+    through both arguments)."""
+    return m.slice_inverse(base[(slice(None),) * d + (slice(*a),)], base, d, *a)
+
+
 SPECS = [
     OpSpec("as_strided", lambda m, x, *a: m.as_strided(x, *a), _strided_samples, complex=True),
     OpSpec("as_strided_method_of_view", lambda m, x: (x[1:] * 1)[1:].as_strided((2, 2), (1, 2)), lambda r: [
@@ -33,6 +39,8 @@ SPECS = [
         S(randn(r, 3, 4), randn(r, 0, 4), 0, 2, 2, name="empty")], complex=True),
     OpSpec("Tensor.slice_scatter", lambda m, x, s: x.slice_scatter(s, 1, 0, 2), lambda r: [
         S(randn(r, 2, 3), randn(r, 2, 2))]),
+    OpSpec("slice_inverse", lambda m, x, d, *a: _slice_inverse(m, x * 1, d, *a), lambda r: [
+        S(randn(r, 3, 4), 1, 1, 3), S(randn(r, 5, 2), 0, 1, 5, 2, name="step")]),
     OpSpec("unsafe_split", lambda m, x, *a: m.unsafe_split(x, *a), lambda r: [
         S(randn(r, 5, 2), 2), S(randn(r, 3, 4), 3, 1, name="dim")]),
     OpSpec("unsafe_chunk", lambda m, x, *a: m.unsafe_chunk(x, *a), lambda r: [

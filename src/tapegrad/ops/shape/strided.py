@@ -24,6 +24,7 @@ from .._util import (AsStridedScatter, Primitive, Tensor, _no_grad_call, bind, l
                      shape_str)
 
 __all__ = ["as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "empty_strided", "empty_permuted",
+           "slice_inverse",
            "diagonal_scatter", "select_scatter", "slice_scatter", "unsafe_chunk", "unsafe_split",
            "unsafe_split_with_sizes", "alias_copy", "detach_copy", "diagonal_copy", "expand_copy", "permute_copy",
            "select_copy", "slice_copy", "split_copy", "split_with_sizes_copy", "squeeze_copy", "t_copy",
@@ -411,6 +412,37 @@ def as_strided_scatter(input, src, size, stride, storage_offset=None):
     return _scatter(AsStridedScatterOp, input, src, lambda t: as_strided(t.contiguous(), size, stride, off))
 
 
+class SliceInverse(Primitive):
+    """``slice_inverse``: the storage of ``input`` (a slice of some base) read with the geometry of ``src`` (a
+    tensor shaped as that base): a view of ``input``'s base."""
+
+    @staticmethod
+    def forward(ctx, x, src, key, geometry):
+        ctx.key = key
+        return _strided_array(x, *geometry)
+
+    @staticmethod
+    def backward(ctx, grad):
+        key = ctx.key
+        need = ctx.needs_input_grad
+        gx = grad[key] if need[0] else None
+        gs = None
+        if need[1]:
+            zero = Tensor._make(np.zeros(grad[key].shape, grad._array.dtype))
+            gs = SliceScatter.apply(grad, zero, lambda t: t[key], SliceScatter)
+        return gx, gs, None, None
+
+
+def slice_inverse(input, src, dim=0, start=None, end=None, step=1):
+    """The inverse of slicing: given ``input = base[..., start:end:step, ...]`` (along ``dim``) and ``src`` shaped
+    as ``base``, a view of ``input``'s storage with ``src``'s sizes, strides and offset (``base`` itself, as a
+    view). The gradient of ``input`` is the slice of the incoming one, ``src``'s the rest of it."""
+    key = (slice(None),) * normalize_dim(dim, src.ndim) + (slice(start, end, step),)
+    geometry = (tuple(src.shape), src.stride(), _storage_offset_of(src))
+    out = SliceInverse.apply(input, src, key, geometry)
+    return mark_view(out, input, lambda t: as_strided(t, *geometry))
+
+
 # --- unsafe splits: pieces that are not tracked as views -------------------------------------------------------
 class UnsafeSplit(Primitive):
     """``unsafe_split``: the pieces of ``split``, not marked as views (no checks on changing them in place)."""
@@ -514,4 +546,4 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
 bind(as_strided=as_strided, as_strided_=as_strided_, as_strided_scatter=as_strided_scatter,
      diagonal_scatter=diagonal_scatter, select_scatter=select_scatter, slice_scatter=slice_scatter,
      unsafe_chunk=unsafe_chunk, unsafe_split=unsafe_split, unsafe_split_with_sizes=unsafe_split_with_sizes,
-     new_empty_strided=new_empty_strided, storage_offset=storage_offset)
+     new_empty_strided=new_empty_strided, storage_offset=storage_offset, slice_inverse=slice_inverse)
