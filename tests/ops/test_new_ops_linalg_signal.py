@@ -402,3 +402,13 @@ def test_slice_inverse_gradients_split_between_the_arguments(torch):
         assert x.grad.tolist() == [[0, 1, 2, 0], [0, 5, 6, 0], [0, 9, 10, 0]]
         assert base.grad.tolist() == [[0, 0, 0, 3], [4, 0, 0, 7], [8, 0, 0, 11]]
     same_value(torch, lambda m: m.arange(12.0).reshape(3, 4)[1:].slice_inverse(m.zeros(3, 4), 0, 1))
+
+
+def test_module_to_memory_format(torch):
+    for m in (torch, tapegrad):
+        conv = m.nn.Conv2d(3, 4, 3)
+        w = conv.weight
+        conv.to(memory_format=m.channels_last)
+        assert conv.weight is w and conv.weight.stride() == (27, 1, 9, 3) and conv.bias.stride() == (1,)
+        assert conv.weight.is_contiguous(memory_format=m.channels_last)
+    same_error(torch, lambda m: m.nn.Conv2d(3, 4, 3).to(memory_format=m.channels_last_3d))
