@@ -286,7 +286,7 @@ def _flag(v):
     return "None" if v is None else str(int(bool(v)))
 
 
-def _frame_window(window, win_length, n_fft, dtype):
+def _frame_window(window, win_length, n_fft):
     """The window zero-padded to ``n_fft`` (centred), or None for the rectangular window."""
     if window is None:
         return None
@@ -356,7 +356,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     elif onesided and complex_in:
         raise RuntimeError("Cannot have onesided output if window or input is complex")
     frames = input.unfold(-1, n_fft, hop)              # (..., n_frames, n_fft)
-    w = _frame_window(window, win, n_fft, input.dtype)
+    w = _frame_window(window, win, n_fft)
     if w is not None:
         frames = frames * w
     norm = "ortho" if normalized else None
@@ -430,7 +430,7 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         if not onesided:
             x = x.narrow(-1, 0, n_fft // 2 + 1)
         frames = fft.irfft(x, n_fft, dim=-1, norm=norm)
-    w = _frame_window(window, win, n_fft, frames.dtype)
+    w = _frame_window(window, win, n_fft)
     real_dt = frames.real.dtype if frames.is_complex() else frames.dtype
     if w is None:
         from ..creation import ones
