@@ -58,6 +58,7 @@ _LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_win
                                storage_offset slice_inverse"""),
              "linalg.lu": ("lu lu_unpack lu_solve=torch_lu_solve triangular_solve", "lu lu_solve triangular_solve"),
              "linalg.householder": ("geqrf orgqr ormqr", "geqrf orgqr ormqr"),
+             "linalg.removed": ("solve eig lstsq symeig matrix_rank", "solve eig lstsq symeig"),
              "linalg.tensors": ("nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg", "")}
 # (a token "name=attr" binds the module's ``attr`` as ``name``)
 _LAZY_FROM = {n.split("=")[0]: (mod, n.split("=")[-1]) for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}

@@ -412,3 +412,12 @@ def test_module_to_memory_format(torch):
         assert conv.weight is w and conv.weight.stride() == (27, 1, 9, 3) and conv.bias.stride() == (1,)
         assert conv.weight.is_contiguous(memory_format=m.channels_last)
     same_error(torch, lambda m: m.nn.Conv2d(3, 4, 3).to(memory_format=m.channels_last_3d))
+
+
+@pytest.mark.parametrize("name", ["solve", "eig", "lstsq", "symeig", "matrix_rank"])
+def test_removed_functions_say_what_replaces_them(torch, name):
+    a = np.eye(3)
+    two = name in ("solve", "lstsq")
+    same_error(torch, lambda m: getattr(m, name)(t(m, a), t(m, a)) if two else getattr(m, name)(t(m, a)))
+    if name != "matrix_rank":
+        same_error(torch, lambda m: getattr(t(m, a), name)(t(m, a)) if two else getattr(t(m, a), name)())
