@@ -104,6 +104,11 @@ def __getattr__(name):
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 
+def __dir__():
+    # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
+    return sorted(set(globals()) | _LAZY | _LAZY_SPECIAL | set(_LAZY_FROM) | {"save", "load"})
+
+
 def _import_lazy(fullname, owner):
     """Import a lazily loaded submodule; one that does not exist is a missing attribute (so ``hasattr`` is
     False), not an import error."""
