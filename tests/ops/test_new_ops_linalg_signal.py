@@ -331,6 +331,7 @@ def test_vander_tensorinv_tensorsolve_errors(torch):
     same_error(torch, lambda m: m.linalg.vander(m.tensor([1.0, 2.0]), N=1))
     same_error(torch, lambda m: m.linalg.vander(m.tensor(1.0)))
     same_value(torch, lambda m: m.linalg.vander(m.tensor([1, 2, 3], dtype=m.int32)))
+    same_value(torch, lambda m: m.linalg.vander(m.tensor(2.0), N=3))
     same_error(torch, lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 3), ind=0))
     same_error(torch, lambda m: m.linalg.tensorinv(m.ones(4, 6, 8, 3), ind=1))
     same_error(torch, lambda m: m.linalg.tensorsolve(m.ones(2, 3, 5), m.ones(2, 3)))

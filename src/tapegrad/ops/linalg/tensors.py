@@ -32,8 +32,8 @@ def vander(x, *, N=None):
             [1, 3, 9]])
     """
     from ..shape.split_join import cat
-    n = (x.shape[-1] if x.ndim else 0) if N is None else int(N)
-    if x.ndim == 0 or n <= 1:
+    n = (x.shape[-1] if x.ndim else 1) if N is None else int(N)
+    if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     col = x.unsqueeze(-1)
     powers = col.expand(tuple(x.shape) + (n - 1,)).cumprod(-1)
