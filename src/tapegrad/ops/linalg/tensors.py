@@ -32,7 +32,9 @@ def vander(x, *, N=None):
             [1, 3, 9]])
     """
     from ..shape.split_join import cat
-    n = (x.shape[-1] if x.ndim else 1) if N is None else int(N)
+    if x.ndim == 0:          # (torch: a 0-d x is one point, a (1, N) result)
+        x = x.reshape(1)
+    n = x.shape[-1] if N is None else int(N)
     if n <= 1:
         raise RuntimeError("N must be greater than 1.")
     col = x.unsqueeze(-1)
