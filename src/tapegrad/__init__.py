@@ -13,6 +13,7 @@ from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, dou
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, default_generator
 from ._tensor_str import set_printoptions
 from .tensor import Size, Tensor, device, layout, strided
+from .tensor import channels_last, channels_last_3d, contiguous_format, memory_format, preserve_format  # noqa: F401
 from .tensor import jagged, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr  # noqa: F401
 from .creation import *  # noqa: F403
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
@@ -34,7 +35,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "signal"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -42,9 +43,31 @@ _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polyg
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 
 
-def _lazy_method(name):
+# ops whose modules load on first use, by module under tapegrad.ops: the top-level names and the Tensor methods
+# (forwarders that import the module, whose own ``bind`` replaces them)
+_LAZY_OPS = {"signal": ("hann_window hamming_window blackman_window bartlett_window kaiser_window stft istft",
+                        "stft istft"),
+             "shape.strided": ("""as_strided as_strided_ as_strided_copy as_strided_scatter empty_strided empty_permuted
+                               diagonal_scatter select_scatter slice_scatter unsafe_chunk unsafe_split
+                               unsafe_split_with_sizes alias_copy detach_copy diagonal_copy expand_copy permute_copy
+                               select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy
+                               transpose_copy unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy
+                               view_as_complex_copy slice_inverse""",
+                               """as_strided as_strided_ as_strided_scatter diagonal_scatter select_scatter
+                               slice_scatter unsafe_chunk unsafe_split unsafe_split_with_sizes new_empty_strided
+                               storage_offset slice_inverse"""),
+             "linalg.lu": ("lu lu_unpack lu_solve=torch_lu_solve triangular_solve", "lu lu_solve triangular_solve"),
+             "linalg.householder": ("geqrf orgqr ormqr", "geqrf orgqr ormqr"),
+             "linalg.removed": ("solve eig lstsq symeig matrix_rank", "solve eig lstsq symeig"),
+             "linalg.tensors": ("nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg", "")}
+# (a token "name=attr" binds the module's ``attr`` as ``name``)
+_LAZY_FROM = {n.split("=")[0]: (mod, n.split("=")[-1]) for mod, (names, _) in _LAZY_OPS.items() for n in names.split()}
+
+
+def _lazy_method(name, module="special"):
     def method(self, *args, **kwargs):
-        from .ops import special  # noqa: F401  (binds the real Tensor methods)
+        import importlib
+        importlib.import_module(f"{__name__}.ops.{module}")  # (binds the real Tensor methods)
         return getattr(self, name)(*args, **kwargs)
     method.__name__ = method.__qualname__ = name
     return method
@@ -52,6 +75,9 @@ def _lazy_method(name):
 
 for _name in _LAZY_METHODS:
     setattr(Tensor, _name, _lazy_method(_name))
+for _mod, (_, _methods) in _LAZY_OPS.items():
+    for _name in _methods.split():
+        setattr(Tensor, _name, _lazy_method(_name, _mod))
 
 
 def __getattr__(name):
@@ -67,7 +93,20 @@ def __getattr__(name):
         from .ops import special
         fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
         return fn
+    if name in _LAZY_FROM:
+        import importlib
+        mod, attr = _LAZY_FROM[name]
+        fn = getattr(importlib.import_module(f"{__name__}.ops.{mod}"), attr)
+        if name not in _aliases.PYTHON_DEFINED["torch"]:
+            fn = _aliases.with_aliases(fn, name=name)
+        globals()[name] = fn
+        return fn
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
+
+
+def __dir__():
+    # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
+    return sorted(set(globals()) | _LAZY | _LAZY_SPECIAL | set(_LAZY_FROM) | {"save", "load"})
 
 
 def _import_lazy(fullname, owner):

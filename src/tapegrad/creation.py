@@ -235,9 +235,16 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None):
-    """An uninitialised tensor."""
+    """An uninitialised tensor (``memory_format=tapegrad.channels_last``: its dims laid out NHWC)."""
     _check_device(device, layout)
-    return _made(np.empty(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "empty")
+    shape = _size(size)
+    perm = None
+    if memory_format is not None:
+        from .tensor import _format_perm, preserve_format
+        if memory_format is preserve_format:
+            raise RuntimeError("unsupported memory format Preserve")
+        perm = _format_perm(memory_format, len(shape))
+    return _made(_laid_out(np.empty, shape, _dt(_out_dtype(dtype, out)), perm), requires_grad, out, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -257,25 +264,52 @@ def _like(input, dtype, device, layout):
     return _dtype.to_dtype(dtype).np if dtype is not None else input._array.dtype
 
 
+def _dim_order(a, memory_format):
+    """The memory order of the dims (outermost first) of a ``*_like`` result: the prototype's own (torch's
+    ``preserve_format``: dims by decreasing stride), or the one ``memory_format`` names; None for row-major."""
+    from .tensor import _format_perm, preserve_format
+    if memory_format is None or memory_format is preserve_format:
+        if a.ndim < 2 or a.flags.c_contiguous:
+            return None
+        return sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]) if a.shape[i] > 1 else 0)
+    return _format_perm(memory_format, a.ndim)
+
+
+def _laid_out(make, shape, dt, perm):
+    """``make(shape, dt)`` with its dims in memory in the order ``perm`` (None: row-major)."""
+    if perm is None:
+        return make(shape, dt)
+    perm = list(perm)
+    return make(tuple(shape[p] for p in perm), dt).transpose(np.argsort(perm))
+
+
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                pin_memory=False):
-    return _finish(np.zeros(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
+    dt = _like(input, dtype, device, layout)
+    return _finish(_laid_out(np.zeros, input._array.shape, dt, _dim_order(input._array, memory_format)),
+                   requires_grad)
 
 
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               pin_memory=False):
-    return _finish(np.ones(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
+    dt = _like(input, dtype, device, layout)
+    return _finish(_laid_out(np.ones, input._array.shape, dt, _dim_order(input._array, memory_format)),
+                   requires_grad)
 
 
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                pin_memory=False):
-    return _finish(np.empty(input._array.shape, _like(input, dtype, device, layout)), requires_grad)
+    dt = _like(input, dtype, device, layout)
+    return _finish(_laid_out(np.empty, input._array.shape, dt, _dim_order(input._array, memory_format)),
+                   requires_grad)
 
 
 def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               pin_memory=False):
     d = _dtype.from_numpy_dtype(_like(input, dtype, device, layout)) if dtype is None else _dtype.to_dtype(dtype)
-    return _finish(np.full(input._array.shape, _dtype.fill_scalar(fill_value, d, halves=False), d.np), requires_grad)
+    v = _dtype.fill_scalar(fill_value, d, halves=False)
+    return _finish(_laid_out(lambda shape, dt: np.full(shape, v, dt), input._array.shape, d.np,
+                             _dim_order(input._array, memory_format)), requires_grad)
 
 
 def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -1,6 +1,8 @@
 """``tapegrad.linalg``: torch.linalg's functions (loaded on first use of ``tapegrad.linalg``).
 
-The ops themselves live in ``tapegrad.ops.linalg``; this module gives them torch.linalg's names.
+The ops themselves live in ``tapegrad.ops.linalg``; this module gives them torch.linalg's names. The modules
+only this namespace and a few top-level names need (``lu``, ``ldl``, ``eig``, ``householder``,
+``tensors``) load with it.
 """
 
 from .ops.linalg import LinAlgError, cholesky_ex, cond, det, diagonal, eigh, eigvalsh, inv, inv_ex, lstsq, matmul
@@ -13,9 +15,18 @@ from .ops.linalg import linalg_svd as svd
 from .ops.linalg import (matrix_exp, matrix_norm, matrix_power, matrix_rank, multi_dot, pinv, solve, solve_ex,
                          solve_triangular, svdvals, vecdot, vector_norm)
 
+from .ops.linalg.eig import eig, eigvals
+from .ops.linalg.householder import householder_product
+from .ops.linalg.ldl import ldl_factor, ldl_factor_ex, ldl_solve
+from .ops.linalg.lu import linalg_lu as lu
+from .ops.linalg.lu import lu_factor, lu_factor_ex, lu_solve
+from .ops.linalg.tensors import tensorinv, tensorsolve, vander
+
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
-           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+           "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm",
+           "eig", "eigvals", "householder_product", "ldl_factor", "ldl_factor_ex", "ldl_solve", "lu", "lu_factor",
+           "lu_factor_ex", "lu_solve", "tensorinv", "tensorsolve", "vander"]
 
 from . import _aliases  # noqa: E402
 _aliases.install(globals(), "linalg")   # torch.linalg.vector_norm(x, axis=0, keepdims=True): see _aliases.py

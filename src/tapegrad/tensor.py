@@ -114,6 +114,69 @@ def _layout_by_name(name):
     return _LAYOUTS[name]
 
 
+class memory_format:
+    """How a tensor's dims are ordered in memory, as ``torch.memory_format``: ``contiguous_format`` (row-major),
+    ``channels_last`` (NHWC for a 4-d tensor), ``channels_last_3d`` (NDHWC for 5-d) and ``preserve_format`` (keep
+    the input's order: what ``clone``, ``*_like`` and ``to`` do by default)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f"tapegrad.{self.name}"
+
+    def __reduce__(self):
+        return (_memory_format_by_name, (self.name,))
+
+
+memory_format.__module__ = "tapegrad"
+_FORMATS = {n: memory_format(n) for n in ("contiguous_format", "channels_last", "channels_last_3d",
+                                          "preserve_format")}
+contiguous_format, channels_last, channels_last_3d, preserve_format = (_FORMATS[n] for n in (
+    "contiguous_format", "channels_last", "channels_last_3d", "preserve_format"))
+_CHANNELS_LAST = {"channels_last": (4, (0, 2, 3, 1)), "channels_last_3d": (5, (0, 2, 3, 4, 1))}
+
+
+def _memory_format_by_name(name):
+    return _FORMATS[name]
+
+
+def _format_perm(fmt, ndim, strict=True):
+    """The memory order of the dims ``fmt`` asks for (None: row-major); torch's error for a channels-last format
+    of the wrong rank (``strict``), else None."""
+    if fmt is None or fmt is contiguous_format or fmt is preserve_format:
+        return None
+    if not isinstance(fmt, memory_format):
+        raise TypeError(f"memory_format must be tapegrad.memory_format, not {type(fmt).__name__}")
+    rank, perm = _CHANNELS_LAST[fmt.name]
+    if ndim != rank:
+        if strict:
+            raise RuntimeError(f"required rank {rank} tensor to use {fmt.name} format")
+        return None
+    return perm
+
+
+def _in_format(a: np.ndarray, fmt) -> np.ndarray:
+    """A copy of ``a`` laid out as ``fmt`` asks (``preserve_format``/None: the input's own dim order, NumPy's
+    order 'K', as torch preserves a dense layout)."""
+    if fmt is None or fmt is preserve_format:
+        return a.copy(order="K")
+    perm = _format_perm(fmt, a.ndim)
+    if perm is None:
+        return np.array(a, order="C", copy=True)
+    inv = tuple(int(i) for i in np.argsort(perm))
+    return np.ascontiguousarray(a.transpose(perm)).transpose(inv)
+
+
+def _is_in_format(a: np.ndarray, fmt) -> bool:
+    perm = _format_perm(fmt, a.ndim, strict=False)
+    if perm is None:
+        return a.flags.c_contiguous if fmt in (None, contiguous_format, preserve_format) else False
+    return a.transpose(perm).flags.c_contiguous
+
+
 def _check_device(d, lay=None):
     """The checks every creation function makes of its ``device=`` and ``layout=`` (CPU and dense only)."""
     if d is not None and not isinstance(d, device):
@@ -229,7 +292,9 @@ class Tensor:
         return self._array.dtype.kind == "c"
 
     def is_contiguous(self, memory_format=None) -> bool:
-        return self._array.flags.c_contiguous
+        if memory_format is None:
+            return self._array.flags.c_contiguous
+        return _is_in_format(self._array, memory_format)
 
     def stride(self, dim=None):
         """Strides in elements, as torch reports them."""

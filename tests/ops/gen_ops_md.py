@@ -31,9 +31,12 @@ def _lookup(name, nn_first):
     name = name.removeprefix("nn.functional.")
     if name in ("getitem", "setitem"):
         return getattr(tapegrad.Tensor, f"__{name}__")
-    for ns in ("linalg", "fft", "special"):
+    for ns in ("linalg", "fft", "special", "signal"):
         if name.startswith(ns + "."):
-            return getattr(getattr(tapegrad, ns), name[len(ns) + 1:], None)
+            obj = tapegrad
+            for part in name.split("."):       # (signal.windows.hann: two namespaces deep)
+                obj = getattr(obj, part, None)
+            return obj
     for ns in ((F, tapegrad, tapegrad.Tensor) if nn_first else (tapegrad, tapegrad.Tensor, F)):
         obj = getattr(ns, name, None)
         if obj is not None:

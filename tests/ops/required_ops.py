@@ -40,6 +40,18 @@ REQUIRED = {
         special.chebyshev_polynomial_w special.shifted_chebyshev_polynomial_t special.shifted_chebyshev_polynomial_u
         special.shifted_chebyshev_polynomial_v special.shifted_chebyshev_polynomial_w special.hermite_polynomial_h
         special.hermite_polynomial_he special.laguerre_polynomial_l special.legendre_polynomial_p""",
+    "signal": """hann_window hamming_window blackman_window bartlett_window kaiser_window stft istft
+        signal.windows.bartlett signal.windows.blackman signal.windows.cosine signal.windows.exponential
+        signal.windows.gaussian signal.windows.general_cosine signal.windows.general_hamming signal.windows.hamming
+        signal.windows.hann signal.windows.kaiser signal.windows.nuttall""",
+    "linear algebra (LU, eig, Householder)": """linalg.lu linalg.lu_factor linalg.lu_factor_ex linalg.lu_solve
+        lu lu_unpack lu_solve triangular_solve linalg.eig linalg.eigvals linalg.householder_product orgqr ormqr geqrf
+        linalg.ldl_factor linalg.ldl_factor_ex linalg.ldl_solve linalg.vander linalg.tensorinv linalg.tensorsolve
+        nuclear_norm frobenius_norm svd_lowrank pca_lowrank lobpcg""",
+    "strides and views": """as_strided as_strided_copy as_strided_scatter diagonal_scatter select_scatter
+        slice_scatter slice_inverse unsafe_split unsafe_chunk unsafe_split_with_sizes alias_copy diagonal_copy expand_copy
+        permute_copy select_copy slice_copy split_copy split_with_sizes_copy squeeze_copy t_copy transpose_copy
+        unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy""",
     "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex
         polar angle sgn""",
 }

@@ -13,9 +13,12 @@ from ops.required_ops import covering_specs, required
 
 
 def _public(name):
-    for ns in ("linalg", "fft", "special"):
+    for ns in ("linalg", "fft", "special", "signal"):
         if name.startswith(ns + "."):
-            return hasattr(getattr(tapegrad, ns), name.split(".", 1)[1])
+            obj = tapegrad
+            for part in name.split("."):       # (signal.windows.hann: two namespaces deep)
+                obj = getattr(obj, part, None)
+            return obj is not None
     if name in ("getitem", "setitem"):
         return hasattr(tapegrad.Tensor, f"__{name}__")
     return any(hasattr(m, name) for m in (tapegrad, tapegrad.Tensor, tapegrad.nn.functional))

@@ -165,9 +165,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     def first_grad(*args):
         ins, gos = args[:n_in], args[n_in:]
         with enable_grad():     # (the finite differences call this under no_grad: it needs its graph all the same)
-            outs = [o for o in _outputs(func, ins) if o._rg]
+            pairs = [(o, g) for o, g in zip(_outputs(func, ins), gos) if o._rg]   # (a grad_output per output)
             d = [t for t in _tensors(ins) if t._rg]
-            gs = grad(outs, d, list(gos)[:len(outs)], create_graph=True, allow_unused=True)
+            gs = grad([o for o, _ in pairs], d, [g for _, g in pairs], create_graph=True, allow_unused=True)
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grad, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,

@@ -578,7 +578,7 @@ class Module:
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
-        kwargs.pop("memory_format", None)
+        memory_format = kwargs.pop("memory_format", None)
         if kwargs:
             raise TypeError(f"to() received an invalid combination of arguments: unexpected {list(kwargs)}")
         for a in args:
@@ -591,6 +591,8 @@ class Module:
             else:
                 device = a
         _check_device(device)
+        if memory_format is not None:     # (as torch: 4-d and 5-d parameters and buffers take the layout)
+            self._apply(lambda t: t.contiguous(memory_format=memory_format) if t.dim() in (4, 5) else t)
         if dtype is None:
             return self
         dtype = _dtype.to_dtype(dtype)

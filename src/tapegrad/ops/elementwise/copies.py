@@ -22,7 +22,10 @@ class Clone(Primitive):
 
     @staticmethod
     def forward(ctx, x, memory_format=None):
-        return x.copy()
+        if memory_format is None:
+            return x.copy(order="K")    # (torch's preserve_format: a dense input keeps its dim order)
+        from ...tensor import _in_format
+        return _in_format(x, memory_format)
 
     @staticmethod
     def backward(ctx, grad):
@@ -47,7 +50,13 @@ class ToCopy(Primitive):
 
 
 def clone(input, *, memory_format=None):  # noqa: A002
-    """A copy of ``input`` that stays in the graph (gradient flows back to ``input``)."""
+    """A copy of ``input`` that stays in the graph (gradient flows back to ``input``); laid out as
+    ``memory_format`` asks (default ``preserve_format``: the input's dim order)."""
+    if memory_format is not None:
+        from ...tensor import _format_perm, preserve_format
+        if memory_format is not preserve_format:
+            _format_perm(memory_format, input._array.ndim)     # (torch's error for a wrong rank, up front)
+            return Clone.apply(input, memory_format)
     return Clone.apply(input)
 
 
@@ -67,9 +76,14 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         if d is not input.dtype:
             if input._rg and not d.is_floating_point and not d.is_complex:
                 return Tensor._make(ToCopy.forward(None, input._array, d))
-            return ToCopy.apply(input, d)
+            out = ToCopy.apply(input, d)
+            return out if memory_format is None else to(out, memory_format=memory_format)
     else:
         _check_device(device)
+    if memory_format is not None:
+        from ...tensor import _is_in_format, preserve_format
+        if memory_format is not preserve_format and not _is_in_format(input._array, memory_format):
+            return clone(input, memory_format=memory_format)
     return clone(input) if copy else input
 
 

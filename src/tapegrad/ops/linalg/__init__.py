@@ -14,6 +14,11 @@ The sub-family modules:
 - ``solvers``: inv, det, slogdet, solve, triangular and Cholesky solves, matrix_exp;
 - ``decompositions``: cholesky, qr, eigh, svd, pinv, matrix_power, lstsq, matrix_rank;
 - ``norms``: cdist, vector / matrix norms, cond.
+
+Loaded on first use (by ``tapegrad.linalg`` and by the top-level names ``tapegrad/__init__.py``'s ``_LAZY_OPS``
+lists), not by this package: ``lu`` (the LU family, triangular_solve), ``ldl``, ``eig``, ``householder``
+(geqrf, householder_product, orgqr, ormqr) and ``tensors`` (vander, tensorinv, tensorsolve, old norms, low-rank
+SVD, lobpcg).
 """
 
 from ._common import *  # noqa: F403

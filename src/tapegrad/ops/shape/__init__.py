@@ -8,7 +8,8 @@ the view rebases the base's history (``CopySlices``). The other ops (flip, roll,
 
 The sub-family modules: ``views`` (reshape, view, transpose, permute, squeeze, unsqueeze, expand, contiguous),
 ``split_join`` (narrow, select, split, chunk, unbind, unfold; cat, stack) and ``rearrange`` (repeat, tile, flip,
-roll, rot90, tril / triu, diagonals).
+roll, rot90, tril / triu, diagonals). ``strided`` (as_strided, the ``*_scatter`` and ``*_copy`` ops, unsafe
+splits, empty_strided) loads on first use (``_LAZY_OPS`` in ``tapegrad/__init__.py``), not with this package.
 """
 
 from .views import *  # noqa: F403

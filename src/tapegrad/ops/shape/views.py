@@ -541,13 +541,16 @@ def squeeze_(self, dim=None):
 
 # --- contiguous ----------------------------------------------------------------------------------------------------
 def _contiguous(self, memory_format=None):
-    """``self`` if C-contiguous, else a contiguous copy (CloneBackward0)."""
-    if self._array.flags.c_contiguous:
+    """``self`` if C-contiguous (or laid out as ``memory_format`` asks: ``tapegrad.channels_last``), else a copy
+    laid out so (CloneBackward0)."""
+    from ...tensor import _is_in_format, contiguous_format, preserve_format
+    fmt = contiguous_format if memory_format is None else memory_format
+    if fmt is contiguous_format and self._array.flags.c_contiguous or _is_in_format(self._array, fmt):
         return self
+    if fmt is preserve_format:
+        raise RuntimeError("preserve memory format is unsupported by the contiguous operator")
     from ..elementwise import clone
-    out = clone(self)
-    out._array = np.ascontiguousarray(out._array)
-    return out
+    return clone(self, memory_format=fmt)
 
 
 bind(reshape=reshape, view=view, transpose=transpose, swapaxes=transpose, swapdims=transpose, permute=permute,
