@@ -1,0 +1,90 @@
+"""Specs of the ops issue 17 added: more elementwise math (logaddexp, deg2rad, gcd, frexp, shifts, rsub, fill...),
+statistics and histograms (quantile, cov, corrcoef, histc, histogram, bincount, dist, renorm), differences and
+integrals (diff, gradient, trapezoid, logcumsumexp), combining tensors (meshgrid, block_diag, cartesian_prod,
+combinations, vander) and index reductions (index_reduce, isin, fill_diagonal_)."""
+
+import numpy as np
+
+from ops.op_db import OpSpec, S, noncontig, randn
+
+_I = np.array([[12, -18, 0], [7, 9, -4]], dtype=np.int64)
+_J = np.array([8, 12, 5], dtype=np.int64)
+
+
+def _pair(r):
+    return [S(randn(r, 2, 3), randn(r, 2, 3)), S(randn(r, 2, 3), randn(r, 3), name="broadcast"),
+            S(np.asarray(randn(r)), randn(r, 3), name="0d_input"), S(randn(r, 0, 3), randn(r, 3), name="empty"),
+            S(noncontig(randn(r, 3, 2)), noncontig(randn(r, 3, 2)), name="noncontig")]
+
+
+def _fn(name):
+    return lambda m, x, y, **kw: getattr(m, name)(x, y, **kw)
+
+
+SPECS = [
+    # --- more elementwise math ------------------------------------------------------------------------------------
+    OpSpec("logaddexp", _fn("logaddexp"), lambda r: _pair(r) + [
+        S(np.array([40.0, 1e3, -1e3]), np.array([-40.0, 1e3 + 1, 2.0]), name="far_apart", smooth=False),
+        S(randn(r, 3), _J.copy(), name="float_int")]),
+    OpSpec("logaddexp2", _fn("logaddexp2"), lambda r: _pair(r) + [
+        S(np.array([1e3, 60.0, -60.0]), np.array([2.0, 61.0, 0.5]), name="far_apart", smooth=False)]),
+    OpSpec("deg2rad", lambda m, x: m.deg2rad(x), lambda r: [
+        S(randn(r, 2, 3) * 90), S(_I.copy(), name="int"), S(np.asarray(randn(r)), name="0d")],
+        inplace=lambda x: x.deg2rad_()),
+    OpSpec("rad2deg", lambda m, x: x.rad2deg(), lambda r: [
+        S(randn(r, 2, 3)), S(_I.copy(), name="int"), S(np.array([True, False]), name="bool")],
+        inplace=lambda x: x.rad2deg_()),
+    OpSpec("deg2rad_top_inplace", lambda m, x: m.deg2rad_(x.clone()), lambda r: [S(randn(r, 3))], grad=False,
+           extra={"covers": "deg2rad_"}),
+    OpSpec("gcd", _fn("gcd"), lambda r: [
+        S(_I.copy(), _J.copy()), S(_I.astype(np.int32), _J.copy(), name="int32_int64"),
+        S(np.array([0, 0, 5], np.uint8), np.array([0, 10, 0], np.uint8), name="uint8_zeros")], grad=False,
+        notes="integer tensors only; no gradient", inplace=lambda x, y: x.gcd_(y)),
+    OpSpec("lcm", _fn("lcm"), lambda r: [
+        S(_I.copy(), _J.copy()), S(np.array([200], np.uint8), np.array([3], np.uint8), name="uint8_wraps"),
+        S(np.array([0, 4, -6]), np.array([5, 0, 4]), name="zeros")], grad=False, notes="integer tensors only",
+        inplace=lambda x, y: x.lcm_(y)),
+    OpSpec("heaviside", _fn("heaviside"), lambda r: [
+        S(np.array([-1.5, 0.0, 2.0, -0.0]), np.array([0.5]), name="float"),
+        S(np.array([-3, 0, 2]), np.array([7, 8, 9]), name="int"),
+        S(np.array([True, False]), np.array([True, True]), name="bool")], grad=False,
+        notes="torch defines no derivative (grad_fn NotImplemented)", inplace=lambda x, y: x.heaviside_(y)),
+    OpSpec("frexp", lambda m, x: m.frexp(x), lambda r: [
+        S(randn(r, 2, 3) * 10), S(np.array([0.3, -0.7, 1.1, 3.0, -5.0, 1e-5, 1e5]), name="wide"),
+        S(np.asarray(randn(r)), name="0d")], notes="(mantissa, int32 exponent); the mantissa's gradient is "
+                                                   "grad / 2**exponent"),
+    OpSpec("frexp_method", lambda m, x: x.frexp(), lambda r: [S(randn(r, 3, 2) * 100)]),
+    OpSpec("ldexp", _fn("ldexp"), lambda r: [
+        S(randn(r, 2, 3), np.array([1, 0, 3]), name="int_exponent"), S(randn(r, 2, 3), randn(r, 2, 3),
+                                                                           name="float_exponent"),
+        S(_I.copy(), _J.copy(), name="int_int")], inplace=lambda x, y: x.ldexp_(y)),
+    OpSpec("nextafter", _fn("nextafter"), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 3)), S(randn(r, 3), randn(r, 2, 3), name="broadcast")],
+        inplace=lambda x, y: x.nextafter_(y), float32=False,
+        notes="gradient 1 for input (0 where input == other), 0 for other, as torch's"),
+    OpSpec("bitwise_left_shift", _fn("bitwise_left_shift"), lambda r: [
+        S(_I.copy(), np.array([1, 2, 3])), S(_I.copy(), np.array([-1, 64, 70]), name="out_of_range"),
+        S(np.array([True, False]), 1, name="bool_number"), S(_I.astype(np.int32), np.array([1, 2, 3]),
+                                                             name="int32_int64"),
+        S(np.array([200], np.uint8), 1, name="uint8")], grad=False, inplace=lambda x, y: x.bitwise_left_shift_(y)),
+    OpSpec("bitwise_right_shift", _fn("bitwise_right_shift"), lambda r: [
+        S(-_I, np.array([1, 2, 3])), S(-_I, np.array([-1, 64, 1]), name="out_of_range"),
+        S(np.array([200], np.uint8), 9, name="uint8_wide")], grad=False,
+        inplace=lambda x, y: x.bitwise_right_shift_(y)),
+    OpSpec("shift_operators", lambda m, x, y: (x << y, x >> y, 3 << y, 64 >> y, x << 1), lambda r: [
+        S(_I.copy(), np.array([1, 2, 3]))], grad=False, extra={"covers": "__lshift__"}),
+    OpSpec("positive", lambda m, x: m.positive(x), lambda r: [S(randn(r, 2, 3)), S(_I.copy(), name="int")],
+           check_grad_fn=False, notes="the input itself, as torch's"),
+    OpSpec("rsub", lambda m, x, y, **kw: m.rsub(x, y, **kw), lambda r: [
+        S(randn(r, 2, 3), randn(r, 3)), S(randn(r, 2, 3), 2.5, name="number"),
+        S(randn(r, 2, 3), randn(r, 2, 3), alpha=3, name="alpha"), S(_I.copy(), 2.5, name="int_float_number"),
+        S(_I.copy(), _J.copy(), alpha=2, name="int_alpha")]),
+    OpSpec("fill", lambda m, x, v: m.fill(x, v), lambda r: [
+        S(randn(r, 2, 3), 2.5), S(randn(r, 2, 3), np.asarray(randn(r)), name="tensor_value"),
+        S(_I.copy(), 2.5, name="int_truncates")]),
+    OpSpec("fill_top_inplace", lambda m, x, v: m.fill_(x.clone(), v), lambda r: [
+        S(randn(r, 2, 3), 2.5), S(randn(r, 3), np.asarray(randn(r)), name="tensor_value")],
+        extra={"covers": "fill_"}),
+    OpSpec("zero_top_inplace", lambda m, x: m.zero_(x.clone()), lambda r: [S(randn(r, 2, 3))],
+           extra={"covers": "zero_"}),
+]
