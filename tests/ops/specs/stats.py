@@ -87,4 +87,35 @@ SPECS = [
         extra={"covers": "fill_"}),
     OpSpec("zero_top_inplace", lambda m, x: m.zero_(x.clone()), lambda r: [S(randn(r, 2, 3))],
            extra={"covers": "zero_"}),
+    # --- combining tensors ------------------------------------------------------------------------------------------
+    OpSpec("meshgrid", lambda m, *xs, **kw: m.meshgrid(*xs, **kw), lambda r: [
+        S(randn(r, 3), randn(r, 2), indexing="ij"), S(randn(r, 3), randn(r, 2), randn(r, 4), indexing="xy",
+                                                      name="xy3"),
+        S(randn(r, 3), np.asarray(randn(r)), indexing="ij", name="0d"),
+        S(np.array([1, 2, 3]), np.array([4, 5]), indexing="xy", name="int"), S(randn(r, 4), indexing="xy",
+                                                                                name="one")],
+        notes="without indexing= torch warns and uses 'ij' (test_new_ops_stats.py)"),
+    OpSpec("meshgrid_list", lambda m, x, y: m.meshgrid([x, y], indexing="xy"), lambda r: [S(randn(r, 3), randn(r, 2))]),
+    OpSpec("block_diag", lambda m, *xs: m.block_diag(*xs), lambda r: [
+        S(randn(r, 2, 2), randn(r, 3), np.asarray(randn(r)), randn(r, 1, 2)),
+        S(randn(r, 2, 3), np.array([[1, 2]]), name="promote_int"), S(randn(r, 0, 2), randn(r, 2, 0), name="empty"),
+        S(noncontig(randn(r, 3, 2)), name="one"), S(name="none")]),
+    OpSpec("cartesian_prod", lambda m, *xs: m.cartesian_prod(*xs), lambda r: [
+        S(randn(r, 3), randn(r, 2)), S(randn(r, 2), randn(r, 2), randn(r, 3), name="three"),
+        S(np.array([1, 2]), np.array([3, 4, 5]), name="int")]),
+    OpSpec("combinations", lambda m, x, *a, **kw: m.combinations(x, *a, **kw), lambda r: [
+        S(randn(r, 4)), S(randn(r, 4), 3, name="r3"), S(randn(r, 3), 2, with_replacement=True, name="replacement"),
+        S(randn(r, 3), r=1, name="r1"), S(randn(r, 3), r=0, name="r0"), S(randn(r, 2), r=4, name="r_gt_n"),
+        S(np.array([1, 2, 3]), name="int")]),
+    OpSpec("vander", lambda m, x, *a, **kw: m.vander(x, *a, **kw), lambda r: [
+        S(randn(r, 3)), S(randn(r, 4), 3, name="N"), S(randn(r, 3), N=4, increasing=True, name="increasing"),
+        S(np.array([0.0, 1.5, -2.0]), name="zero"), S(np.array([1, 2, 3], np.int32), name="int32"),
+        S(randn(r, 3), N=1, name="N1"), S(randn(r, 3), N=0, name="N0")], grad=False,
+        notes="torch's own backward fails (it writes into a tensor it saved); tapegrad's is checked by gradcheck "
+              "in test_new_ops_stats.py"),
+    OpSpec("row_stack", lambda m, x, y: m.row_stack((x, y)), lambda r: [
+        S(randn(r, 3), randn(r, 3)), S(randn(r, 2, 3), randn(r, 3), name="mixed")]),
+    OpSpec("unravel_index", lambda m, i, shape: m.unravel_index(i, shape), lambda r: [
+        S(np.array([4, 1, -1, 6]), (2, 3)), S(np.array([[1, 2], [3, 40]]), 5, name="int_shape"),
+        S(np.array(7, np.int32), (2, 2, 2), name="0d_int32"), S(np.array(0), (), name="no_dims")], grad=False),
 ]
