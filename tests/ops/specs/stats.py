@@ -118,4 +118,44 @@ SPECS = [
     OpSpec("unravel_index", lambda m, i, shape: m.unravel_index(i, shape), lambda r: [
         S(np.array([4, 1, -1, 6]), (2, 3)), S(np.array([[1, 2], [3, 40]]), 5, name="int_shape"),
         S(np.array(7, np.int32), (2, 2, 2), name="0d_int32"), S(np.array(0), (), name="no_dims")], grad=False),
+    # --- differences and integrals -------------------------------------------------------------------------------
+    OpSpec("diff", lambda m, x, *a, **kw: m.diff(x, *a, **kw), lambda r: [
+        S(randn(r, 3, 4)), S(randn(r, 3, 4), 2, 0, name="n2_dim0"), S(randn(r, 5), 7, name="n_gt_size"),
+        S(randn(r, 3, 4), 1, -1, randn(r, 3, 2), randn(r, 3, 1), name="prepend_append"),
+        S(randn(r, 4), 1, -1, None, np.array([1, 2]), name="int_append"), S(np.array([1, 4, 9, 16]), name="int"),
+        S(np.array([True, False, False, True]), name="bool"), S(noncontig(randn(r, 4, 3)), dim=0, name="noncontig")]),
+    OpSpec("diff_method", lambda m, x, **kw: x.diff(**kw), lambda r: [S(randn(r, 2, 5), n=3)]),
+    OpSpec("gradient", lambda m, x, **kw: m.gradient(x, **kw), lambda r: [
+        S(randn(r, 3, 4)), S(randn(r, 3, 4), spacing=2.0, name="spacing"),
+        S(randn(r, 3, 4), spacing=[2.0, 0.5], edge_order=2, name="edge2"),
+        S(randn(r, 4, 5), dim=1, edge_order=2, name="dim"),
+        S(randn(r, 3, 4), dim=[1, 0], spacing=[1.5, 3.0], name="dim_list"),
+        S(np.array([1, 4, 9, 16]), name="int")], check_grad_fn=False,
+        notes="a composition (torch's last node is CatBackward0 as here; the coordinate tensors are constants)"),
+    OpSpec("gradient_coordinates", lambda m, x, *c, **kw: m.gradient(x, spacing=c, **kw), lambda r: [
+        S(randn(r, 5), np.array([0.0, 1.0, 3.0, 3.5, 6.0])),
+        S(randn(r, 2, 5), np.array([0.0, 1.0, 3.0, 3.5, 6.0]), dim=1, edge_order=2, name="edge2"),
+        S(randn(r, 4, 3), np.array([0.0, 0.5, 3.0, 3.5]), np.array([-1.0, 1.0, 1.5]), edge_order=2, name="2d"),
+        S(np.array([1, 4, 9, 16]), np.array([0, 1, 3, 6]), name="int")], check_grad_fn=False,
+        notes="one 1-d tensor of coordinates per dim (differentiable in them too)"),
+    OpSpec("trapezoid", lambda m, y, *a, **kw: m.trapezoid(y, *a, **kw), lambda r: [
+        S(randn(r, 3, 4)), S(randn(r, 3, 4), dx=2.5, name="dx"), S(randn(r, 3, 4), dim=0, name="dim0"),
+        S(randn(r, 3, 4), np.array([0.0, 1.0, 3.0, 3.5]), name="x"),
+        S(randn(r, 3, 4), randn(r, 3, 4), name="x_same_shape"), S(randn(r, 3, 0), name="empty"),
+        S(np.array([1, 4, 9, 16]), dx=2, name="int"), S(np.array([1, 4, 9, 16]), np.array([1, 4, 9, 16]),
+                                                        name="int_x")],
+        check_grad_fn=False, notes="torch's ATen composition multiplies by a Scalar (MulBackward1); tapegrad's "
+                                   "Python number product is MulBackward0, as torch's Python operators"),
+    OpSpec("trapz", lambda m, y, *a, **kw: m.trapz(y, *a, **kw), lambda r: [
+        S(randn(r, 3, 4), dx=3), S(randn(r, 3, 4), np.array([0.0, 1.0, 3.0, 3.5]), dim=1, name="x")],
+        check_grad_fn=False),
+    OpSpec("cumulative_trapezoid", lambda m, y, *a, **kw: m.cumulative_trapezoid(y, *a, **kw), lambda r: [
+        S(randn(r, 3, 4)), S(randn(r, 3, 4), dx=0.5, dim=0, name="dx"),
+        S(randn(r, 3, 4), np.array([0.0, 1.0, 3.0, 3.5]), name="x"), S(randn(r, 3, 0), name="empty"),
+        S(np.array([1, 4, 9, 16]), name="int")], check_grad_fn=False),
+    OpSpec("logcumsumexp", lambda m, x, d: m.logcumsumexp(x, d), lambda r: [
+        S(randn(r, 3, 4), 1), S(randn(r, 3, 4) * 6, 0, name="wide"), S(np.asarray(randn(r)), 0, name="0d"),
+        S(noncontig(randn(r, 4, 3)), -1, name="noncontig")],
+        aliases=("axis",)),
+    OpSpec("logcumsumexp_method", lambda m, x, d: x.logcumsumexp(d), lambda r: [S(randn(r, 5), 0)]),
 ]
