@@ -21,6 +21,11 @@ def _fn(name):
     return lambda m, x, y, **kw: getattr(m, name)(x, y, **kw)
 
 
+def _cov(m, x, *weights, names=(), **kw):
+    """cov with its weight tensors given positionally (so that they become tensors) and named by ``names``."""
+    return m.cov(x, **kw, **dict(zip(names, weights)))
+
+
 SPECS = [
     # --- more elementwise math ------------------------------------------------------------------------------------
     OpSpec("logaddexp", _fn("logaddexp"), lambda r: _pair(r) + [
@@ -158,4 +163,74 @@ SPECS = [
         S(noncontig(randn(r, 4, 3)), -1, name="noncontig")],
         aliases=("axis",)),
     OpSpec("logcumsumexp_method", lambda m, x, d: x.logcumsumexp(d), lambda r: [S(randn(r, 5), 0)]),
+    # --- statistics ------------------------------------------------------------------------------------------------
+    *[OpSpec(name, (lambda name: lambda m, x, q, *a, **kw: getattr(m, name)(x, q, *a, **kw))(name), lambda r: [
+        S(randn(r, 3, 4), 0.3), S(randn(r, 3, 5), 0.5, 1, name="dim"), S(randn(r, 3, 4), 0.75, 0, True,
+                                                                             name="keepdim"),
+        S(randn(r, 3, 4), np.array([0.1, 0.25, 0.6, 0.95]), 1, name="q_tensor"),
+        S(randn(r, 2, 3), np.array([0.1, 0.9]), keepdim=True, name="q_tensor_all_keepdim"),
+        *[S(randn(r, 2, 5), np.array([0.1, 0.3, 0.45, 0.8]), 1, interpolation=m, name=m)
+          for m in ("lower", "higher", "midpoint", "nearest")],
+        S(np.asarray(randn(r)), 0.5, 0, name="0d"), S(noncontig(randn(r, 4, 3)), 0.2, 0, name="noncontig")],
+        check_grad_fn=False, aliases=("axis", "keepdims"),
+        notes="sort, gather and lerp, as torch's (its last node is a squeeze, here a reshape); a 1-d q adds a "
+              "leading dim; quantile gives NaN for a row with a NaN, nanquantile ignores them (NaN rows: "
+              "test_new_ops_stats.py, where finite differences do not apply)")
+      for name in ("quantile", "nanquantile")],
+    OpSpec("quantile_method", lambda m, x, q, **kw: x.quantile(q, **kw), lambda r: [
+        S(randn(r, 3, 4), np.array([0.2, 0.7]), dim=0)], check_grad_fn=False),
+    OpSpec("cov", _cov, lambda r: [
+        S(randn(r, 3, 5)), S(randn(r, 5), name="1d"), S(randn(r, 2, 6), correction=0, name="correction0"),
+        S(randn(r, 2, 4), np.array([1, 2, 0, 3]), names=("fweights",), name="fweights"),
+        S(randn(r, 2, 4), randn(r, 4, positive=True), names=("aweights",), name="aweights"),
+        S(randn(r, 3, 4), np.array([1, 2, 1, 3]), randn(r, 4, positive=True), correction=2,
+          names=("fweights", "aweights"), name="both"),
+        S(np.array([[1, 2, 4], [3, 1, 0]]), name="int"), S(noncontig(randn(r, 4, 3)), name="noncontig")],
+        notes="torch's composition (mean, mm, divide, squeeze)"),
+    OpSpec("corrcoef", lambda m, x: m.corrcoef(x), lambda r: [
+        S(randn(r, 3, 5)), S(randn(r, 5), name="1d"), S(np.array([[1, 2, 4], [3, 1, 0]]), name="int"),
+        S(noncontig(randn(r, 4, 3)), name="noncontig")]),
+    OpSpec("corrcoef_method", lambda m, x: x.corrcoef(), lambda r: [S(randn(r, 2, 4))]),
+    OpSpec("dist", lambda m, x, y, *a: m.dist(x, y, *a), lambda r: [
+        S(randn(r, 3, 4), randn(r, 3, 4)), S(randn(r, 3, 4), randn(r, 4), 1, name="p1_broadcast"),
+        S(randn(r, 3, 4), randn(r, 3, 4), 3.5, name="p3.5"), S(randn(r, 3), randn(r, 3), float("inf"), name="inf"),
+        S(randn(r, 2, 3), randn(r, 2, 3), 0.5, name="p0.5")]),
+    OpSpec("dist_method", lambda m, x, y: x.dist(y, 3), lambda r: [S(randn(r, 4), randn(r, 4))]),
+    OpSpec("renorm", lambda m, x, *a: m.renorm(x, *a), lambda r: [
+        S(randn(r, 3, 4), 2, 0, 1.0), S(randn(r, 3, 4), 1, 1, 1.5, name="p1_dim1"),
+        S(randn(r, 2, 3, 2), 3, -1, 0.8, name="3d"), S(randn(r, 3, 4) * 0.1, 2, 0, 5.0, name="under"),
+        S(randn(r, 3, 4), float("inf"), 0, 0.5, name="inf"), S(noncontig(randn(r, 4, 3)), 2, 1, 1.0,
+                                                                 name="noncontig")],
+        inplace=lambda x, *a: x.renorm_(*a)),
+    # --- counting (no gradient) ----------------------------------------------------------------------------------
+    OpSpec("histc", lambda m, x, *a, **kw: m.histc(x, *a, **kw), lambda r: [
+        S(randn(r, 50)), S(randn(r, 5, 8), 7, name="bins"), S(randn(r, 40), 5, -1.0, 1.0, name="range"),
+        S(np.array([1.0, 2.0, 1.0, 2.5, 4.0, 0.0]), 4, name="edges_hit"), S(np.ones(3), 4, name="constant"),
+        S(np.zeros(0), 3, name="empty")], grad=False),
+    OpSpec("histc_method", lambda m, x: x.histc(bins=6, min=-2, max=2), lambda r: [S(randn(r, 30))], grad=False),
+    OpSpec("histogram", lambda m, x, *a, **kw: m.histogram(x, *a, **kw), lambda r: [
+        S(randn(r, 50), 10), S(randn(r, 5, 8), 4, range=(-1.0, 1.5), name="range"),
+        S(randn(r, 6), 3, weight=None, density=True, name="density"),
+        S(randn(r, 20), np.array([-2.0, -0.5, 0.0, 0.3, 2.0]), name="edges"),
+        S(np.array([1.0, 2.0, 1.0, 2.5, 4.0, 0.0]), np.array([0.0, 1.0, 2.5, 5.0]), density=True,
+          name="edges_density"),
+        S(np.ones(3), 3, name="constant"), S(np.zeros(0), 3, name="empty")], grad=False,
+        notes="returns torch.return_types.histogram(hist, bin_edges); the edges as torch's linspace"),
+    OpSpec("histogram_weight", lambda m, x, w, **kw: m.histogram(x, 3, weight=w, **kw), lambda r: [
+        S(randn(r, 12), randn(r, 12, positive=True)), S(randn(r, 12), randn(r, 12, positive=True),
+                                                         density=True, name="density")], grad=False),
+    OpSpec("histogram_method", lambda m, x: x.histogram(5), lambda r: [S(randn(r, 30))], grad=False),
+    OpSpec("histogramdd", lambda m, x, *b, **kw: m.histogramdd(x, list(b) if b else kw.pop("bins"), **kw),
+           lambda r: [
+        S(randn(r, 30, 2), bins=[3, 4]), S(randn(r, 20, 3), bins=2, name="int_bins"),
+        S(randn(r, 4, 5, 2), bins=[2, 3], range=[-1.0, 1.0, -2.0, 2.0], density=True, name="range_density"),
+        S(randn(r, 10, 2), np.array([-2.0, 0.0, 2.0]), np.array([-1.0, 0.0, 0.5, 1.0]), name="edges"),
+        S(randn(r, 10, 1), bins=[4], name="one_dim")], grad=False,
+        output_process=lambda res: (res[0], *res[1]),
+        notes="(hist, bin_edges) with a tuple of edge tensors"),
+    OpSpec("bincount", lambda m, x, *a, **kw: m.bincount(x, *a, **kw), lambda r: [
+        S(np.array([0, 1, 1, 3, 7, 3])), S(np.array([0, 1, 1, 3]), randn(r, 4), name="weights"),
+        S(np.array([2, 0]), minlength=5, name="minlength"), S(np.array([0, 1, 1], np.uint8), name="uint8"),
+        S(np.array([0, 2, 1]), np.array([1, 2, 3]), name="int_weights"), S(np.zeros(0, np.int64), name="empty")],
+        grad=False, notes="weights: a float result (float64 unless they are float32); torch defines no derivative"),
 ]
