@@ -233,4 +233,40 @@ SPECS = [
         S(np.array([2, 0]), minlength=5, name="minlength"), S(np.array([0, 1, 1], np.uint8), name="uint8"),
         S(np.array([0, 2, 1]), np.array([1, 2, 3]), name="int_weights"), S(np.zeros(0, np.int64), name="empty")],
         grad=False, notes="weights: a float result (float64 unless they are float32); torch defines no derivative"),
+    # --- index reductions, membership, diagonal fill, sum_to_size --------------------------------------------------
+    *[OpSpec(f"index_reduce_{red}", (lambda red: lambda m, x, i, s, **kw: x.index_reduce(0, i, s, red, **kw))(red),
+             (lambda red: lambda r: [
+                 S(randn(r, 3, 2), np.array([0, 2, 0, 1]), randn(r, 4, 2)),
+                 S(randn(r, 3, 2), np.array([0, 2, 0, 0]), randn(r, 4, 2), include_self=False, name="exclude_self"),
+                 S(randn(r, 4, 2), np.array([3, 3]), randn(r, 2, 2), name="untouched_slots"),
+                 *([S(np.array([[0.0, 2.0], [1.5, -1.0], [0.5, 3.0]]), np.array([0, 1, 0, 1]),
+                      np.array([[2.0, 0.0], [0.0, 0.0], [-1.0, 0.5], [2.0, 1.5]]), name="zeros", smooth=False)]
+                   if red == "prod" else []),
+                 *([S(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([0, 0, 1]),
+                      np.array([[1.0, 0.5], [0.5, 2.0], [3.0, 4.0]]), name="ties", smooth=False)]
+                   if red in ("amax", "amin") else []),
+                 S(np.array([[1, 2], [3, 4]]), np.array([0, 0]), np.array([[3, 4], [4, 7]]), name="int")])(red),
+             inplace=(lambda red: lambda x, i, s, **kw: x.index_reduce_(0, i, s, red, **kw))(red),
+             warns="index_reduce\\(\\) is in beta", extra={"covers": "index_reduce"},
+             notes="IndexReduceBackward0 with torch's formulas (a product's zeros handled exactly)")
+      for red in ("prod", "mean", "amax", "amin")],
+    OpSpec("index_reduce_dim1", lambda m, x, i, s: m.index_reduce(x, 1, i, s, "mean", include_self=False),
+           lambda r: [S(randn(r, 2, 3), np.array([2, 2, 0]), randn(r, 2, 3))],
+           warns="index_reduce\\(\\) is in beta"),
+    OpSpec("isin", lambda m, e, t, **kw: m.isin(e, t, **kw), lambda r: [
+        S(np.array([1, 2, 3, 4]), np.array([2, 4, 6])), S(np.array([[1, 2], [3, 4]]), np.array([2, 4]), invert=True,
+                                                           name="invert"),
+        S(np.array([1, 2, 3, 4]), np.array([4, 2]), assume_unique=True, name="unique"),
+        S(np.array([1.0, np.nan, 2.0]), np.array([np.nan, 2.0]), name="nan"),
+        S(np.array([1, 2, 3]), np.array([2.0, 3.5]), name="mixed"), S(2, np.array([1, 2]), name="number_element"),
+        S(np.array([1, 2, 3]), 3, name="number_test")], grad=False),
+    OpSpec("fill_diagonal_", lambda m, x, *a, **kw: x.clone().fill_diagonal_(*a, **kw), lambda r: [
+        S(randn(r, 3, 4), 2.0), S(randn(r, 7, 3), 0.5, wrap=True, name="tall_wrap"),
+        S(randn(r, 7, 3), -1.0, name="tall"), S(randn(r, 2, 2, 2), 1.0, name="3d"),
+        S(np.array([[1, 2], [3, 4]]), 2.7, name="int_truncates")], check_grad_fn=False,
+        notes="torch's node is CopySlices (a fill of the diagonal view); here FillDiagonalBackward0"),
+    OpSpec("sum_to_size", lambda m, x, *size: x.sum_to_size(*size), lambda r: [
+        S(randn(r, 2, 3), 1, 3), S(randn(r, 4, 2, 3), 2, 1, name="lead_and_keep"), S(randn(r, 2, 3), (3,),
+                                                                                        name="tuple"),
+        S(np.array([[1, 2], [3, 4]]), 2, name="int")], check_grad_fn=False),
 ]

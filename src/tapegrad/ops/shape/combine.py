@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor
+from .._util import Primitive, Tensor, bind
 from .split_join import cat, stack, vstack
 
 
@@ -229,3 +229,29 @@ def unravel_index(indices, shape):
     flat = indices._array.astype(np.int64)
     return tuple(Tensor._make(np.asarray(np.mod(np.floor_divide(flat, st), s)))
                  for st, s in zip(strides, shape))
+
+
+# --- sum_to_size --------------------------------------------------------------------------------------------------
+def _sum_to_size(self, *size):
+    """The sum of this tensor down to ``size`` (which must expand to its shape): ``expand``'s adjoint.
+
+    >>> tapegrad.ones(2, 3).sum_to_size(1, 3)
+    tensor([[2., 2., 2.]])
+    """
+    if not size:
+        raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
+    if len(size) == 1 and isinstance(size[0], (list, tuple)):
+        size = tuple(size[0])
+    size = tuple(int(s) for s in size)
+    shape = self._array.shape
+    lead = len(shape) - len(size)
+    if lead < 0 or any(s != 1 and s != shape[lead + k] for k, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size {{{list(shape)}}}.")
+    dims = tuple(range(lead)) + tuple(lead + k for k, s in enumerate(size) if s == 1 and shape[lead + k] != 1)
+    if not dims:
+        return self
+    out = self.sum(dims, keepdim=True)
+    return out.view(size) if lead else out
+
+
+bind(sum_to_size=_sum_to_size)
