@@ -158,14 +158,15 @@ SPECS = [
         S(randn(r, 3, 4)), S(randn(r, 3, 4), dx=0.5, dim=0, name="dx"),
         S(randn(r, 3, 4), np.array([0.0, 1.0, 3.0, 3.5]), name="x"), S(randn(r, 3, 0), name="empty"),
         S(np.array([1, 4, 9, 16]), name="int")], check_grad_fn=False),
-    OpSpec("logcumsumexp", lambda m, x, d: m.logcumsumexp(x, d), lambda r: [
+    OpSpec("logcumsumexp", lambda m, x, *a, **kw: m.logcumsumexp(x, *a, **kw), lambda r: [
+        S(randn(r, 2, 3), dim=0, name="dim_kw"),
         S(randn(r, 3, 4), 1), S(randn(r, 3, 4) * 6, 0, name="wide"), S(np.asarray(randn(r)), 0, name="0d"),
         S(noncontig(randn(r, 4, 3)), -1, name="noncontig")],
         aliases=("axis",)),
     OpSpec("logcumsumexp_method", lambda m, x, d: x.logcumsumexp(d), lambda r: [S(randn(r, 5), 0)]),
     # --- statistics ------------------------------------------------------------------------------------------------
     *[OpSpec(name, (lambda name: lambda m, x, q, *a, **kw: getattr(m, name)(x, q, *a, **kw))(name), lambda r: [
-        S(randn(r, 3, 4), 0.3), S(randn(r, 3, 5), 0.5, 1, name="dim"), S(randn(r, 3, 4), 0.75, 0, True,
+        S(randn(r, 3, 4), 0.3), S(randn(r, 3, 5), 0.5, 1, name="dim"), S(randn(r, 2, 5), 0.4, dim=1, name="dim_kw"), S(randn(r, 3, 4), 0.75, 0, True,
                                                                              name="keepdim"),
         S(randn(r, 3, 4), np.array([0.1, 0.25, 0.6, 0.95]), 1, name="q_tensor"),
         S(randn(r, 2, 3), np.array([0.1, 0.9]), keepdim=True, name="q_tensor_all_keepdim"),

@@ -145,6 +145,12 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
                            f"({s.shape[d] if s.ndim else 1}), for dim: {dim}")
     if ia.size and (ia.min() < 0 or ia.max() >= a.shape[d]):
         raise IndexError("index out of range in self")
+    if a.dtype.kind == "c":         # (torch has no complex kernel)
+        if input.requires_grad or source.requires_grad:
+            raise RuntimeError("index_reduce does not support automatic differentiation for outputs with complex "
+                               "dtype.")
+        kernel = "index_func_" if include_self else "index_reduce_func_exclude_input_init"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{input.dtype._legacy}'")
     res = IndexReduce.apply(input, d, ia, source, reduce, bool(include_self))
     if out is not None:
         from ..reduce._common import _write_out

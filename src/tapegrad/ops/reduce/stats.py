@@ -241,7 +241,7 @@ def _norm_grad(x, norm, s, p, dims):
     xa = x._array
     if p == 0:
         return x * 0
-    sign = x.sgn() if xa.dtype.kind == "c" else Tensor._make(np.sign(xa))
+    sign = x.sgn() if xa.dtype.kind == "c" else Tensor._make(np.where(np.isnan(xa), 0, np.sign(xa)))   # (0 at NaN)
     if p == 1:
         return sign * s
     if math.isinf(p):
