@@ -40,8 +40,9 @@ def _legacy(t):
 _INTERPOLATIONS = ("linear", "lower", "higher", "midpoint", "nearest")
 
 
-def _quantile(op, input, q, dim, keepdim, interpolation, out, ignore_nan):
-    _need_tensor(op, "input", 1, input)
+def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
+    _need_tensor(name, "input", 1, input)
+    op = "quantile"            # (torch's messages say quantile() for nanquantile too)
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"{op}() interpolation must be one of linear, lower, higher, midpoint or nearest, but "
                            f"got {interpolation}")
@@ -105,7 +106,7 @@ def _quantile(op, input, q, dim, keepdim, interpolation, out, ignore_nan):
         res = lo.lerp(hi, weights)
     res = res.movedim(-1, 0)                          # (q, ...)
     shape = ((qv.size,) if qa.ndim == 1 else ()) + kept
-    return _write_out(op, res.reshape(shape), out)
+    return _write_out(name, res.reshape(shape), out)
 
 
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
