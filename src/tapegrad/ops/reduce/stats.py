@@ -13,7 +13,6 @@ from __future__ import annotations
 import builtins
 import math
 import warnings
-from fractions import Fraction
 
 import numpy as np
 
@@ -351,6 +350,7 @@ def _linspace_edges(lo, hi, n, d):
     step = (d.type(hi) - d.type(lo)) / d.type(n - 1) if n > 1 else d.type(0)
     lo, hi, half = float(d.type(lo)), float(d.type(hi)), n // 2
     if d == np.float64:      # (a fused multiply-add: exact, then rounded once)
+        from fractions import Fraction
         fs = Fraction(float(step))
         vals = [float(Fraction(lo) + fs * i) if i < half else float(Fraction(hi) - fs * (n - 1 - i))
                 for i in _range(n)]
