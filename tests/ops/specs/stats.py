@@ -135,13 +135,13 @@ SPECS = [
         S(randn(r, 3, 4), spacing=[2.0, 0.5], edge_order=2, name="edge2"),
         S(randn(r, 4, 5), dim=1, edge_order=2, name="dim"),
         S(randn(r, 3, 4), dim=[1, 0], spacing=[1.5, 3.0], name="dim_list"),
-        S(np.array([1, 4, 9, 16]), name="int")], check_grad_fn=False,
-        notes="a composition (torch's last node is CatBackward0 as here; the coordinate tensors are constants)"),
+        S(np.array([1, 4, 9, 16]), name="int")],
+        notes="a composition of slices, arithmetic and cat, as torch's"),
     OpSpec("gradient_coordinates", lambda m, x, *c, **kw: m.gradient(x, spacing=c, **kw), lambda r: [
         S(randn(r, 5), np.array([0.0, 1.0, 3.0, 3.5, 6.0])),
         S(randn(r, 2, 5), np.array([0.0, 1.0, 3.0, 3.5, 6.0]), dim=1, edge_order=2, name="edge2"),
         S(randn(r, 4, 3), np.array([0.0, 0.5, 3.0, 3.5]), np.array([-1.0, 1.0, 1.5]), edge_order=2, name="2d"),
-        S(np.array([1, 4, 9, 16]), np.array([0, 1, 3, 6]), name="int")], check_grad_fn=False,
+        S(np.array([1, 4, 9, 16]), np.array([0, 1, 3, 6]), name="int")],
         notes="one 1-d tensor of coordinates per dim (differentiable in them too)"),
     OpSpec("trapezoid", lambda m, y, *a, **kw: m.trapezoid(y, *a, **kw), lambda r: [
         S(randn(r, 3, 4)), S(randn(r, 3, 4), dx=2.5, name="dx"), S(randn(r, 3, 4), dim=0, name="dim0"),
@@ -269,5 +269,5 @@ SPECS = [
     OpSpec("sum_to_size", lambda m, x, *size: x.sum_to_size(*size), lambda r: [
         S(randn(r, 2, 3), 1, 3), S(randn(r, 4, 2, 3), 2, 1, name="lead_and_keep"), S(randn(r, 2, 3), (3,),
                                                                                         name="tuple"),
-        S(np.array([[1, 2], [3, 4]]), 2, name="int")], check_grad_fn=False),
+        S(np.array([[1, 2], [3, 4]]), 2, name="int")]),
 ]
