@@ -127,11 +127,13 @@ SPECS = [
     OpSpec("diff", lambda m, x, *a, **kw: m.diff(x, *a, **kw), lambda r: [
         S(randn(r, 3, 4)), S(randn(r, 3, 4), 2, 0, name="n2_dim0"), S(randn(r, 5), 7, name="n_gt_size"),
         S(randn(r, 3, 4), 1, -1, randn(r, 3, 2), randn(r, 3, 1), name="prepend_append"),
+        S(randn(r, 3, 4), 0, 0, randn(r, 1, 4), name="n0_ignores_prepend"),
         S(randn(r, 4), 1, -1, None, np.array([1, 2]), name="int_append"), S(np.array([1, 4, 9, 16]), name="int"),
         S(np.array([True, False, False, True]), name="bool"), S(noncontig(randn(r, 4, 3)), dim=0, name="noncontig")]),
     OpSpec("diff_method", lambda m, x, **kw: x.diff(**kw), lambda r: [S(randn(r, 2, 5), n=3)]),
     OpSpec("gradient", lambda m, x, **kw: m.gradient(x, **kw), lambda r: [
-        S(randn(r, 3, 4)), S(randn(r, 3, 4), spacing=2.0, name="spacing"),
+        S(randn(r, 3, 4)), S(randn(r, 3, 4), spacing=2.0, name="spacing"), S(randn(r, 5), spacing=None, dim=None,
+                                                                                name="none"),
         S(randn(r, 3, 4), spacing=[2.0, 0.5], edge_order=2, name="edge2"),
         S(randn(r, 4, 5), dim=1, edge_order=2, name="dim"),
         S(randn(r, 3, 4), dim=[1, 0], spacing=[1.5, 3.0], name="dim_list"),
@@ -218,8 +220,9 @@ SPECS = [
         S(np.ones(3), 3, name="constant"), S(np.zeros(0), 3, name="empty")], grad=False,
         notes="returns torch.return_types.histogram(hist, bin_edges); the edges as torch's linspace"),
     OpSpec("histogram_weight", lambda m, x, w, **kw: m.histogram(x, 3, weight=w, **kw), lambda r: [
-        S(randn(r, 12), randn(r, 12, positive=True)), S(randn(r, 12), randn(r, 12, positive=True),
-                                                         density=True, name="density")], grad=False),
+        S(randn(r, 12), randn(r, 12, positive=True)), S(randn(r, 3, 4), randn(r, 3, 4, positive=True),
+                                                         density=True, name="density_2d"),
+        S(np.asarray(randn(r)), np.asarray(1.5), name="0d")], grad=False),
     OpSpec("histogram_method", lambda m, x: x.histogram(5), lambda r: [S(randn(r, 30))], grad=False),
     OpSpec("histogramdd", lambda m, x, *b, **kw: m.histogramdd(x, list(b) if b else kw.pop("bins"), **kw),
            lambda r: [
@@ -240,6 +243,7 @@ SPECS = [
                  S(randn(r, 3, 2), np.array([0, 2, 0, 1]), randn(r, 4, 2)),
                  S(randn(r, 3, 2), np.array([0, 2, 0, 0]), randn(r, 4, 2), include_self=False, name="exclude_self"),
                  S(randn(r, 4, 2), np.array([3, 3]), randn(r, 2, 2), name="untouched_slots"),
+                 S(np.asarray(randn(r)), np.array([0]), np.asarray(randn(r)), name="0d"),
                  *([S(np.array([[0.0, 2.0], [1.5, -1.0], [0.5, 3.0]]), np.array([0, 1, 0, 1]),
                       np.array([[2.0, 0.0], [0.0, 0.0], [-1.0, 0.5], [2.0, 1.5]]), name="zeros", smooth=False)]
                    if red == "prod" else []),

@@ -63,35 +63,47 @@ class IndexReduce(Primitive):
     def forward(ctx, x, d, idx, src, reduce, include_self):
         ctx.d, ctx.idx, ctx.reduce, ctx.include_self = d, idx, reduce, include_self
         ctx.save_result(0, 3)
+        if x.ndim == 0:                # (a 0-d self and source: one slot)
+            return _index_reduce_np(x.reshape(1), 0, idx, src.reshape(1), reduce, include_self).reshape(())
         return _index_reduce_np(x, d, idx, src, reduce, include_self)
 
     @staticmethod
     def backward(ctx, grad):
         result, x, src = ctx.saved_tensors
-        d, reduce, include_self = ctx.d, ctx.reduce, ctx.include_self
-        index = Tensor._make(ctx.idx)
-        if reduce == "prod":
-            gx, gs = _prod_grads(grad, result, x, src, d, index, include_self)
-        elif reduce == "mean":
-            n = np.zeros(x._array.shape[d], grad._array.dtype)
-            np.add.at(n, ctx.idx, 1)
-            n = np.maximum(n + (1 if include_self else 0), 1)
-            n = Tensor._make(n.reshape([-1 if k == d else 1 for k in range(x._array.ndim)]))
-            gx = grad / n
-            gs = grad.index_select(d, index) / n.index_select(d, index)
-        else:         # amax / amin: the gradient split evenly between the entries equal to the result
-            value = result.index_select(d, index)
-            x_is = Tensor._make((x._array == result._array).astype(grad._array.dtype))
-            s_is = Tensor._make((src._array == value._array).astype(grad._array.dtype))
-            share = grad / x_is.index_add(d, index, s_is)
-            gx = x_is * share
-            gs = s_is * share.index_select(d, index)
-        if not include_self:       # the indexed slots of self were overwritten
-            hit = np.zeros(x._array.shape[d], bool)
-            hit[ctx.idx] = True
-            gx = gx.where(Tensor._make(~hit.reshape([-1 if k == d else 1 for k in range(x._array.ndim)])), 0.0)
-        need = ctx.needs_input_grad
-        return (gx if need[0] else None), None, None, (gs if need[3] else None), None, None
+        if x._array.ndim == 0:
+            gx, _, _, gs, _, _ = _index_reduce_backward(ctx, grad.reshape(1), result.reshape(1), x.reshape(1),
+                                                        src.reshape(1))
+            return (None if gx is None else gx.reshape(())), None, None, (None if gs is None else gs.reshape(())), \
+                None, None
+        return _index_reduce_backward(ctx, grad, result, x, src)
+
+
+def _index_reduce_backward(ctx, grad, result, x, src):
+    """The gradients of self and source (torch's formulas), for a self of one dim or more."""
+    d, reduce, include_self = ctx.d, ctx.reduce, ctx.include_self
+    index = Tensor._make(ctx.idx)
+    if reduce == "prod":
+        gx, gs = _prod_grads(grad, result, x, src, d, index, include_self)
+    elif reduce == "mean":
+        n = np.zeros(x._array.shape[d], grad._array.dtype)
+        np.add.at(n, ctx.idx, 1)
+        n = np.maximum(n + (1 if include_self else 0), 1)
+        n = Tensor._make(n.reshape([-1 if k == d else 1 for k in range(x._array.ndim)]))
+        gx = grad / n
+        gs = grad.index_select(d, index) / n.index_select(d, index)
+    else:         # amax / amin: the gradient split evenly between the entries equal to the result
+        value = result.index_select(d, index)
+        x_is = Tensor._make((x._array == result._array).astype(grad._array.dtype))
+        s_is = Tensor._make((src._array == value._array).astype(grad._array.dtype))
+        share = grad / x_is.index_add(d, index, s_is)
+        gx = x_is * share
+        gs = s_is * share.index_select(d, index)
+    if not include_self:       # the indexed slots of self were overwritten
+        hit = np.zeros(x._array.shape[d], bool)
+        hit[ctx.idx] = True
+        gx = gx.where(Tensor._make(~hit.reshape([-1 if k == d else 1 for k in range(x._array.ndim)])), 0.0)
+    need = ctx.needs_input_grad
+    return (gx if need[0] else None), None, None, (gs if need[3] else None), None, None
 
 
 def _prod_grads(grad, result, x, src, d, index, include_self):
@@ -143,7 +155,7 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     if ia.size != (s.shape[d] if s.ndim else 1):
         raise RuntimeError(f"index_reduce_(): Number of indices ({ia.size}) should be equal to source.size(dim): "
                            f"({s.shape[d] if s.ndim else 1}), for dim: {dim}")
-    if ia.size and (ia.min() < 0 or ia.max() >= a.shape[d]):
+    if ia.size and (ia.min() < 0 or ia.max() >= (a.shape[d] if a.ndim else 1)):
         raise IndexError("index out of range in self")
     if a.dtype.kind == "c":         # (torch has no complex kernel)
         if input.requires_grad or source.requires_grad:

@@ -41,6 +41,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
     if n < 0:
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, nd)
+    if n == 0:                     # a copy (CopyBackwards, as torch's); prepend and append are not even joined
+        return _write_out("diff", Tensor._make(np.empty_like(input._array)).copy_(input), out)
     parts = [input]
     for name, t in (("prepend", prepend), ("append", append)):
         if t is None:
@@ -57,8 +59,6 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
                     f"tensor.size({k}) = {t._array.shape[k]}")
         parts.insert(0 if name == "prepend" else len(parts), t)
     x = _cat(parts, d) if len(parts) > 1 else input
-    if n == 0:
-        return _write_out("diff", x.clone(), out)
     for _ in range(n):
         size = x._array.shape[d]
         if size == 0:
@@ -122,6 +122,7 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
     (tensor([3., 4., 6., 7.]),)
     """
     _need_tensor("gradient", "input", 1, input)
+    spacing = 1 if spacing is None else spacing
     nd = input._array.ndim
     if dim is None:
         dims = list(range(nd))

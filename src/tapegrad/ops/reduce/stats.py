@@ -421,8 +421,9 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     return _write_out("histc", Tensor._make(hist), out)
 
 
-def _histogramdd(op, input, bins, range, weight, density):
-    """The shared work of histogram and histogramdd: (hist array, [edge arrays])."""
+def _histogramdd(op, input, bins, range, weight, density, flat_weight=False):
+    """The shared work of histogram and histogramdd: (hist array, [edge arrays]). ``flat_weight`` (histogram):
+    any weight of the input's number of elements is taken flat."""
     a = input._array
     if a.dtype.kind != "f":
         raise NotImplementedError(f"\"histogramdd\" not implemented for '{_legacy(input)}'")
@@ -431,7 +432,8 @@ def _histogramdd(op, input, bins, range, weight, density):
     D = a.shape[-1]  # noqa: N806
     samples = a.reshape(-1, D)
     if weight is not None:
-        if weight._array.shape != a.shape[:-1]:
+        wshape = (weight._array.size,) if flat_weight else weight._array.shape
+        if wshape != a.shape[:-1]:
             raise RuntimeError(
                 "torch.histogramdd: if weight tensor is provided it should have the same shape as the input tensor "
                 f"excluding its innermost dimension, but got input with shape {list(a.shape)} and weight with "
@@ -490,7 +492,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     _need_tensor("histogram", "input", 1, input)
     rng = None if range is None else (range[0], range[1])
     b = [bins] if isinstance(bins, Tensor) else bins
-    hist, edges = _histogramdd("histogram", input.reshape(-1, 1), b, rng, weight, density)
+    hist, edges = _histogramdd("histogram", input.reshape(-1, 1), b, rng, weight, density, flat_weight=True)
     return _write_out("histogram", return_types.histogram(Tensor._make(hist), Tensor._make(edges[0])), out)
 
 
