@@ -291,3 +291,15 @@ def test_tensor_methods_exist(torch):
     for n in ["deg2rad_", "rad2deg_", "gcd_", "lcm_", "ldexp_", "fill", "fill_", "zero_", "rsub", "row_stack",
               "histogramdd", "isin", "meshgrid", "vander", "unravel_index", "trapz", "cumulative_trapezoid"]:
         assert hasattr(torch, n) and hasattr(tapegrad, n), n
+
+
+@pytest.mark.parametrize("module", ["elementwise.extra", "shape.combine", "reduce.calculus", "reduce.stats",
+                                    "index.reductions"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+    mod = importlib.import_module(f"tapegrad.ops.{module}")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = doctest.testmod(mod, extraglobs={"tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert res.attempted and not res.failed

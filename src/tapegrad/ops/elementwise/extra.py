@@ -121,31 +121,33 @@ def rad2deg(input):  # noqa: A002
 
 
 # --- gcd, lcm, heaviside (no gradient) -------------------------------------------------------------------------
-def _integer_binary(name, np_fn):
-    @_with_out
-    def fn(input, other):  # noqa: A002
-        _need_tensor(name, "input", 1, input)
-        _need_tensor(name, "other", 2, other)
-        a, b, d = promote(input._array, other._array)
-        if d.kind not in "iu":
-            raise _not_implemented(f"{name}_cpu", d)
-        return Tensor._make(np.asarray(np_fn(a, b)).astype(d, copy=False))
-    fn.__wrapped__.__name__ = fn.__wrapped__.__qualname__ = fn.__name__ = fn.__qualname__ = name
-    return fn
+def _integer_op(name, np_fn, input, other):  # noqa: A002
+    _need_tensor(name, "input", 1, input)
+    _need_tensor(name, "other", 2, other)
+    a, b, d = promote(input._array, other._array)
+    if d.kind not in "iu":
+        raise _not_implemented(f"{name}_cpu", d)
+    return Tensor._make(np.asarray(np_fn(a, b)).astype(d, copy=False))
 
 
-gcd = _integer_binary("gcd", np.gcd)
-gcd.__doc__ = """The greatest common divisor, elementwise (integer tensors; ``gcd(0, 0) == 0``).
+@_with_out
+def gcd(input, other):  # noqa: A002
+    """The greatest common divisor, elementwise (integer tensors; ``gcd(0, 0) == 0``).
 
     >>> tapegrad.gcd(tapegrad.tensor([12, 18]), tapegrad.tensor([8, 12]))
     tensor([4, 6])
     """
-lcm = _integer_binary("lcm", np.lcm)
-lcm.__doc__ = """The least common multiple, elementwise (integer tensors; the sign of torch's: non-negative).
+    return _integer_op("gcd", np.gcd, input, other)
+
+
+@_with_out
+def lcm(input, other):  # noqa: A002
+    """The least common multiple, elementwise (integer tensors; non-negative, as torch's).
 
     >>> tapegrad.lcm(tapegrad.tensor([4, 6]), tapegrad.tensor([6, 4]))
     tensor([12, 12])
     """
+    return _integer_op("lcm", np.lcm, input, other)
 
 
 class Heaviside(Primitive):
