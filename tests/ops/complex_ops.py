@@ -44,6 +44,8 @@ squeeze squeeze_dim squeeze_dims stack std std_mean sub sub_operator sum sum_red
 swapdims t t_fn take take_along_dim tan tanh tensor_split tensordot tile trace transpose transpose_dims
 true_divide truediv_operator unbind unflatten unfold unsqueeze unsqueeze_dims var var_mean vdot view view_as
 view_shape vsplit vstack where where_method
+logaddexp logcumsumexp meshgrid meshgrid_list block_diag cartesian_prod combinations diff diff_method trapezoid
+trapz cumulative_trapezoid row_stack cov corrcoef dist renorm vander fill
 """.split())
 
 # ops whose value is a function of |x| only: an imaginary part of the same size keeps the samples well inside

@@ -54,6 +54,11 @@ REQUIRED = {
         unbind_copy unfold_copy unsqueeze_copy view_copy view_as_real_copy""",
     "complex numbers": """conj conj_physical resolve_conj resolve_neg real imag view_as_real view_as_complex complex
         polar angle sgn""",
+    "statistics, counting and more math": """logaddexp logaddexp2 deg2rad rad2deg gcd lcm heaviside frexp ldexp
+        nextafter bitwise_left_shift bitwise_right_shift positive rsub fill fill_ zero_ meshgrid block_diag
+        cartesian_prod combinations vander row_stack unravel_index diff gradient trapezoid trapz cumulative_trapezoid
+        logcumsumexp quantile nanquantile cov corrcoef dist renorm histc histogram histogramdd bincount index_reduce
+        isin fill_diagonal_ sum_to_size""",
 }
 
 
@@ -64,7 +69,8 @@ def required():
 
 # table entries whose name extends a required op's name but are other ops (not variants of it)
 OTHER_OPS = ("floor_divide", "max_pool", "max_unpool", "tril_indices", "triu_indices", "unique_consecutive",
-             "narrow_copy", "linalg.solve_triangular", "linear_cross_entropy", "embedding_bag")
+             "narrow_copy", "linalg.solve_triangular", "linear_cross_entropy", "embedding_bag", "rsub_operator",
+             "rsub_int_operator", "rsub_float_operator")
 
 
 def covering_specs(name, specs, family):

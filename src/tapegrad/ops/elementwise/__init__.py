@@ -10,7 +10,9 @@ its public function, its Tensor method and operator, and its in-place variant, i
 - ``binary``: atan2, hypot, maximum/minimum, fmod/remainder, lerp, addcmul/addcdiv, copysign, xlogy;
 - ``activations``: relu and the nn.functional activations;
 - ``compare``: comparisons, logic, bitwise ops, isnan and the other tests;
-- ``complex``: conj, real/imag and view_as_real/view_as_complex (views), complex, polar, angle, sgn.
+- ``complex``: conj, real/imag and view_as_real/view_as_complex (views), complex, polar, angle, sgn;
+- ``extra``: logaddexp(2), deg2rad / rad2deg, gcd / lcm, heaviside, frexp / ldexp, nextafter, bit shifts,
+  positive, rsub, and the top-level fill / fill_ / zero_.
 
 dtypes follow torch's promotion (``promote`` / ``_dtype.result_type``): integer inputs of float ops give the
 default float dtype, Python numbers are weak, 0-d tensors only win with a higher category.
@@ -24,6 +26,7 @@ from .binary import *  # noqa: F403
 from .activations import *  # noqa: F403
 from .compare import *  # noqa: F403
 from .complex import *  # noqa: F403
+from .extra import *  # noqa: F403
 
 __all__ = [
     # arithmetic
@@ -53,6 +56,10 @@ __all__ = [
     # complex numbers
     "conj", "conj_physical", "conj_physical_", "resolve_conj", "resolve_neg", "is_conj", "is_neg", "real", "imag",
     "view_as_real", "view_as_complex", "complex", "polar", "angle", "sgn",
+    # more math (extra)
+    "logaddexp", "logaddexp2", "deg2rad", "deg2rad_", "rad2deg", "rad2deg_", "gcd", "gcd_", "lcm", "lcm_",
+    "heaviside", "frexp", "ldexp", "ldexp_", "nextafter", "bitwise_left_shift", "bitwise_right_shift", "positive",
+    "rsub", "fill", "fill_", "zero_",
 ]
 
 # Names torch.nn.functional has (tapegrad/nn/functional.py re-exports them): the activations that live only in

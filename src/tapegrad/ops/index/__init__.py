@@ -15,7 +15,8 @@ scatter_add, whose backward is a gather, and so on. The sub-family modules:
 - ``masked``: masked_*, nonzero / argwhere, one_hot, tril / triu_indices;
 - ``gathers``: gather, scatter, index_select / index_add / index_copy / index_fill / index_put, take / put /
   take_along_dim;
-- ``sorting``: sort, argsort, topk, kthvalue, unique, searchsorted, bucketize.
+- ``sorting``: sort, argsort, topk, kthvalue, unique, searchsorted, bucketize;
+- ``reductions``: index_reduce (prod, mean, amax, amin), isin, fill_diagonal_.
 """
 
 from ._common import *  # noqa: F403
@@ -23,10 +24,11 @@ from .subscript import *  # noqa: F403
 from .masked import *  # noqa: F403
 from .gathers import *  # noqa: F403
 from .sorting import *  # noqa: F403
+from .reductions import *  # noqa: F403
 
 __all__ = [
     "index_select", "gather", "scatter", "scatter_add", "scatter_reduce", "index_add", "index_copy", "index_fill",
     "index_put", "index_put_", "masked_fill", "masked_scatter", "masked_select", "take", "take_along_dim",
     "nonzero", "argwhere", "sort", "argsort", "topk", "kthvalue", "msort", "unique", "unique_consecutive",
-    "searchsorted", "bucketize", "tril_indices", "triu_indices", "put",
+    "searchsorted", "bucketize", "tril_indices", "triu_indices", "put", "index_reduce", "isin",
 ]

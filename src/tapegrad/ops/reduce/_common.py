@@ -40,6 +40,9 @@ return_types = types.ModuleType("tapegrad.return_types", "Named tuples returned 
 for _n in ("max", "min", "median", "nanmedian", "mode", "cummax", "cummin"):
     setattr(return_types, _n, _return_type(_n, ("values", "indices")))
 return_types.aminmax = _return_type("aminmax", ("min", "max"))
+return_types.frexp = _return_type("frexp", ("mantissa", "exponent"))
+return_types.histogram = _return_type("histogram", ("hist", "bin_edges"))
+return_types.histogramdd = _return_type("histogramdd", ("hist", "bin_edges"))
 
 
 # --- helpers -------------------------------------------------------------------------------------------------
