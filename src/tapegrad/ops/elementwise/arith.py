@@ -97,14 +97,14 @@ class SubAlpha(Primitive):
     def backward(ctx, grad):
         return grad, grad * -_conj_number(ctx.alpha)
 
+    @staticmethod
+    def jvp(ctx, ta, tb, _=None):
+        return add_tangents(ta, None if tb is None else tb * -_alpha(ctx))
+
 
 def _conj_number(v):
     """A Python number's conjugate (a complex alpha or exponent is conjugated in a backward)."""
     return v.conjugate() if isinstance(v, complex) else v
-
-    @staticmethod
-    def jvp(ctx, ta, tb, _=None):
-        return add_tangents(ta, None if tb is None else tb * -_alpha(ctx))
 
 
 def _alpha(ctx):
