@@ -195,3 +195,17 @@ def test_manual_seed_takes_torchs_64_bit_seeds(torch):
         with pytest.raises(ValueError, match=str(theirs.value)):
             tapegrad.manual_seed(seed)
     tapegrad.manual_seed(0)
+
+
+def test_linspace_matches_torch_to_the_last_bit(torch):
+    """torch's kernel counts the first half up from start and the rest down from end, one rounding each."""
+    rng = np.random.default_rng(5)
+    for _ in range(300):
+        lo, hi = rng.normal(0, 10, 2)
+        n = int(rng.integers(0, 200))
+        for name in ("float16", "float32", "float64", "int64"):
+            if name == "int64":
+                lo, hi = round(lo), round(hi)
+            ours = tapegrad.linspace(lo, hi, n, dtype=getattr(tapegrad, name)).numpy()
+            theirs = torch.linspace(lo, hi, n, dtype=getattr(torch, name)).numpy()
+            np.testing.assert_array_equal(ours, theirs, err_msg=f"linspace({lo}, {hi}, {n}, {name})")

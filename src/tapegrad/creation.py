@@ -348,8 +348,51 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     _check_device(device, layout)
-    arr = np.linspace(float(start), float(end), int(steps)).astype(_dt(_out_dtype(dtype, out)))
+    d = np.dtype(_dt(_out_dtype(dtype, out)))
+    if d.kind in "iuf" and not isinstance(start, complex) and not isinstance(end, complex):
+        arr = _linspace_as_torch(float(start), float(end), int(steps), d)
+    else:
+        arr = np.linspace(start, end, int(steps)).astype(d)
     return _made(arr, requires_grad, out, "linspace")
+
+
+def _linspace_as_torch(lo, hi, n, d):
+    """torch's linspace kernel, to the last bit: the step in the output dtype, the first half counted up from
+    ``lo`` and the rest down from ``hi``, each value ``step * i + end`` rounded once (a fused multiply-add:
+    float32 products are exact in float64; float64 ones are made exact by splitting, as Dekker's TwoProduct;
+    float16 rounds the product and the sum, as torch's half kernel does)."""
+    if n <= 1:
+        return np.full(max(n, 0), lo).astype(d)
+    if d.kind in "iu":           # integers: the same halves in double precision, truncated
+        d, out = np.dtype(np.float64), d
+        return _linspace_as_torch(lo, hi, n, d).astype(out)
+    step = (d.type(hi) - d.type(lo)) / d.type(n - 1)
+    i = np.arange(n, dtype=np.float64)
+    first = i < n // 2
+    k = np.where(first, i, i - (n - 1))               # i, or -(steps left to the end)
+    c = np.where(first, float(d.type(lo)), float(d.type(hi)))
+    if d == np.float16:          # half precision: each product and sum rounded, as torch's half kernel
+        return c.astype(d) + step * k.astype(d)
+    if d == np.float32:
+        return (c + float(step) * k).astype(d)
+    return _fma(np.full(n, float(step)), k, c)
+
+
+def _fma(a, b, c):
+    """a * b + c with one rounding, in float64 arrays (error-free transformations)."""
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl   # the product's rounding error, exactly
+    s = p + c
+    v = s - p
+    return s + (e + ((p - (s - v)) + (c - v)))          # plus the sum's rounding error
+
+
+def _split(x):
+    t = 134217729.0 * x          # 2**27 + 1
+    hi = t - (t - x)
+    return hi, x - hi
 
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -345,18 +345,9 @@ def renorm(input, p, dim, maxnorm, *, out=None):
 
 # --- histograms -----------------------------------------------------------------------------------------------------
 def _linspace_edges(lo, hi, n, d):
-    """``n`` edges from lo to hi in NumPy dtype ``d``, exactly as torch's linspace kernel computes them (from
-    the start for the first half, from the end for the rest, each with one rounding)."""
-    step = (d.type(hi) - d.type(lo)) / d.type(n - 1) if n > 1 else d.type(0)
-    lo, hi, half = float(d.type(lo)), float(d.type(hi)), n // 2
-    if d == np.float64:      # (a fused multiply-add: exact, then rounded once)
-        from fractions import Fraction
-        fs = Fraction(float(step))
-        vals = [float(Fraction(lo) + fs * i) if i < half else float(Fraction(hi) - fs * (n - 1 - i))
-                for i in _range(n)]
-        return np.array(vals, d)
-    i = np.arange(n, dtype=np.float64)
-    return np.where(i < half, lo + float(step) * i, hi - float(step) * (n - 1 - i)).astype(d)
+    """``n`` edges from lo to hi in NumPy dtype ``d``, exactly as torch's linspace kernel computes them."""
+    from ...creation import _linspace_as_torch
+    return _linspace_as_torch(float(lo), float(hi), n, np.dtype(d))
 
 
 def _num(v, c_nan=False):
