@@ -1,0 +1,275 @@
+"""Codegen: a captured program as straight-line Python source, compiled once with ``compile()``.
+
+Two functions per program (three with ``backend="print"``'s readable listing, ``listing``):
+
+- ``forward(_in)``: the region's input arrays in, ``(outputs, ctxs)`` out. Each op is one line: its ``forward``
+  called on arrays with a small context object (an instance of a per-op subclass of the op's node class whose
+  class attributes hold what the eager node knew: ``needs_input_grad``, input and output shapes), or, for the hot
+  elementwise ops on same-shaped float arrays, the NumPy expression itself (``kernels``). No Tensor and no graph
+  node is made per op. Only the contexts of ops a gradient can reach are returned (what backward needs: the
+  others, and what their forward saved, are dropped at once).
+- ``backward(_cs, _g)``: the region outputs' gradient arrays in, the inputs' gradients out. The recorded ops in
+  reverse order, each running its own backward formula on arrays (the engine's array path, ``_run_arrays``) or,
+  for an op without ``array_backward``, on Tensors wrapping its arrays; each gradient conformed to its input's
+  shape and dtype as the engine does, gradients meeting at a value summed in the engine's order. So the values
+  are bitwise the eager ones.
+
+Constants (non-tensor arguments, keyword arguments, node classes, shapes) are hoisted into the functions'
+globals: the body only names them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import engine as _engine
+from ..autograd import function as _f
+from ..tensor import Tensor
+from . import kernels as _k
+
+__all__ = ["generate", "listing"]
+
+
+def _saved_of(ctx, outs):
+    """After a forward on a replay context: what it asked to keep (``_to_save``), as arrays in ``_saved``."""
+    ts = ctx._to_save
+    ctx._inputs = None
+    if ts is None:
+        ctx._saved = None
+        return
+    res = []
+    for s in ts:
+        if s is _f._RESULT:
+            s = outs[0]
+        elif s.__class__ is Tensor:
+            s = s._array
+        res.append(s)
+    ctx._saved = tuple(res)
+    ctx._saved_versions = (None,) * len(res)
+
+
+def _run_wrapped(ctx, grads):
+    """An op whose backward takes Tensors: its saved arrays wrapped (constants: no graph), then the engine's
+    wrapped call."""
+    saved = ctx._saved
+    if saved is not None and saved is not _f._FREED:
+        ctx._saved = tuple(Tensor._make(s) if s.__class__ is np.ndarray else s for s in saved)
+    return _engine._run_wrapped(ctx, grads)
+
+
+def _as_array(o):
+    if o.__class__ is Tensor:
+        return o._array
+    return np.asarray(o)
+
+
+class _Ctx:
+    """Marker base so that listings can tell replay contexts."""
+
+
+def _ctx_class(rec):
+    node_cls = rec.cls._backward_cls
+    n_in = len(rec.input_meta)
+    attrs = {"needs_input_grad": rec.nig, "_input_meta": rec.input_meta, "_out_meta": rec.out_meta,
+             "_next_fns": (None,) * n_in, "_next_nrs": (0,) * n_in, "sequence_nr": -1, "_to_save": None,
+             "_saved": None, "_saved_versions": (), "_arrays": False, "__module__": node_cls.__module__}
+    return type(node_cls.__name__, (node_cls,), attrs)
+
+
+def live_ops(prog, out_values):
+    """The ops a gradient reaches (recorded, with an output that is a region output needing a gradient or an
+    argument of a later live op at a position that needs one), and the values that receive a gradient."""
+    needs = set(v for v in out_values if prog.rg[v])
+    live = [False] * len(prog.ops)
+    for i in range(len(prog.ops) - 1, -1, -1):
+        rec = prog.ops[i]
+        if not rec.recorded or not any(o is not None and o in needs for o in rec.outs):
+            continue
+        live[i] = True
+        for (kind, v), need in zip(rec.args, rec.nig):
+            if kind == "v" and need:
+                needs.add(v)
+    return live, needs
+
+
+def generate(prog, out_values, with_grad):
+    """Compile the program's forward (and, ``with_grad``, backward) functions; returns (forward, backward,
+    sources)."""
+    ns = {"_nd": np.ndarray, "_S": _saved_of, "_A": _as_array, "_RA": _engine._run_arrays, "_RW": _run_wrapped,
+          "_CF": _engine._conformed, "_X": _f._Scratch(), "np": np}
+    ns.update(_k.NAMESPACE)
+    counter = [0]
+
+    def const(v, prefix="K"):
+        name = f"{prefix}{counter[0]}"
+        counter[0] += 1
+        ns[name] = v
+        return name
+
+    live, needs = live_ops(prog, out_values) if with_grad else ([False] * len(prog.ops), set())
+    n_in = len(prog.inputs)
+    slot_vals = [inp[2] for inp in prog.inputs]
+    fwd = ["def forward(_in):"]
+    if n_in:
+        fwd.append(f"    {', '.join(f'v{v}' for v in slot_vals)}{',' if n_in == 1 else ''} = _in")
+    kept = []            # (op index, ctx name)
+    fused = {}           # op index -> kernel used (forward and backward written inline)
+    for i, rec in enumerate(prog.ops):
+        args = [f"v{a}" if kind == "v" else _literal(a, const) for kind, a in rec.args]
+        kw = ""
+        if rec.kwargs:
+            kw = ", " + ", ".join(f"{k}={_literal(v, const)}" for k, v in rec.kwargs.items())
+        outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
+        kern = _k.match(rec, prog)
+        if kern is not None and (not live[i] or kern.backward is not None):
+            fused[i] = kern
+            fwd.append(f"    {outs[0]} = {kern.forward(args, rec, prog)}")
+            if live[i] and kern.saves:
+                kept.append((i, None))
+            continue
+        F = const(rec.cls.forward, "F")
+        if live[i]:
+            c = f"c{i}"
+            K = const(_ctx_class(rec), "N")
+            fwd.append(f"    {c} = {K}(); {c}._inputs = ({', '.join(args)}{',' if len(args) == 1 else ''})")
+            kept.append((i, c))
+        else:
+            c = "_X"
+        call = f"{F}({c}, {', '.join(args)}{kw})" if args else f"{F}({c}{kw})"
+        if len(rec.outs) == 1 and not rec.site:
+            o = outs[0]
+            fwd.append(f"    {o} = {call}")
+            fwd.append(f"    if {o}.__class__ is not _nd: {o} = _A({o})")
+        else:
+            fwd.append(f"    _o = {call}")
+            for j, o in enumerate(outs):
+                if o != "_":
+                    fwd.append(f"    {o} = _A(_o[{j}])")
+        if live[i]:
+            fwd.append(f"    _S({c}, ({', '.join(outs)},))")
+    ret_outs = ", ".join(f"v{v}" for v in out_values)
+    tuple_comma = "," if len(out_values) == 1 else ""
+    if with_grad:
+        keep_names = []
+        for i, c in kept:
+            if c is None:
+                keep_names.extend(f"v{v}" for v in fused[i].saved_values(prog.ops[i]))
+            else:
+                keep_names.append(c)
+        kc = "," if len(keep_names) == 1 else ""
+        fwd.append(f"    return ({ret_outs}{tuple_comma}), ({', '.join(keep_names)}{kc})")
+    else:
+        fwd.append(f"    return ({ret_outs}{tuple_comma})")
+    fsrc = "\n".join(fwd) + "\n"
+    exec(compile(fsrc, "<tapegrad.compile forward>", "exec"), ns)
+    forward = ns["forward"]
+    if not with_grad:
+        return forward, None, (fsrc, None)
+
+    # --- backward --------------------------------------------------------------------------------------------
+    bwd = ["def backward(_cs, _g):"]
+    keep_names = []
+    for i, c in kept:
+        if c is None:
+            keep_names.extend(f"v{v}" for v in fused[i].saved_values(prog.ops[i]))
+        else:
+            keep_names.append(c)
+    if keep_names:
+        bwd.append(f"    {', '.join(keep_names)}{',' if len(keep_names) == 1 else ''} = _cs")
+    bwd.append(f"    {', '.join(f'g{v}' for v in out_values)}{tuple_comma} = _g")
+    others = sorted(needs - set(out_values))
+    if others:
+        bwd.append("    " + " = ".join(f"g{v}" for v in others) + " = None")
+    for i in range(len(prog.ops) - 1, -1, -1):
+        if not live[i]:
+            continue
+        rec = prog.ops[i]
+        gouts = [f"g{o}" if o is not None and o in needs else "None" for o in rec.outs]
+        present = [g for g in gouts if g != "None"]
+        if not present:
+            continue
+        if i in fused:
+            bwd.extend("    " + line for line in fused[i].backward(rec, prog, needs))
+            continue
+        bwd.append(f"    if {' or '.join(g + ' is not None' for g in present)}:")
+        runner = "_RA" if rec.cls._array_backward else "_RW"
+        bwd.append(f"        _r = {runner}(c{i}, [{', '.join(gouts)}])")
+        for j, ((kind, v), need) in enumerate(zip(rec.args, rec.nig)):
+            if kind != "v" or not need or v not in needs:
+                continue
+            shape, dtype = rec.input_meta[j]
+            M = const(rec.input_meta[j], "M")
+            D = const(dtype, "D")
+            bwd.append(f"        _x = _r[{j}]")
+            bwd.append("        if _x is not None:")
+            bwd.append(f"            if _x.__class__ is not _nd or _x.shape != {shape!r} or _x.dtype != {D}: "
+                       f"_x = _CF(_x, c{i}, {M})")
+            bwd.append(f"            g{v} = _x if g{v} is None else g{v} + _x")
+    rets = [f"g{v}" if v in needs else "None" for v in slot_vals]
+    bwd.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
+    bsrc = "\n".join(bwd) + "\n"
+    exec(compile(bsrc, "<tapegrad.compile backward>", "exec"), ns)
+    return forward, ns["backward"], (fsrc, bsrc)
+
+
+def _literal(v, const):
+    """A constant as source: small Python values inline, anything else hoisted to a global name."""
+    if v is None or v is True or v is False or (type(v) in (int, str) and len(repr(v)) < 40):
+        return repr(v)
+    if type(v) is float and v == v and v not in (float("inf"), float("-inf")):
+        return repr(v)
+    if type(v) is tuple and all(type(x) in (int, bool) or x is None for x in v) and len(v) < 16:
+        return repr(v)
+    return const(v)
+
+
+def listing(prog, out_values, name="f"):
+    """The program as readable Python: the forward one line per op (in tapegrad calls) and the backward one
+    line per op's chain-rule step, for ``backend="print"`` and ``explain``."""
+    live, needs = live_ops(prog, out_values)
+    ins = []
+    for inp in prog.inputs:
+        v = inp[2]
+        shape, dtype = prog.meta[v]
+        ins.append(f"v{v}")
+    lines = [f"def {name}_forward({', '.join(ins)}):"]
+    for inp in prog.inputs:
+        v = inp[2]
+        shape, dtype = prog.meta[v]
+        src = _path_text(inp[1]) if inp[0] == "arg" else "free tensor (parameter, buffer, global or constant)"
+        lines.append(f"    # v{v}: {dtype.name}{list(shape)}{' requires_grad' if prog.rg[v] else ''}  <- {src}")
+    for rec in prog.ops:
+        args = [f"v{a}" if kind == "v" else _short_repr(a) for kind, a in rec.args]
+        args += [f"{k}={_short_repr(v)}" for k, v in rec.kwargs.items()]
+        outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
+        metas = [f"{prog.meta[o][1].name}{list(prog.meta[o][0])}" for o in rec.outs if o is not None]
+        lines.append(f"    {', '.join(outs)} = {rec.name}({', '.join(args)})    # {', '.join(metas)}")
+    lines.append(f"    return {', '.join(f'v{v}' for v in out_values)}")
+    lines.append("")
+    lines.append(f"def {name}_backward({', '.join(f'g{v}' for v in out_values)}):")
+    lines.append("    # the chain rule in reverse: each line is one op's backward formula; gradients meeting at a "
+                 "value are summed")
+    for i in range(len(prog.ops) - 1, -1, -1):
+        if not live[i]:
+            continue
+        rec = prog.ops[i]
+        gouts = [f"g{o}" if o is not None and o in needs else "None" for o in rec.outs]
+        targets = [f"g{v}" if kind == "v" and need and v in needs else "_"
+                   for (kind, v), need in zip(rec.args, rec.nig)]
+        if all(t == "_" for t in targets):
+            continue
+        node = rec.cls._backward_cls.__name__
+        lines.append(f"    {', '.join(targets)} += {node}({', '.join(gouts)})")
+    grads = [f"g{inp[2]}" if inp[2] in needs else "None" for inp in prog.inputs]
+    lines.append(f"    return {', '.join(grads)}")
+    return "\n".join(lines)
+
+
+def _path_text(path):
+    head = "args" if path[0] == "a" else "kwargs"
+    return head + "".join(f"[{p!r}]" for p in path[1:])
+
+
+def _short_repr(v):
+    r = repr(v)
+    return r if len(r) <= 40 else r[:37] + "..."

@@ -1,0 +1,7 @@
+"""Kernels: hot ops written inline by codegen (filled in below)."""
+
+NAMESPACE = {}
+
+
+def match(rec, prog):
+    return None
