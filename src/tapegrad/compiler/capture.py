@@ -73,6 +73,7 @@ class Program:
         self.out_tree = None     # the result's structure (runtime.flatten's spec)
         self.out_leaves = []     # ("v", index) | ("c", obj)
         self.duplicates = []     # (path, first_path): the same tensor passed twice
+        self.writebacks = {}     # input value -> its new value (an input changed in place, nothing recorded)
         self.breaks = []         # the reasons of the graph breaks met
         self.break_at = []       # how many ops had been recorded at each
         self.modules = []        # modules whose state the guards check
@@ -100,7 +101,11 @@ class Capture(_f.Interpreter):
         self.pending = {}       # id -> tensor written in place outside apply_inplace (setitem, out=)
         self.broken = False
         self.collect_all = False   # explain: note every break and go on recording
+        self.inside = 0            # > 0 while an op runs (tensors made then are its outputs)
+        self.factory = 0           # > 0 while a factory (zeros, arange, tensor...) runs
+        self.outside = set()       # ids of tensors made outside any op and any factory during the capture
         self.input_values = set()
+        self.written_inputs = program.writebacks   # input value -> the value written into it in place
         self.rng = None
         self._saved_methods = None
         self._prev_hooks = None
@@ -129,6 +134,9 @@ class Capture(_f.Interpreter):
     def value_of(self, t):
         idx = self.vals.get(id(t))
         if idx is None:       # a tensor the function reached by itself: a parameter, a global, a constant it made
+            if id(t) in self.outside:
+                self.brk("a tensor computed outside the op mechanism (from another tensor's data, without a "
+                         "recorded op) is used by an op: the replay could not recompute it")
             idx = self._new_value(t)
             self.prog.inputs.append(("free", t, idx))
             self.input_values.add(idx)
@@ -174,7 +182,11 @@ class Capture(_f.Interpreter):
             if isinstance(v, Tensor) or self._holds_computed(v):
                 self.brk(f"{cls.__name__} was given a tensor as a keyword argument")
                 return self.call_next(cls, args, kwargs)
-        out = self.call_next(cls, args, kwargs)
+        self.inside += 1
+        try:
+            out = self.call_next(cls, args, kwargs)
+        finally:
+            self.inside -= 1
         self.rng = _rng_state()
         outs = out if out.__class__ is tuple else (out,)
         node = None
@@ -216,11 +228,18 @@ class Capture(_f.Interpreter):
             return any(self._holds_computed(o, depth + 1) for o in obj.values())
         return False
 
+    def _holds_tensor(self, obj, depth=0):
+        if isinstance(obj, Tensor):
+            return id(obj) in self.vals or id(obj) in self.outside
+        if depth < 3 and isinstance(obj, (list, tuple)):
+            return any(self._holds_tensor(o, depth + 1) for o in obj)
+        return False
+
     def _is_input_value(self, idx):
         return idx in self.input_values
 
     def _pending_break(self):
-        self.brk("a computed tensor was written in place outside an op (x[k] = v or out=)")
+        self.brk("a tensor was written in place outside an op (x[k] = v or out=)")
 
     # --- in-place writes (ops/_util.apply_inplace's hooks) ------------------------------------------------
     def alias(self, x, old):
@@ -236,8 +255,8 @@ class Capture(_f.Interpreter):
         if self.broken:
             return
         idx = self.vals.get(id(x))
-        if idx is None or self._is_input_value(idx):
-            self.brk("an input of the region (argument, parameter or buffer) was changed in place")
+        if idx is None:
+            self.brk("an in-place op wrote into a tensor the capture did not see")
             return
         vc = x._vcl
         if x._base is not None or (vc is not None and len(vc) > 1 and vc[1]):
@@ -247,6 +266,16 @@ class Capture(_f.Interpreter):
         if o is None:
             self.brk("an in-place op wrote a value the capture did not see")
             return
+        if self._is_input_value(idx) or idx in self.written_inputs.values():
+            # an input changed in place (a buffer's counter, a running statistic): allowed when nothing records
+            # it; the replay writes the new value back into the input after the forward (AOTAutograd's epilogue)
+            if x._rg or out._rg:
+                self.brk("an input of the region (argument, parameter or buffer) was changed in place while "
+                         "recording a graph")
+                return
+            first = next((k for k, v in self.written_inputs.items() if v == idx), idx)
+            self.written_inputs[first] = o
+            self.pending.pop(id(x), None)
         self.vals[id(x)] = o
 
     def before_write(self, x):
@@ -256,9 +285,6 @@ class Capture(_f.Interpreter):
             return
         idx = self.vals.get(id(x))
         if idx is None:
-            return
-        if self._is_input_value(idx):
-            self.brk("an input of the region (argument, parameter or buffer) was changed in place")
             return
         self.pending[id(x)] = x
 
@@ -277,6 +303,17 @@ class Capture(_f.Interpreter):
             cap.brk("backward() or autograd.grad() inside the compiled region")
             return cap._prev_backward(*a, **k)
         _engine.run_backward = run_backward
+        self._saved_make = Tensor.__dict__["_make"]
+        make = self._saved_make.__func__
+
+        def _make(array, rg=False):
+            t = make(array, rg)
+            if not cap.inside and not cap.factory:
+                cap.outside.add(id(t))
+                cap.keep.append(t)
+            return t
+        Tensor._make = staticmethod(_make)
+        self._saved_factories = _wrap_factories(self)
         self.enter()
 
     def stop(self):
@@ -286,6 +323,9 @@ class Capture(_f.Interpreter):
         _engine.run_backward = self._prev_backward
         for name, m in self._saved_methods.items():
             setattr(Tensor, name, m)
+        Tensor._make = self._saved_make
+        for (mod, name), fn in self._saved_factories.items():
+            setattr(mod, name, fn)
         if not self.broken:
             if self.pending:
                 self._pending_break()
@@ -324,16 +364,50 @@ def _wrap_methods(cap):
     prop = saved["data"]
 
     def get_data(self):
-        if id(self) in cap.vals and not cap.broken:
+        if not cap.broken and not cap.inside and (id(self) in cap.vals or id(self) in cap.outside):
             cap.brk("Tensor.data inside the region (an untracked alias)")
         return prop.fget(self)
     Tensor.data = property(get_data, prop.fset)
     return saved
 
 
+_FACTORIES = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+              "zeros_like", "ones_like", "full_like", "empty_like", "tensor", "as_tensor", "from_numpy")
+_COPYING = ("tensor", "as_tensor", "from_numpy")     # these read the data of a tensor they are given
+
+
+def _wrap_factories(cap):
+    """tapegrad's factories, marked while they run: what they make depends on Python values only (constants of
+    the program), unless ``tensor``/``as_tensor`` is given a computed tensor (its data: a graph break)."""
+    import tapegrad
+    from .. import creation
+    saved = {}
+    for mod in (tapegrad, creation):
+        for name in _FACTORIES:
+            orig = mod.__dict__.get(name)
+            if orig is None:
+                continue
+            saved[(mod, name)] = orig
+            setattr(mod, name, _factory(cap, orig, name in _COPYING))
+    return saved
+
+
+def _factory(cap, orig, copying):
+    def factory(*args, **kwargs):
+        if copying and not cap.broken and args and cap._holds_tensor(args[0]):
+            cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
+        cap.factory += 1
+        try:
+            return orig(*args, **kwargs)
+        finally:
+            cap.factory -= 1
+    factory.__name__ = orig.__name__
+    return factory
+
+
 def _breaking(cap, orig, reason):
     def method(self, *args, **kwargs):
-        if not cap.broken and id(self) in cap.vals:
+        if not cap.broken and not cap.inside:
             cap.brk(reason)
         return orig(self, *args, **kwargs)
     method.__name__ = getattr(orig, "__name__", "method")

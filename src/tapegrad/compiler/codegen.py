@@ -92,7 +92,7 @@ def live_ops(prog, out_values):
     return live, needs
 
 
-def generate(prog, out_values, with_grad):
+def generate(prog, out_values, with_grad, extra=()):
     """Compile the program's forward (and, ``with_grad``, backward) functions; returns (forward, backward,
     sources)."""
     ns = {"_nd": np.ndarray, "_S": _saved_of, "_A": _as_array, "_RA": _engine._run_arrays, "_RW": _run_wrapped,
@@ -147,8 +147,8 @@ def generate(prog, out_values, with_grad):
                     fwd.append(f"    {o} = _A(_o[{j}])")
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")
-    ret_outs = ", ".join(f"v{v}" for v in out_values)
-    tuple_comma = "," if len(out_values) == 1 else ""
+    ret_outs = ", ".join(f"v{v}" for v in (*out_values, *extra))
+    tuple_comma = "," if len(out_values) + len(extra) == 1 else ""
     if with_grad:
         keep_names = []
         for i, c in kept:
@@ -176,7 +176,7 @@ def generate(prog, out_values, with_grad):
             keep_names.append(c)
     if keep_names:
         bwd.append(f"    {', '.join(keep_names)}{',' if len(keep_names) == 1 else ''} = _cs")
-    bwd.append(f"    {', '.join(f'g{v}' for v in out_values)}{tuple_comma} = _g")
+    bwd.append(f"    {', '.join(f'g{v}' for v in out_values)}{',' if len(out_values) == 1 else ''} = _g")
     others = sorted(needs - set(out_values))
     if others:
         bwd.append("    " + " = ".join(f"g{v}" for v in others) + " = None")

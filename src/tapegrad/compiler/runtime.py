@@ -74,6 +74,8 @@ class CompiledFunction(Primitive):
     def forward(ctx, *arrays, _entry, _call):
         outs, cs = _entry.forward(arrays)
         inputs = ctx._inputs
+        if _entry.writebacks:
+            outs = _entry.write_back(outs, inputs)
         ctx._entry = _entry
         ctx._to_save = (_State(cs, _call, inputs), *[inputs[k] for k in _entry.saved_slots])
         if _entry.non_diff:
@@ -107,7 +109,10 @@ class Entry:
         prog = self.prog
         self.out_values = out_values
         self.with_grad = with_grad
-        self.forward, self.backward, self.sources = codegen.generate(prog, out_values, with_grad)
+        slot = {inp[2]: k for k, inp in enumerate(prog.inputs)}
+        self.writebacks = tuple((slot[i], v) for i, v in prog.writebacks.items())
+        self.forward, self.backward, self.sources = codegen.generate(
+            prog, out_values, with_grad, extra=[v for _, v in self.writebacks])
         live, _ = codegen.live_ops(prog, out_values) if with_grad else ([], None)
         saved = set()
         for rec, is_live in zip(prog.ops, live):
@@ -118,11 +123,21 @@ class Entry:
         self.non_diff = tuple(j for j, v in enumerate(out_values)
                               if not prog.rg[v] and prog.meta[v][1].kind in "fc")
 
+    def write_back(self, outs, inputs):
+        """An input the function changed in place (a buffer's counter): the new value written into it, its
+        version bumped, as the eager in-place op would."""
+        n = len(self.out_values)
+        for (k, _), arr in zip(self.writebacks, outs[n:]):
+            t = inputs[k]
+            t._array[...] = arr
+            t._vc[0] += 1
+        return outs[:n]
+
     def run(self, ins, args, kwargs):
         self.calls += 1
         if self.eager:
             return self.compiled._fn(*args, **kwargs)
-        if not self.out_values:
+        if not self.out_values and not self.writebacks:
             outs = ()
         elif self.with_grad:
             outs = CompiledFunction.apply(*ins, _entry=self, _call=(args, kwargs))
@@ -132,7 +147,10 @@ class Entry:
                 node._saved = node._saved + extra
                 node._saved_versions = node._saved_versions + (None,) * len(extra)
         else:
-            outs = tuple(Tensor._make(a) for a in self.forward(tuple(t._array for t in ins)))
+            arrs = self.forward(tuple(t._array for t in ins))
+            if self.writebacks:
+                arrs = self.write_back(arrs, ins)
+            outs = tuple(Tensor._make(a) for a in arrs)
         return self.rebuild(outs, ins)
 
     def eager_backward(self, st, grads):
