@@ -94,7 +94,7 @@ def live_ops(prog, out_values):
 
 def generate(prog, out_values, with_grad, extra=()):
     """Compile the program's forward (and, ``with_grad``, backward) functions; returns (forward, backward,
-    sources)."""
+    sources). ``extra``: more values the forward returns (inputs' new values, see ``runtime``)."""
     ns = {"_nd": np.ndarray, "_S": _saved_of, "_A": _as_array, "_RA": _engine._run_arrays, "_RW": _run_wrapped,
           "_CF": _engine._conformed, "_X": _f._Scratch(), "np": np}
     ns.update(_k.NAMESPACE)
@@ -112,27 +112,42 @@ def generate(prog, out_values, with_grad, extra=()):
     fwd = ["def forward(_in):"]
     if n_in:
         fwd.append(f"    {', '.join(f'v{v}' for v in slot_vals)}{',' if n_in == 1 else ''} = _in")
-    kept = []            # (op index, ctx name)
-    fused = {}           # op index -> kernel used (forward and backward written inline)
+    keep = []            # the names backward reads: replay contexts, and values the inline kernels read
+    kept = set()
+    kerns = {}           # op index -> (kernel, its one constant)
+    scalars = set()      # values an inline kernel made on 0-d operands: NumPy scalars until they leave the code
+
+    def arr(v):
+        return f"_A(v{v})" if v in scalars else f"v{v}"
+
     for i, rec in enumerate(prog.ops):
-        args = [f"v{a}" if kind == "v" else _literal(a, const) for kind, a in rec.args]
+        args = [arr(a) if kind == "v" else _literal(a, const) for kind, a in rec.args]
+        outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
+        kern = _k.match(rec, prog)
+        if kern is not None:
+            one = const(_k._one(prog.meta[rec.outs[0]][1]), "ONE")
+            kerns[i] = (kern, one)
+            args = [f"v{a}" for _, a in rec.args]
+            emit = kern.forward
+            if not prog.meta[rec.outs[0]][0]:
+                scalars.add(rec.outs[0])
+                emit = _k.SCALAR_FORWARD.get(rec.cls, emit)
+            fwd.extend("    " + line for line in emit(outs[0], args, one))
+            if live[i]:
+                for name in kern.saved(args, outs[0], rec.nig):
+                    if name not in kept:
+                        kept.add(name)
+                        keep.append(name)
+            continue
         kw = ""
         if rec.kwargs:
             kw = ", " + ", ".join(f"{k}={_literal(v, const)}" for k, v in rec.kwargs.items())
-        outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
-        kern = _k.match(rec, prog)
-        if kern is not None and (not live[i] or kern.backward is not None):
-            fused[i] = kern
-            fwd.append(f"    {outs[0]} = {kern.forward(args, rec, prog)}")
-            if live[i] and kern.saves:
-                kept.append((i, None))
-            continue
         F = const(rec.cls.forward, "F")
         if live[i]:
             c = f"c{i}"
             K = const(_ctx_class(rec), "N")
             fwd.append(f"    {c} = {K}(); {c}._inputs = ({', '.join(args)}{',' if len(args) == 1 else ''})")
-            kept.append((i, c))
+            keep.append(c)
         else:
             c = "_X"
         call = f"{F}({c}, {', '.join(args)}{kw})" if args else f"{F}({c}{kw})"
@@ -147,17 +162,11 @@ def generate(prog, out_values, with_grad, extra=()):
                     fwd.append(f"    {o} = _A(_o[{j}])")
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")
-    ret_outs = ", ".join(f"v{v}" for v in (*out_values, *extra))
+    ret_outs = ", ".join(arr(v) for v in (*out_values, *extra))
     tuple_comma = "," if len(out_values) + len(extra) == 1 else ""
+    kc = "," if len(keep) == 1 else ""
     if with_grad:
-        keep_names = []
-        for i, c in kept:
-            if c is None:
-                keep_names.extend(f"v{v}" for v in fused[i].saved_values(prog.ops[i]))
-            else:
-                keep_names.append(c)
-        kc = "," if len(keep_names) == 1 else ""
-        fwd.append(f"    return ({ret_outs}{tuple_comma}), ({', '.join(keep_names)}{kc})")
+        fwd.append(f"    return ({ret_outs}{tuple_comma}), ({', '.join(keep)}{kc})")
     else:
         fwd.append(f"    return ({ret_outs}{tuple_comma})")
     fsrc = "\n".join(fwd) + "\n"
@@ -166,50 +175,86 @@ def generate(prog, out_values, with_grad, extra=()):
     if not with_grad:
         return forward, None, (fsrc, None)
 
-    # --- backward --------------------------------------------------------------------------------------------
+    # --- backward: the ops in reverse. state[v]: 0 no gradient yet, 1 maybe (None or an array), 2 an array ---
     bwd = ["def backward(_cs, _g):"]
-    keep_names = []
-    for i, c in kept:
-        if c is None:
-            keep_names.extend(f"v{v}" for v in fused[i].saved_values(prog.ops[i]))
-        else:
-            keep_names.append(c)
-    if keep_names:
-        bwd.append(f"    {', '.join(keep_names)}{',' if len(keep_names) == 1 else ''} = _cs")
+    if keep:
+        bwd.append(f"    {', '.join(keep)}{kc} = _cs")
     bwd.append(f"    {', '.join(f'g{v}' for v in out_values)}{',' if len(out_values) == 1 else ''} = _g")
-    others = sorted(needs - set(out_values))
-    if others:
-        bwd.append("    " + " = ".join(f"g{v}" for v in others) + " = None")
+    state = {v: 0 for v in needs}
+    for v in out_values:
+        state[v] = 2 if prog.rg[v] else 0
+    head = len(bwd)      # (the gradients that may be read before they are set start as None: inserted here)
+    maybe = []
+
+    def accumulate(lines, ind, v, x, definite):
+        """Add gradient expression ``x`` into g{v}, in the engine's order (earlier sum + new term)."""
+        st = state[v]
+        if st == 0 and definite:
+            lines.append(f"{ind}g{v} = {x}")
+            state[v] = 2
+        elif st == 2:
+            lines.append(f"{ind}g{v} = g{v} + {x}")
+        else:
+            if not _simple(x):
+                lines.append(f"{ind}_x = {x}")
+                x = "_x"
+            if st == 0:
+                maybe.append(v)
+            lines.append(f"{ind}g{v} = {x} if g{v} is None else g{v} + {x}")
+            state[v] = 2 if definite else max(st, 1)
+
     for i in range(len(prog.ops) - 1, -1, -1):
         if not live[i]:
             continue
         rec = prog.ops[i]
-        gouts = [f"g{o}" if o is not None and o in needs else "None" for o in rec.outs]
-        present = [g for g in gouts if g != "None"]
+        gouts = [f"g{o}" if o is not None and o in needs and state[o] else "None" for o in rec.outs]
+        present = [g for g, o in zip(gouts, rec.outs) if g != "None"]
         if not present:
             continue
-        if i in fused:
-            bwd.extend("    " + line for line in fused[i].backward(rec, prog, needs))
+        if i in kerns:
+            kern, one = kerns[i]
+            o = rec.outs[0]
+            args = [f"v{a}" for _, a in rec.args]
+            exprs = kern.grads(f"g{o}", args, f"v{o}", rec.nig, one)
+            definite = state[o] == 2
+            ind = "    "
+            if not definite:
+                bwd.append(f"    if g{o} is not None:")
+                ind = "        "
+            for (_, v), need, x in zip(rec.args, rec.nig, exprs):
+                if need and v in needs:
+                    accumulate(bwd, ind, v, x, definite)
             continue
-        bwd.append(f"    if {' or '.join(g + ' is not None' for g in present)}:")
+        all_there = all(state[o] == 2 for o in rec.outs if o is not None and o in needs)
+        ind = "    "
+        if not all_there:
+            bwd.append(f"    if {' or '.join(g + ' is not None' for g in present)}:")
+            ind = "        "
         runner = "_RA" if rec.cls._array_backward else "_RW"
-        bwd.append(f"        _r = {runner}(c{i}, [{', '.join(gouts)}])")
+        gouts = [f"_A({g})" if g != "None" and not prog.meta[o][0] else g for g, o in zip(gouts, rec.outs)]
+        bwd.append(f"{ind}_r = {runner}(c{i}, [{', '.join(gouts)}])")
         for j, ((kind, v), need) in enumerate(zip(rec.args, rec.nig)):
             if kind != "v" or not need or v not in needs:
                 continue
             shape, dtype = rec.input_meta[j]
             M = const(rec.input_meta[j], "M")
             D = const(dtype, "D")
-            bwd.append(f"        _x = _r[{j}]")
-            bwd.append("        if _x is not None:")
-            bwd.append(f"            if _x.__class__ is not _nd or _x.shape != {shape!r} or _x.dtype != {D}: "
-                       f"_x = _CF(_x, c{i}, {M})")
-            bwd.append(f"            g{v} = _x if g{v} is None else g{v} + _x")
-    rets = [f"g{v}" if v in needs else "None" for v in slot_vals]
+            bwd.append(f"{ind}_y = _r[{j}]")
+            bwd.append(f"{ind}if _y is not None:")
+            bwd.append(f"{ind}    if _y.__class__ is not _nd or _y.shape != {shape!r} or _y.dtype != {D}: "
+                       f"_y = _CF(_y, c{i}, {M})")
+            accumulate(bwd, ind + "    ", v, "_y", False)
+    bwd[head:head] = ["    " + " = ".join(f"g{v}" for v in maybe[k:k + 32]) + " = None"
+                      for k in range(0, len(maybe), 32)]
+    rets = [f"g{v}" if v in needs and state[v] else "None" for v in slot_vals]
     bwd.append(f"    return ({', '.join(rets)}{',' if len(rets) == 1 else ''})")
     bsrc = "\n".join(bwd) + "\n"
     exec(compile(bsrc, "<tapegrad.compile backward>", "exec"), ns)
     return forward, ns["backward"], (fsrc, bsrc)
+
+
+def _simple(x):
+    return x.isidentifier()
 
 
 def _literal(v, const):

@@ -15,6 +15,7 @@ eagerly and differentiates that (a recorded graph: higher derivatives work, as i
 from __future__ import annotations
 
 import functools
+import gc
 import warnings
 
 from .. import _dtype
@@ -261,6 +262,15 @@ class Compiled:
             if isinstance(v, Tensor):
                 cap.add_arg(v, path)
         prog.grad_enabled = _state.enabled
+        gc_was = gc.isenabled()
+        gc.disable()          # (the capture's own bookkeeping would make the cyclic collector rescan it often)
+        try:
+            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain)
+        finally:
+            if gc_was:
+                gc.enable()
+
+    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain):
         cap.start()
         try:
             res = self._fn(*args, **kwargs)
