@@ -105,6 +105,7 @@ class Capture(_f.Interpreter):
         self.factory = 0           # > 0 while a factory (zeros, arange, tensor...) runs
         self.outside = set()       # ids of tensors made outside any op and any factory during the capture
         self.input_values = set()
+        self.arrays = {}        # id(ndarray) -> the value whose array it is
         self.written_inputs = program.writebacks   # input value -> the value written into it in place
         self.rng = None
         self._saved_methods = None
@@ -117,6 +118,7 @@ class Capture(_f.Interpreter):
         self.prog.meta.append((arr.shape, arr.dtype))
         self.prog.rg.append(bool(t._rg))
         self.vals[id(t)] = idx
+        self.arrays.setdefault(id(arr), idx)
         self.keep.append(t)
         return idx
 
@@ -173,9 +175,17 @@ class Capture(_f.Interpreter):
         for a in args:
             if isinstance(a, Tensor):
                 spec.append(("v", self.value_of(a)))
+            elif a.__class__ is np.ndarray:
+                # a tensor's array passed raw (nll_loss's target): that value; an array from elsewhere may hold
+                # values computed from a tensor's data outside the ops, which the replay could not recompute
+                idx = self.arrays.get(id(a))
+                if idx is None:
+                    self.brk(f"{cls.__name__} was given a NumPy array that is no tensor's data")
+                    return self.call_next(cls, args, kwargs)
+                spec.append(("v", idx))
             else:
                 if self._holds_computed(a):
-                    self.brk(f"{cls.__name__} was given a computed tensor inside a container")
+                    self.brk(f"{cls.__name__} was given a computed tensor or an array inside a container")
                     return self.call_next(cls, args, kwargs)
                 spec.append(("c", a))
         for v in kwargs.values():
@@ -222,6 +232,8 @@ class Capture(_f.Interpreter):
         if isinstance(obj, Tensor):
             idx = self.vals.get(id(obj))
             return idx is not None and not self._is_input_value(idx)
+        if obj.__class__ is np.ndarray and depth > 0:
+            return True           # an array inside a container (an index key): possibly a tensor's data
         if isinstance(obj, (list, tuple)):
             return any(self._holds_computed(o, depth + 1) for o in obj)
         if isinstance(obj, dict):
