@@ -292,19 +292,31 @@ def listing(prog, out_values, name="f"):
     lines.append(f"    return {', '.join(f'v{v}' for v in out_values)}")
     lines.append("")
     lines.append(f"def {name}_backward({', '.join(f'g{v}' for v in out_values)}):")
-    lines.append("    # the chain rule in reverse: each line is one op's backward formula; gradients meeting at a "
-                 "value are summed")
+    lines.append("    # the chain rule in reverse, one line per op (inline kernels written out); paths meeting add up")
+    have = set(out_values)
     for i in range(len(prog.ops) - 1, -1, -1):
         if not live[i]:
             continue
         rec = prog.ops[i]
         gouts = [f"g{o}" if o is not None and o in needs else "None" for o in rec.outs]
-        targets = [f"g{v}" if kind == "v" and need and v in needs else "_"
-                   for (kind, v), need in zip(rec.args, rec.nig)]
-        if all(t == "_" for t in targets):
+        targets = [v if kind == "v" and need and v in needs else None for (kind, v), need in zip(rec.args, rec.nig)]
+        if all(t is None for t in targets):
             continue
         node = rec.cls._backward_cls.__name__
-        lines.append(f"    {', '.join(targets)} += {node}({', '.join(gouts)})")
+        kern = _k.match(rec, prog)
+        if kern is not None:
+            exprs = kern.grads(gouts[0], [f"v{a}" for _, a in rec.args], f"v{rec.outs[0]}", rec.nig, "1")
+            parts = []
+            for v, x in zip(targets, exprs):
+                if v is not None:
+                    parts.append(f"g{v} {'+=' if v in have else '='} {x}")
+                    have.add(v)
+            lines.append(f"    {'; '.join(parts)}    # {node}")
+            continue
+        names = [f"g{v}" if v is not None else "_" for v in targets]
+        op = "+=" if any(v in have for v in targets if v is not None) else "="
+        have.update(v for v in targets if v is not None)
+        lines.append(f"    {', '.join(names)} {op} {node}({', '.join(gouts)})")
     grads = [f"g{inp[2]}" if inp[2] in needs else "None" for inp in prog.inputs]
     lines.append(f"    return {', '.join(grads)}")
     return "\n".join(lines)
