@@ -120,6 +120,16 @@ def generate(prog, out_values, with_grad, extra=()):
     def arr(v):
         return f"_A(v{v})" if v in scalars else f"v{v}"
 
+    # how often each value is read (by ops, as a result): an inline kernel may write into an operand read once,
+    # that an inline kernel made (a fresh array: no view of anything) and that its backward does not keep
+    uses = {}
+    for rec in prog.ops:
+        for kind, a in rec.args:
+            if kind == "v":
+                uses[a] = uses.get(a, 0) + 1
+    for v in (*out_values, *extra):
+        uses[v] = uses.get(v, 0) + 2
+    fresh = set()
     for i, rec in enumerate(prog.ops):
         args = [arr(a) if kind == "v" else _literal(a, const) for kind, a in rec.args]
         outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
@@ -128,16 +138,22 @@ def generate(prog, out_values, with_grad, extra=()):
             one = const(_k._one(prog.meta[rec.outs[0]][1]), "ONE")
             kerns[i] = (kern, one)
             args = [f"v{a}" for _, a in rec.args]
-            emit = kern.forward
+            saved = kern.saved(args, outs[0], rec.nig) if live[i] else []
+            lines = None
             if not prog.meta[rec.outs[0]][0]:
                 scalars.add(rec.outs[0])
-                emit = _k.SCALAR_FORWARD.get(rec.cls, emit)
-            fwd.extend("    " + line for line in emit(outs[0], args, one))
-            if live[i]:
-                for name in kern.saved(args, outs[0], rec.nig):
-                    if name not in kept:
-                        kept.add(name)
-                        keep.append(name)
+                lines = _k.SCALAR_FORWARD.get(rec.cls, kern.forward)(outs[0], args, one)
+            else:
+                for pos, (_, a) in enumerate(rec.args if rec.cls in _k.INPLACE else ()):
+                    if a in fresh and uses.get(a) == 1 and f"v{a}" not in saved and f"v{a}" not in kept:
+                        lines = _k.forward_inplace(rec.cls, outs[0], args, one, pos)
+                        break
+                fresh.add(rec.outs[0])
+            fwd.extend("    " + line for line in (lines or kern.forward(outs[0], args, one)))
+            for name in saved:
+                if name not in kept:
+                    kept.add(name)
+                    keep.append(name)
             continue
         kw = ""
         if rec.kwargs:
@@ -186,22 +202,35 @@ def generate(prog, out_values, with_grad, extra=()):
     head = len(bwd)      # (the gradients that may be read before they are set start as None: inserted here)
     maybe = []
 
-    def accumulate(lines, ind, v, x, definite):
-        """Add gradient expression ``x`` into g{v}, in the engine's order (earlier sum + new term)."""
+    owned = set()        # gradients whose array only this code holds (made here, never handed to another name)
+
+    def accumulate(lines, ind, v, x, definite, transfer=False, owns=True):
+        """Add gradient expression ``x`` into g{v}, in the engine's order (earlier sum + new term). ``transfer``:
+        ``x`` is a dead owned gradient whose array g{v} may take over."""
         st = state[v]
+        bare = _simple(x)
+        if bare and not transfer:
+            owned.discard(int(x[1:]) if x.startswith("g") and x[1:].isdigit() else None)
         if st == 0 and definite:
             lines.append(f"{ind}g{v} = {x}")
             state[v] = 2
+            if ((not bare and owns) or transfer) and prog.meta[v][0]:
+                owned.add(v)
+            else:
+                owned.discard(v)
         elif st == 2:
             lines.append(f"{ind}g{v} = g{v} + {x}")
+            if prog.meta[v][0]:
+                owned.add(v)
         else:
-            if not _simple(x):
+            if not bare:
                 lines.append(f"{ind}_x = {x}")
                 x = "_x"
             if st == 0:
                 maybe.append(v)
             lines.append(f"{ind}g{v} = {x} if g{v} is None else g{v} + {x}")
             state[v] = 2 if definite else max(st, 1)
+            owned.discard(v)
 
     for i in range(len(prog.ops) - 1, -1, -1):
         if not live[i]:
@@ -217,13 +246,21 @@ def generate(prog, out_values, with_grad, extra=()):
             args = [f"v{a}" for _, a in rec.args]
             exprs = kern.grads(f"g{o}", args, f"v{o}", rec.nig, one)
             definite = state[o] == 2
+            targets = [k for k, ((_, v), need) in enumerate(zip(rec.args, rec.nig)) if need and v in needs]
+            if definite and o in owned and len(targets) == 1:
+                lines = _k.grad_inplace(rec.cls, f"g{o}", args, f"v{o}", targets[0], one)
+                if lines is not None:        # the formula written into the output's own gradient array
+                    bwd.extend("    " + line for line in lines)
+                    owned.discard(o)
+                    accumulate(bwd, "    ", rec.args[targets[0]][1], f"g{o}", True, transfer=True)
+                    continue
             ind = "    "
             if not definite:
                 bwd.append(f"    if g{o} is not None:")
                 ind = "        "
             for (_, v), need, x in zip(rec.args, rec.nig, exprs):
                 if need and v in needs:
-                    accumulate(bwd, ind, v, x, definite)
+                    accumulate(bwd, ind, v, x, definite, owns=kern.fresh_grads)
             continue
         all_there = all(state[o] == 2 for o in rec.outs if o is not None and o in needs)
         ind = "    "
