@@ -123,7 +123,9 @@ def compiled_rows(results):
             "The same workloads with the step's forward (W3, W4, W9: model and cross-entropy; W2, W6: the chain) "
             "compiled by `tapegrad.compile` (and by `torch.compile` with inductor where it was timed); optimizers "
             "stay eager. The first call captures (it runs eagerly while recording); its time is reported apart, "
-            "with the steps that repay it: (first call - an eager step) / (an eager step - a compiled step).", "",
+            "with the steps that repay it: (first call - an eager step) / (an eager step - a compiled step). "
+            "torch.compile's first call (in each workload's details) uses inductor's on-disk cache, warm when an "
+            "earlier run compiled the same graph (cold, W2's chain took ~9 s and W4's LeNet ~60 s).", "",
             "| workload | threads | unit | tapegrad compiled | tapegrad eager | torch | torch.compile | "
             "compiled/torch | torch.compile/torch | target | met | first call (s) | steps to repay |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows]

@@ -342,7 +342,8 @@ def listing(prog, out_values, name="f"):
         node = rec.cls._backward_cls.__name__
         kern = _k.match(rec, prog)
         if kern is not None:
-            exprs = kern.grads(gouts[0], [f"v{a}" for _, a in rec.args], f"v{rec.outs[0]}", rec.nig, "1")
+            exprs = [x.replace("_bcast(", "broadcast_to(")
+                     for x in kern.grads(gouts[0], [f"v{a}" for _, a in rec.args], f"v{rec.outs[0]}", rec.nig, "1")]
             parts = []
             for v, x in zip(targets, exprs):
                 if v is not None:
