@@ -104,6 +104,7 @@ class Capture(_f.Interpreter):
         self.inside = 0            # > 0 while an op runs (tensors made then are its outputs)
         self.factory = 0           # > 0 while a factory (zeros, arange, tensor...) runs
         self.outside = set()       # ids of tensors made outside any op and any factory during the capture
+        self.made_here = set()     # ids of tensors the factories made during the capture (program constants)
         self.input_values = set()
         self.arrays = {}        # id(ndarray) -> the value whose array it is
         self.written_inputs = program.writebacks   # input value -> the value written into it in place
@@ -278,6 +279,9 @@ class Capture(_f.Interpreter):
         if o is None:
             self.brk("an in-place op wrote a value the capture did not see")
             return
+        if id(x) in self.made_here:
+            self.brk("a tensor made in the region by a factory was changed in place")
+            return
         if self._is_input_value(idx) or idx in self.written_inputs.values():
             # an input changed in place (a buffer's counter, a running statistic): allowed when nothing records
             # it; the replay writes the new value back into the input after the forward (AOTAutograd's epilogue)
@@ -393,9 +397,11 @@ def _wrap_factories(cap):
     the program), unless ``tensor``/``as_tensor`` is given a computed tensor (its data: a graph break)."""
     import tapegrad
     from .. import creation
+    from ..ops.nn_ops import attention
     saved = {}
-    for mod in (tapegrad, creation):
-        for name in _FACTORIES:
+    for mod, names in ((tapegrad, _FACTORIES), (creation, _FACTORIES),
+                       (attention, ("_generate_square_subsequent_mask",))):
+        for name in names:
             orig = mod.__dict__.get(name)
             if orig is None:
                 continue
@@ -410,9 +416,13 @@ def _factory(cap, orig, copying):
             cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
         cap.factory += 1
         try:
-            return orig(*args, **kwargs)
+            out = orig(*args, **kwargs)
         finally:
             cap.factory -= 1
+        if isinstance(out, Tensor) and id(out) not in cap.vals and not cap.inside:
+            cap.value_of(out)
+            cap.made_here.add(id(out))        # a constant of the program (its array may reach an op raw: an index)
+        return out
     factory.__name__ = orig.__name__
     return factory
 

@@ -188,7 +188,7 @@ def generate(prog, out_values, with_grad, extra=()):
     fsrc = "\n".join(fwd) + "\n"
     exec(compile(fsrc, "<tapegrad.compile forward>", "exec"), ns)
     forward = ns["forward"]
-    if not with_grad:
+    if not with_grad or not out_values:
         return forward, None, (fsrc, None)
 
     # --- backward: the ops in reverse. state[v]: 0 no gradient yet, 1 maybe (None or an array), 2 an array ---

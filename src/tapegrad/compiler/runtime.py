@@ -108,6 +108,7 @@ class Entry:
 
     def build(self, out_values, with_grad):
         prog = self.prog
+        with_grad = with_grad and bool(out_values)    # (nothing to differentiate: the forward-only program)
         self.out_values = out_values
         self.with_grad = with_grad
         slot = {inp[2]: k for k, inp in enumerate(prog.inputs)}
