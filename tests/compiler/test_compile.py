@@ -475,3 +475,25 @@ def test_inline_kernels_bitwise_on_0d_and_shared_values():
         assert out.shape == ref.shape and isinstance(out._array, np.ndarray) and g[0].shape == x.shape
         src = cf.entries[0].sources[0]
         assert "_tanh(" in src and "_exp(" in src       # the inline kernels ran
+
+
+def test_changes_outside_the_ops_are_not_lost():
+    p = nn.Parameter(tapegrad.ones(3))
+    p.grad = tapegrad.ones(3)
+    opt = tapegrad.optim.SGD([p], lr=0.5)
+    step = tapegrad.compile(opt.step)        # writes p's array directly: nothing a replay could repeat
+    for _ in range(3):
+        step()
+    _eq(p, tapegrad.full((3,), -0.5))
+    assert all(e.eager for e in step.entries)
+
+    def f(x):
+        y = (x * p[:2]).sum()
+        with tapegrad.no_grad():
+            p._array[...] += 1               # a direct write into a free tensor's data, between ops
+            tapegrad.optim._helpers.touched(p)
+        return y * p.sum()
+    cf = tapegrad.compile(f)
+    x = tapegrad.ones(2, requires_grad=True)
+    cf(x)
+    assert cf.entries[0].eager and "outside the ops" in cf.entries[0].reason

@@ -83,6 +83,11 @@ class Program:
 _MISSING = object()
 
 
+def _version(t):
+    vc = t._vcl
+    return 0 if vc is None else vc[0]
+
+
 def _rng_state():
     try:
         return _random.default_generator.np.bit_generator.state["state"]["state"]
@@ -106,6 +111,7 @@ class Capture(_f.Interpreter):
         self.outside = set()       # ids of tensors made outside any op and any factory during the capture
         self.made_here = set()     # ids of tensors the factories made during the capture (program constants)
         self.input_values = set()
+        self.versions = []      # (input tensor, its version when last looked at): changed outside an op = break
         self.arrays = {}        # id(ndarray) -> the value whose array it is
         self.written_inputs = program.writebacks   # input value -> the value written into it in place
         self.rng = None
@@ -132,6 +138,7 @@ class Capture(_f.Interpreter):
         idx = self._new_value(t)
         self.prog.inputs.append(("arg", path, idx))
         self.input_values.add(idx)
+        self.versions.append((t, _version(t)))
         return idx
 
     def value_of(self, t):
@@ -143,6 +150,7 @@ class Capture(_f.Interpreter):
             idx = self._new_value(t)
             self.prog.inputs.append(("free", t, idx))
             self.input_values.add(idx)
+            self.versions.append((t, _version(t)))
         return idx
 
     # --- breaks ---------------------------------------------------------------------------------------------
@@ -167,6 +175,8 @@ class Capture(_f.Interpreter):
             return self.call_next(cls, args, kwargs)
         if not cls._array_forward:
             self.brk(f"a user autograd.Function ({cls.__name__}) cannot be replayed")
+            return self.call_next(cls, args, kwargs)
+        if not self._versions_kept():
             return self.call_next(cls, args, kwargs)
         state = _rng_state()
         if state != self.rng:
@@ -198,6 +208,8 @@ class Capture(_f.Interpreter):
             out = self.call_next(cls, args, kwargs)
         finally:
             self.inside -= 1
+        # what an op changes in place (a running statistic) its replay changes again: take the new versions
+        self.versions = [(t, _version(t)) for t, _ in self.versions]
         self.rng = _rng_state()
         outs = out if out.__class__ is tuple else (out,)
         node = None
@@ -240,6 +252,16 @@ class Capture(_f.Interpreter):
         if isinstance(obj, dict):
             return any(self._holds_computed(o, depth + 1) for o in obj.values())
         return False
+
+    def _versions_kept(self):
+        """Whether no input tensor was changed in place outside the ops since the last look (an optimizer's step
+        writes arrays directly: the replay would not)."""
+        for t, v in self.versions:
+            if _version(t) != v:
+                self.brk("an input tensor was changed in place outside the ops (e.g. an optimizer's step): the "
+                         "replay could not repeat it")
+                return False
+        return True
 
     def _holds_tensor(self, obj, depth=0):
         if isinstance(obj, Tensor):
@@ -292,7 +314,12 @@ class Capture(_f.Interpreter):
             first = next((k for k, v in self.written_inputs.items() if v == idx), idx)
             self.written_inputs[first] = o
             self.pending.pop(id(x), None)
+            self._refresh_version(x)
         self.vals[id(x)] = o
+
+    def _refresh_version(self, x):
+        """apply_inplace will bump x's version after this hook: expect that."""
+        self.versions = [(t, v + 1 if t is x else v) for t, v in self.versions]
 
     def before_write(self, x):
         if self._prev_write is not None:
@@ -345,6 +372,11 @@ class Capture(_f.Interpreter):
         if not self.broken:
             if self.pending:
                 self._pending_break()
+            elif not self._versions_kept():
+                pass
+            elif not self.prog.ops:
+                self.brk("no op was recorded: nothing to replay (changes the function makes outside the ops "
+                         "would be lost)")
             elif _rng_state() != self.rng:
                 self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
 
