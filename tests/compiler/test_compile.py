@@ -497,3 +497,26 @@ def test_changes_outside_the_ops_are_not_lost():
     x = tapegrad.ones(2, requires_grad=True)
     cf(x)
     assert cf.entries[0].eager and "outside the ops" in cf.entries[0].reason
+
+
+def test_other_threads_do_not_disturb_a_capture():
+    import threading
+    seen = []
+
+    def other():
+        t = tapegrad.ones(3)
+        t.add_(1)                       # an in-place op, .item() and a factory in another thread, mid-capture
+        seen.append(t.sum().item() + float(tapegrad.zeros(1)))
+
+    def f(x):
+        y = x * 2
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        return y.sum()
+
+    cf = tapegrad.compile(f)
+    x = tapegrad.ones(2, requires_grad=True)
+    cf(x)
+    assert seen == [6.0] and not cf.entries[0].eager, cf.entries[0].reason
+    assert cf(x).grad_fn.name() == "CompiledFunctionBackward"

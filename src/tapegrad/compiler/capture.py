@@ -20,6 +20,8 @@ code pays nothing for this.
 
 from __future__ import annotations
 
+from threading import get_ident as _get_ident
+
 import numpy as np
 
 from .. import _random
@@ -279,6 +281,8 @@ class Capture(_f.Interpreter):
     # --- in-place writes (ops/_util.apply_inplace's hooks) ------------------------------------------------
     def alias(self, x, old):
         """apply_inplace made ``old``, a copy of x's history, to compute the new value from."""
+        if not self.mine():
+            return
         idx = self.vals.get(id(x))
         if idx is not None:
             self.vals[id(old)] = idx
@@ -286,6 +290,8 @@ class Capture(_f.Interpreter):
 
     def written(self, x, out):
         """apply_inplace wrote ``out`` into ``x``: x is now that value."""
+        if not self.mine():
+            return
         self.pending.pop(id(x), None)
         if self.broken:
             return
@@ -324,7 +330,7 @@ class Capture(_f.Interpreter):
     def before_write(self, x):
         if self._prev_write is not None:
             self._prev_write(x)
-        if self.broken:
+        if self.broken or not self.mine():
             return
         idx = self.vals.get(id(x))
         if idx is None:
@@ -332,7 +338,13 @@ class Capture(_f.Interpreter):
         self.pending[id(x)] = x
 
     # --- entering and leaving: the hooks and the wrapped Tensor methods -------------------------------------
+    def mine(self):
+        """Whether the calling thread is the capturing one (the wrapped methods and hooks are process-wide while a
+        capture runs; other threads' code passes through them untouched)."""
+        return _get_ident() == self.thread
+
     def start(self):
+        self.thread = _get_ident()
         self.rng = _rng_state()
         self._prev_inplace = _util._inplace_tangents
         self._prev_write = _util._before_write
@@ -343,7 +355,8 @@ class Capture(_f.Interpreter):
         cap = self
 
         def run_backward(*a, **k):
-            cap.brk("backward() or autograd.grad() inside the compiled region")
+            if cap.mine():
+                cap.brk("backward() or autograd.grad() inside the compiled region")
             return cap._prev_backward(*a, **k)
         _engine.run_backward = run_backward
         self._saved_make = Tensor.__dict__["_make"]
@@ -351,7 +364,7 @@ class Capture(_f.Interpreter):
 
         def _make(array, rg=False):
             t = make(array, rg)
-            if not cap.inside and not cap.factory:
+            if not cap.inside and not cap.factory and cap.mine():
                 cap.outside.add(id(t))
                 cap.keep.append(t)
             return t
@@ -412,7 +425,7 @@ def _wrap_methods(cap):
     prop = saved["data"]
 
     def get_data(self):
-        if not cap.broken and not cap.inside and (id(self) in cap.vals or id(self) in cap.outside):
+        if not cap.broken and not cap.inside and cap.mine() and (id(self) in cap.vals or id(self) in cap.outside):
             cap.brk("Tensor.data inside the region (an untracked alias)")
         return prop.fget(self)
     Tensor.data = property(get_data, prop.fset)
@@ -444,6 +457,8 @@ def _wrap_factories(cap):
 
 def _factory(cap, orig, copying):
     def factory(*args, **kwargs):
+        if not cap.mine():
+            return orig(*args, **kwargs)
         if copying and not cap.broken and args and cap._holds_tensor(args[0]):
             cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
         cap.factory += 1
@@ -461,7 +476,7 @@ def _factory(cap, orig, copying):
 
 def _breaking(cap, orig, reason):
     def method(self, *args, **kwargs):
-        if not cap.broken and not cap.inside:
+        if not cap.broken and not cap.inside and cap.mine():
             cap.brk(reason)
         return orig(self, *args, **kwargs)
     method.__name__ = getattr(orig, "__name__", "method")
