@@ -520,3 +520,18 @@ def test_other_threads_do_not_disturb_a_capture():
     cf(x)
     assert seen == [6.0] and not cf.entries[0].eager, cf.entries[0].reason
     assert cf(x).grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_deepcopy_of_a_compiled_module_uses_its_own_parameters():
+    m = nn.Linear(3, 2)
+    m.compile()
+    x = tapegrad.ones(1, 3)
+    m(x)
+    m(x)
+    c = copy.deepcopy(m)
+    with tapegrad.no_grad():
+        c.weight.zero_()
+        c.bias.fill_(1.0)
+    _eq(c(x), tapegrad.ones(1, 2))
+    _eq(c(x), tapegrad.ones(1, 2))
+    _eq(m(x), x @ m.weight.detach().T + m.bias.detach())

@@ -230,6 +230,24 @@ class Compiled:
         _all.append(weakref.ref(self))
         functools.update_wrapper(self, fn, updated=())
 
+    def __deepcopy__(self, memo):
+        """A copy (``copy.deepcopy`` of a module compiled in place) starts with no programs: the cached ones
+        name the original's parameters and modules."""
+        import copy
+        return Compiled(copy.deepcopy(self._fn, memo), fullgraph=self.fullgraph, dynamic=self.dynamic,
+                        backend=self.backend, mode=self.mode, options=self.options,
+                        module=copy.deepcopy(self._orig_mod, memo), disable=self.disabled)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state["entries"] = []          # (generated code does not pickle; the next call captures again)
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        import weakref
+        _all.append(weakref.ref(self))
+
     def __get__(self, obj, objtype=None):          # used as a method decorator
         if obj is None:
             return self
