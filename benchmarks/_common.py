@@ -214,6 +214,68 @@ class Trainer:
         return {k: to_numpy(v) for k, v in self.model.state_dict().items()}
 
 
+COMPILED = "tapegrad compiled"
+TORCH_COMPILE = "torch.compile"
+
+
+def torch_compile_enabled(quick):
+    """Whether to time torch.compile (inductor: it compiles C++ with the system's compiler, ~30-60 s per workload
+    on this machine): not in --quick runs, nor with BENCH_TORCH_COMPILE=0."""
+    return not quick and os.environ.get("BENCH_TORCH_COMPILE", "1") != "0"
+
+
+class FirstCall:
+    """Wrap a compiled callable: remembers how long its first call took (the capture, for tapegrad.compile; the
+    trace and code generation, for torch.compile)."""
+
+    def __init__(self, fn):
+        self.fn, self.first_s = fn, None
+
+    def __call__(self, *args):
+        if self.first_s is None:
+            t0 = time.perf_counter()
+            out = self.fn(*args)
+            self.first_s = time.perf_counter() - t0
+            return out
+        return self.fn(*args)
+
+
+class CompiledTrainer(Trainer):
+    """``Trainer`` whose step computes the loss with the model's forward and the cross-entropy compiled together
+    (``T.compile(lambda x, y: F.cross_entropy(model(x), y))``: tapegrad.compile, or torch.compile for torch); the
+    optimizer step stays eager. ``loss.first_s``: the first call's time (the capture)."""
+
+    def __init__(self, T, model, state, batches, make_opt):
+        super().__init__(T, model, state, batches, make_opt)
+        m, F = self.model, T.nn.functional
+        self.loss = FirstCall(T.compile(lambda x, y: F.cross_entropy(m(x), y)))
+
+    def step(self):
+        xb, yb = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        self.opt.zero_grad()
+        loss = self.loss(xb, yb)
+        loss.backward()
+        self.opt.step()
+        return loss
+
+
+def capture_extra(first_s, times, n, extra):
+    """Report a compiled engine's first call and how many steps repay it: (first call - an eager step) / (an eager
+    step - a compiled step), against tapegrad eager and against torch eager (medians of ``times``, seconds per
+    timed call of ``n`` steps)."""
+    if first_s is None:
+        return
+    extra[f"{COMPILED} first call (capture + eager run), s"] = first_s
+    comp = statistics.median(times[COMPILED]) / n if times.get(COMPILED) else None
+    for base in ("tapegrad", "torch"):
+        if comp is None or not times.get(base):
+            continue
+        b = statistics.median(times[base]) / n
+        if b > comp:
+            extra[f"steps to repay the capture vs {base} eager"] = max(0.0, (first_s - b) / (b - comp))
+
+
 def check_training(label, trainers, steps, rtol, weight_atol=None):
     """Run ``steps`` steps of every trainer (name -> object with step()/state()) on the same batches and assert
     that the losses of each step and the final weights agree with tapegrad's. Returns readable check lines.

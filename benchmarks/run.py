@@ -90,6 +90,47 @@ TARGETS = {
 }
 
 
+# tapegrad.compile's targets (issue 18): compiled tapegrad time / torch eager time, at 1 thread
+COMPILED_TARGETS = {"W2": 0.45, "W3": 0.80, "W6": 1.0, "W4": None, "W9": None}
+
+
+def compiled_rows(results):
+    """The summary table of the compiled engines: one row per workload result that timed one."""
+    rows = []
+    for r in results:
+        if not r["checks_passed"] or not r["engines"].get(C.COMPILED):
+            continue
+        med = {k: (C.fmt(v["median"]) if v else "—") for k, v in r["engines"].items()}
+        score = r["ratios"].get(f"{C.COMPILED}/torch")
+        target = COMPILED_TARGETS.get(r["workload"])
+        if r["threads"] != 1:
+            t_s, met_s = "(target is at 1 thread)", "(info)"
+        elif target is None:
+            t_s, met_s = "— (reported)", "—"
+        else:
+            t_s, met_s = f"<= {target}x torch", "—" if score is None else ("**yes**" if score <= target else "no")
+        first = r["extra"].get(f"{C.COMPILED} first call (capture + eager run), s")
+        repay = [f"{C.fmt(v)} vs {k.rsplit(' vs ', 1)[1]}" for k, v in r["extra"].items()
+                 if k.startswith("steps to repay")]
+        tc = r["ratios"].get(f"{C.TORCH_COMPILE}/torch")
+        rows.append(f"| {r['workload']} | {r['threads']} | {r['unit']} | {med.get(C.COMPILED, '—')} | "
+                    f"{med.get('tapegrad', '—')} | {med.get('torch', '—')} | {med.get(C.TORCH_COMPILE, '—')} | "
+                    f"{C.fmt(score)} | {C.fmt(tc) if tc is not None else '—'} | {t_s} | {met_s} | "
+                    f"{C.fmt(first) if first is not None else '—'} | {', '.join(repay) or '—'} |")
+    if not rows:
+        return []
+    return ["", "### tapegrad.compile (issue 18)", "",
+            "The same workloads with the step's forward (W3, W4, W9: model and cross-entropy; W2, W6: the chain) "
+            "compiled by `tapegrad.compile` (and by `torch.compile` with inductor where it was timed); optimizers "
+            "stay eager. The first call captures (it runs eagerly while recording); its time is reported apart, "
+            "with the steps that repay it: (first call - an eager step) / (an eager step - a compiled step). "
+            "torch.compile's first call (in each workload's details) uses inductor's on-disk cache, warm when an "
+            "earlier run compiled the same graph (cold, W2's chain took ~9 s and W4's LeNet ~60 s).", "",
+            "| workload | threads | unit | tapegrad compiled | tapegrad eager | torch | torch.compile | "
+            "compiled/torch | torch.compile/torch | target | met | first call (s) | steps to repay |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|", *rows]
+
+
 def evaluate(res):
     """(score text, met: True/False/None, floors) of one result against the issue's target; ``floors`` lists
     "label value" for each missed score whose measured floor misses the target too (no engine can meet it)."""
@@ -264,6 +305,7 @@ def render(results, info, args, load_start, load_end):
                 met_s += f" — the floor misses it too ({', '.join(floors)})"
         lines.append(f"| {r['workload']} | {r['threads']} | {r['unit']} | {med.get('tapegrad', '—')} | {torch_col} | "
                      f"{med.get('numpy', '—')} | {score} | {target} | {met_s} |")
+    lines += compiled_rows(results)
     lines += ["", "## Details", ""]
     for r in results:
         lines.append(f"### {r['workload']} ({r['threads']} thread{'s' if r['threads'] != 1 else ''}): {r['title']}")

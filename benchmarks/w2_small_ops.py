@@ -27,18 +27,25 @@ def data(size=SIZE, seed=0):
     return x, a, b
 
 
-def chain_engine(T, x0, a0, b0, n_ops):
-    """The same source for tapegrad and torch (``import tapegrad as torch`` runs PyTorch code)."""
+def chain_engine(T, x0, a0, b0, n_ops, compiled=False):
+    """The same source for tapegrad and torch (``import tapegrad as torch`` runs PyTorch code). ``compiled``: the
+    chain and its sum are one compiled function (``T.compile``); the step's ``.first`` is its ``FirstCall``."""
     a, b = T.from_numpy(a0), T.from_numpy(b0)
 
     steps = (lambda y: y + a, lambda y: y * b, T.tanh, T.exp, T.sigmoid)
 
+    def chain(x):
+        return C.cycle(x, n_ops, steps).sum()
+
+    fn = C.FirstCall(T.compile(chain)) if compiled else chain
+
     def step():
         x = T.from_numpy(x0).requires_grad_()
-        loss = C.cycle(x, n_ops, steps).sum()
+        loss = fn(x)
         loss.backward()
         return loss, x.grad
 
+    step.first = fn if compiled else None
     return step
 
 
@@ -137,9 +144,12 @@ def run(quick=False, threads=1):
     n_ops = 20 if quick else N_OPS
     repeats = 2 if quick else 200
     x0, a, b = data()
-    fns = {"tapegrad": chain_engine(tapegrad, x0, a, b, n_ops)}
+    fns = {"tapegrad": chain_engine(tapegrad, x0, a, b, n_ops),
+           C.COMPILED: chain_engine(tapegrad, x0, a, b, n_ops, compiled=True)}
     if torch is not None:
         fns["torch"] = chain_engine(torch, x0, a, b, n_ops)
+        if C.torch_compile_enabled(quick):
+            fns[C.TORCH_COMPILE] = chain_engine(torch, x0, a, b, n_ops, compiled=True)
     fns["numpy"] = chain_numpy(x0, a, b, n_ops)
     fns[FLOOR] = chain_floor(x0, a, b, n_ops)
     fns[SEMANTIC] = chain_engine(_floor, x0, a, b, n_ops)
@@ -161,19 +171,28 @@ def run(quick=False, threads=1):
 
     per_op = 1e6 / n_ops
     engines = {name: C.stats(times.get(name), per_op) for name in ("tapegrad", "torch", "numpy", FLOOR, SEMANTIC,
-                                                                     *peers)}
+                                                                     C.COMPILED, C.TORCH_COMPILE, *peers)}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), (FLOOR, "torch"),
-                                      (SEMANTIC, "torch"), ("tapegrad", SEMANTIC)]
+                              (SEMANTIC, "torch"), ("tapegrad", SEMANTIC), (C.COMPILED, "torch"),
+                              (C.COMPILED, "tapegrad"), (C.COMPILED, "numpy"), (C.TORCH_COMPILE, "torch"),
+                              (C.COMPILED, C.TORCH_COMPILE)]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers], threads)
+    extra = {"ops": n_ops, "repeats": repeats}
+    C.capture_extra(fns[C.COMPILED].first.first_s, times, 1, extra)
+    if C.TORCH_COMPILE in fns:
+        extra[f"{C.TORCH_COMPILE} first call (inductor), s"] = fns[C.TORCH_COMPILE].first.first_s
     return C.result("W2", f"{n_ops}-op chain add/mul/tanh/exp/sigmoid on float32 ({SIZE},), fwd+bwd",
-                    "µs/op", threads, engines, ratios, checks, extra={"ops": n_ops, "repeats": repeats},
+                    "µs/op", threads, engines, ratios, checks, extra=extra,
                     notes=[f"'{FLOOR}': a minimal Python tape (one output object and one node per op, one Python "
                            "call each way, a linked list; none of torch's semantics), for information: the least "
                            "a Python-level engine pays over hand NumPy",
                            f"'{SEMANTIC}': benchmarks/_floor.py, a compact engine doing only the per-op bookkeeping "
                            "torch's semantics require (edges, input shapes/dtypes, saved tensors with versions, "
                            "topological order, gradient checks, accumulation into .grad; no hooks, views, "
-                           "anomaly, errors), for information: the least an engine with torch's semantics pays"])
+                           "anomaly, errors), for information: the least an engine with torch's semantics pays",
+                           f"'{C.COMPILED}': the chain and its sum as one tapegrad.compile'd function (the first "
+                           "call captures, in the warm-up; then one replayed node per step); "
+                           f"'{C.TORCH_COMPILE}': the same with torch.compile (inductor)"])
 
 
 def main(argv=None):

@@ -133,7 +133,8 @@ class MatmulsOnly:
 SEMANTIC = "semantic floor"
 MATMULS = "matmuls only"
 MODEL_FLOOR = "model-code floor"
-ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD)
+ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD, C.COMPILED,
+           C.TORCH_COMPILE)
 
 
 def trainers(state, batches, which=ENGINES, sizes=SIZES):
@@ -146,6 +147,12 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
         elif name == "torch" and C.import_torch() is not None:
             torch = C.import_torch()
             out[name] = C.Trainer(torch, build_model(torch, sizes), state, batches, sgd)
+        elif name == C.COMPILED:
+            import tapegrad
+            out[name] = C.CompiledTrainer(tapegrad, build_model(tapegrad, sizes), state, batches, sgd)
+        elif name == C.TORCH_COMPILE and C.import_torch() is not None:
+            torch = C.import_torch()
+            out[name] = C.CompiledTrainer(torch, build_model(torch, sizes), state, batches, sgd)
         elif name == "numpy":
             out[name] = NumpyMLP(state, batches)
         elif name == SEMANTIC:
@@ -158,6 +165,7 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
 
 
 def run(quick=False, threads=1):
+    which = ENGINES if C.torch_compile_enabled(quick) else tuple(e for e in ENGINES if e != C.TORCH_COMPILE)
     sizes = (784, 32, 16, 10) if quick else SIZES
     batch = 16 if quick else 128
     steps = 2 if quick else 50
@@ -165,8 +173,9 @@ def run(quick=False, threads=1):
     state = init_state(sizes)
     batches = make_batches(4 if quick else 10, batch, sizes[0])
     with C.pinned_threads(threads):
-        checks, _ = C.check_training("W3", trainers(state, batches, sizes=sizes), 3, rtol=1e-4)
-        tr = trainers(state, batches, sizes=sizes)
+        first = trainers(state, batches, which, sizes=sizes)      # (their first calls capture / compile)
+        checks, _ = C.check_training("W3", first, 3, rtol=1e-4)
+        tr = trainers(state, batches, which, sizes=sizes)
         tr[MATMULS] = MatmulsOnly(state, batches)
         step_fns = {name: t.step for name, t in tr.items()}
         times = C.interleaved(C.runs(step_fns, steps), rounds, warmup=1)
@@ -174,15 +183,19 @@ def run(quick=False, threads=1):
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
     floors = (SEMANTIC, MODEL_FLOOR)
     engines = {name: C.stats(times.get(name), 1e3 / steps)
-               for name in ("tapegrad", "torch", "numpy", *floors, *peers, MATMULS)}
+               for name in ("tapegrad", "torch", "numpy", *floors, *peers, MATMULS, C.COMPILED, C.TORCH_COMPILE)}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
                       + [(f, "numpy") for f in floors] + [(f, "torch") for f in floors]
                       + [("tapegrad", f) for f in floors]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers]
-                      + [(MATMULS, "torch"), (MATMULS, "numpy")], threads)
+                      + [(MATMULS, "torch"), (MATMULS, "numpy"), (C.COMPILED, "torch"), (C.COMPILED, "tapegrad"),
+                         (C.COMPILED, "numpy"), (C.TORCH_COMPILE, "torch"), (C.COMPILED, C.TORCH_COMPILE)], threads)
     title = (f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, "
              f"{rounds} interleaved runs of {steps} steps")
     extra = {"steps per run": steps, "rounds": rounds}
+    C.capture_extra(first[C.COMPILED].loss.first_s, times, steps, extra)
+    if C.TORCH_COMPILE in first:
+        extra[f"{C.TORCH_COMPILE} first call (inductor), s"] = first[C.TORCH_COMPILE].loss.first_s
     for name, ts in single.items():
         extra[f"{name} ms/step, single steps interleaved (median)"] = C.stats(ts, 1e3)["median"]
     for a, b in (("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), ("tapegrad", MODEL_FLOOR),
@@ -199,6 +212,9 @@ def run(quick=False, threads=1):
                            "found in _parameters by __getattr__, each group's hyper-parameters read at each step, "
                            "per-parameter state, version bumps): the least any engine pays for this workload's code "
                            "with torch's semantics",
+                           f"'{C.COMPILED}': the same step with the model's forward and the cross-entropy as one "
+                           "tapegrad.compile'd function (the optimizer step eager); "
+                           f"'{C.TORCH_COMPILE}': the same with torch.compile (inductor)",
                            f"'{MATMULS}': the step's matrix products alone, in NumPy (class MatmulsOnly): the least "
                            "any engine on NumPy's matmul pays; not checked, as it trains nothing",
                            "scored: each round runs every engine's run of "

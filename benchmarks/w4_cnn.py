@@ -153,12 +153,15 @@ class NumpyLeNet:
         return self.p
 
 
-def trainers(state, batches, side):
+def trainers(state, batches, side, quick=False):
     import tapegrad
     torch = C.import_torch()
-    out = {"tapegrad": C.Trainer(tapegrad, build_model(tapegrad, side), state, batches, sgd)}
+    out = {"tapegrad": C.Trainer(tapegrad, build_model(tapegrad, side), state, batches, sgd),
+           C.COMPILED: C.CompiledTrainer(tapegrad, build_model(tapegrad, side), state, batches, sgd)}
     if torch is not None:
         out["torch"] = C.Trainer(torch, build_model(torch, side), state, batches, sgd)
+        if C.torch_compile_enabled(quick):
+            out[C.TORCH_COMPILE] = C.CompiledTrainer(torch, build_model(torch, side), state, batches, sgd)
     out["numpy"] = NumpyLeNet(state, batches)
     return out
 
@@ -170,15 +173,23 @@ def run(quick=False, threads=1):
     state = init_state(side)
     batches = make_batches(3 if quick else 5, batch, side)
     with C.pinned_threads(threads):
-        checks, _ = C.check_training("W4", trainers(state, batches, side), 3, rtol=2e-4)
-        tr = trainers(state, batches, side)
+        first = trainers(state, batches, side, quick)      # (their first calls capture / compile)
+        checks, _ = C.check_training("W4", first, 3, rtol=2e-4)
+        tr = trainers(state, batches, side, quick)
         times = C.interleaved(C.runs({name: t.step for name, t in tr.items()}, steps), rounds, warmup=1)
-    engines = {name: C.stats(times.get(name), 1e3 / steps) for name in ("tapegrad", "torch", "numpy")}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")], threads)
+    engines = {name: C.stats(times.get(name), 1e3 / steps)
+               for name in ("tapegrad", "torch", "numpy", C.COMPILED, C.TORCH_COMPILE)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"), (C.COMPILED, "torch"),
+                              (C.COMPILED, "tapegrad"), (C.TORCH_COMPILE, "torch")], threads)
+    extra = {"steps per run": steps, "rounds": rounds}
+    C.capture_extra(first[C.COMPILED].loss.first_s, times, steps, extra)
+    if C.TORCH_COMPILE in first:
+        extra[f"{C.TORCH_COMPILE} first call (inductor), s"] = first[C.TORCH_COMPILE].loss.first_s
     title = (f"LeNet-5-like conv5x5x6-pool-conv5x5x16-pool-fc120-84-10, batch {batch}, {side}x{side}x1, "
              f"SGD momentum, {rounds} interleaved runs of {steps} steps")
-    return C.result("W4", title, "ms/step", threads, engines, ratios, checks,
-                    extra={"steps per run": steps, "rounds": rounds})
+    return C.result("W4", title, "ms/step", threads, engines, ratios, checks, extra=extra,
+                    notes=[f"'{C.COMPILED}': the step's forward and cross-entropy as one tapegrad.compile'd function "
+                           f"(the optimizer step eager); '{C.TORCH_COMPILE}': the same with torch.compile (inductor)"])
 
 
 def main(argv=None):

@@ -34,17 +34,23 @@ def data(seed=0):
     return x, a, b, np.array(1 / b, dtype=np.float32)
 
 
-def chain_engine(T, x0, a0, b0, binv0, n_ops):
+def chain_engine(T, x0, a0, b0, binv0, n_ops, compiled=False):
     a, b, binv = T.from_numpy(a0), T.from_numpy(b0), T.from_numpy(binv0)
 
     steps = (lambda y: y + a, lambda y: y * b, T.exp, T.log, lambda y: y * binv)
 
+    def chain(x):
+        return C.cycle(x, n_ops, steps)
+
+    fn = C.FirstCall(T.compile(chain)) if compiled else chain
+
     def step():
         x = T.from_numpy(x0.copy()).requires_grad_()
-        y = C.cycle(x, n_ops, steps)
+        y = fn(x)
         y.backward()
         return y.detach(), x.grad
 
+    step.first = fn if compiled else None
     return step
 
 
@@ -135,6 +141,9 @@ def make_fns(n_ops, which=("tapegrad", "torch", "numpy")):
             torch = C.import_torch()
             if torch is not None:
                 fns[name] = chain_engine(torch, x, a, b, binv, n_ops)
+        elif name == C.COMPILED:
+            import tapegrad
+            fns[name] = chain_engine(tapegrad, x, a, b, binv, n_ops, compiled=True)
         elif name == SEMANTIC:
             fns[name] = chain_engine(_floor, x, a, b, binv, n_ops)
         else:
@@ -181,25 +190,34 @@ def memory_runs(n_ops, engines):
 def run(quick=False, threads=1):
     n_ops = 500 if quick else N_OPS
     repeats = 1 if quick else 3
-    fns = make_fns(n_ops, ("tapegrad", "torch", "numpy", SEMANTIC))
+    fns = make_fns(n_ops, ("tapegrad", "torch", "numpy", SEMANTIC, C.COMPILED))
     fns[PAUSED] = gc_paused(fns["tapegrad"])
     with C.pinned_threads(threads):
         outs = {name: [C.to_numpy(v) for v in f()] for name, f in fns.items()}
         checks = []
         for name, (y, g) in outs.items():
+            if name == C.COMPILED:          # the same kernels in the same order: equal to the last bit
+                np.testing.assert_array_equal(y, outs["tapegrad"][0])
+                np.testing.assert_array_equal(g, outs["tapegrad"][1])
+                checks.append(f"output and x.grad: tapegrad == {name} (bitwise)")
             if name.startswith("tapegrad"):
                 continue
             # float32 rounding of exp/log accumulates over the chain: about sqrt(n) ulps
             C.assert_close(f"W6 output tapegrad vs {name}", outs["tapegrad"][0], y, rtol=1e-3)
             C.assert_close(f"W6 x.grad tapegrad vs {name}", outs["tapegrad"][1], g, rtol=1e-2)
             checks.append(f"output and x.grad (= {float(g):.4f}): tapegrad == {name} (rtol 1e-3 / 1e-2)")
+        fns[C.COMPILED]()        # (a second call: the first captured; the timed calls replay)
         times = C.interleaved(fns, repeats, warmup=0)
         profiles = {name: gc_profile(fns[name]) for name in ("tapegrad", SEMANTIC, "torch") if name in fns}
-    mem = memory_runs(n_ops, [n for n in fns if n not in (PAUSED, SEMANTIC)] if not quick else ["tapegrad"])
-    engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy", PAUSED, SEMANTIC)}
+    mem = memory_runs(n_ops, [n for n in fns if n not in (PAUSED, SEMANTIC, C.COMPILED)] if not quick
+                      else ["tapegrad"])
+    engines = {name: C.stats(times.get(name)) for name in ("tapegrad", "torch", "numpy", PAUSED, SEMANTIC,
+                                                           C.COMPILED)}
     ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), (PAUSED, "torch"), (SEMANTIC, "torch"),
-                              ("tapegrad", SEMANTIC)], threads)
+                              ("tapegrad", SEMANTIC), (C.COMPILED, "torch"), (C.COMPILED, "tapegrad"),
+                              (C.COMPILED, "numpy")], threads)
     extra = {}
+    C.capture_extra(fns[C.COMPILED].first.first_s, times, 1, extra)
     for name, (spent, full) in profiles.items():
         extra[f"{name}: seconds in CPython's cyclic collector during one run"] = spent
         extra[f"{name}: full (generation 2) collections during one run"] = full
@@ -213,7 +231,11 @@ def run(quick=False, threads=1):
                            f"'{PAUSED}': the same tapegrad run with gc.disable() around it (information only: the "
                            "share of the time that is CPython's cyclic collector scanning the live graph)",
                            f"'{SEMANTIC}': benchmarks/_floor.py (see W2), the least an engine with torch's "
-                           "semantics pays; its graph lives in Python's heap too, so it pays the collector"])
+                           "semantics pays; its graph lives in Python's heap too, so it pays the collector",
+                           f"'{C.COMPILED}': the chain as one tapegrad.compile'd function, replayed (its capture, the "
+                           "first call, is reported separately); torch.compile is not timed here: Dynamo would "
+                           "trace the 100,000 Python-level ops into one graph for inductor to compile, which was "
+                           "not attempted (W2's 200-op chain took ~9 s to compile with a cold cache)"])
 
 
 def main(argv=None):

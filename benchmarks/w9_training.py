@@ -83,7 +83,7 @@ def adam(T, params):
     return T.optim.Adam(params, lr=LR)
 
 
-def trainers(x, y, seed=0):
+def trainers(x, y, seed=0, quick=False):
     import tapegrad
     from tapegrad import demo
     torch = C.import_torch()
@@ -93,9 +93,12 @@ def trainers(x, y, seed=0):
     perm = np.random.default_rng(seed).permutation(len(y))
     xs, ys = np.ascontiguousarray(x[perm]), y[perm]
     batches = [(xs[i:i + BATCH], ys[i:i + BATCH]) for i in range(0, len(ys), BATCH)]
-    out = {"tapegrad": C.Trainer(tapegrad, tg_model, state, batches, adam)}
+    out = {"tapegrad": C.Trainer(tapegrad, tg_model, state, batches, adam),
+           C.COMPILED: C.CompiledTrainer(tapegrad, demo.make_model("cnn", side), state, batches, adam)}
     if torch is not None:
         out["torch"] = C.Trainer(torch, torch_twin(torch, side), state, batches, adam)
+        if C.torch_compile_enabled(quick):
+            out[C.TORCH_COMPILE] = C.CompiledTrainer(torch, torch_twin(torch, side), state, batches, adam)
     return out, len(batches)
 
 
@@ -103,9 +106,9 @@ def run(quick=False, threads=1, data=None, limit=None):
     x, y, desc = load(data, 256 if quick else limit, quick)
     x = (x - x.mean()) / x.std()
     with C.pinned_threads(threads):
-        tr, n_steps = trainers(x, y)
-        checks, _ = C.check_training("W9", tr, 2, rtol=2e-4, weight_atol=0.1 * LR)
-        tr, n_steps = trainers(x, y)
+        first, n_steps = trainers(x, y, quick=quick)      # (their first calls capture / compile)
+        checks, _ = C.check_training("W9", first, 2, rtol=2e-4, weight_atol=0.1 * LR)
+        tr, n_steps = trainers(x, y, quick=quick)
         losses = {name: [] for name in tr}
         epoch = dict.fromkeys(tr, 0.0)
 
@@ -132,16 +135,24 @@ def run(quick=False, threads=1, data=None, limit=None):
         C.assert_close("W9 final loss tapegrad vs torch", final["tapegrad"], final["torch"], rtol=0.05, atol=0.02)
         checks.append(f"final loss (mean of last {tail} steps): tapegrad == torch within 5% + 0.02 "
                       f"({final['tapegrad']:.4f} vs {final['torch']:.4f})")
-    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch")}
-    ratios = C.ratios(times, [("tapegrad", "torch")], threads)
+    engines = {name: C.stats(times.get(name), 1e3) for name in ("tapegrad", "torch", C.COMPILED, C.TORCH_COMPILE)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), (C.COMPILED, "torch"), (C.COMPILED, "tapegrad"),
+                              (C.TORCH_COMPILE, "torch")], threads)
     extra = {f"{name} epoch (s)": t for name, t in epoch.items()}
     if "torch" in epoch:
         extra["epoch tapegrad/torch"] = epoch["tapegrad"] / epoch["torch"]
+        extra[f"epoch {C.COMPILED}/torch"] = epoch[C.COMPILED] / epoch["torch"]
+    extra[f"{C.COMPILED} first call (capture + eager run), s"] = first[C.COMPILED].loss.first_s
+    if C.TORCH_COMPILE in first:
+        extra[f"{C.TORCH_COMPILE} first call (inductor), s"] = first[C.TORCH_COMPILE].loss.first_s
     extra.update({f"{name} final loss": v for name, v in final.items()})
     extra["first loss"] = float(losses["tapegrad"][0])
     return C.result("W9", f"one epoch of demo CNN, Adam lr {LR:g}, batch {BATCH}, on {desc}", "ms/step", threads,
                     engines, ratios, checks, extra=extra,
-                    notes=[f"{n_steps} steps, in interleaved runs of up to {RUN} steps"])
+                    notes=[f"{n_steps} steps, in interleaved runs of up to {RUN} steps",
+                           f"'{C.COMPILED}': the step's forward and cross-entropy as one tapegrad.compile'd function "
+                           "(Adam eager; the first call captures, within the epoch's time; a smaller last batch is "
+                           f"a second capture); '{C.TORCH_COMPILE}': the same with torch.compile (inductor)"])
 
 
 def main(argv=None):

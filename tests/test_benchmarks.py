@@ -58,6 +58,11 @@ def test_quick_suite_writes_results(quick_run):
     # W3 times its matrix products alone and bounds the torch half by hand NumPy's ratio
     assert by_id["W3"]["engines"]["matmuls only"]["n"] >= 1
     assert by_id["W3"]["ratios"]["numpy/torch"] is not None
+    # tapegrad.compile's engine (issue 18) ran and was checked in the workloads it is timed in
+    for w in ("W2", "W3", "W4", "W6", "W9"):
+        assert by_id[w]["engines"]["tapegrad compiled"]["n"] >= 1, w
+        assert any("tapegrad compiled" in c for c in by_id[w]["checks"]), by_id[w]["checks"]
+    assert "### tapegrad.compile (issue 18)" in text
 
 
 def test_rounds_run_the_engines_in_a_seeded_random_order():

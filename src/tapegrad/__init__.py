@@ -35,7 +35,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random", "signal"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -129,6 +129,13 @@ def _hook_scalar(value):
         from .autograd.trace import Trace
         return Trace()
     value._tracers.append(tracer)
+
+
+def compile(model=None, **kwargs):  # noqa: A001
+    """``torch.compile``: capture a function's or module's ops once and replay them as straight-line NumPy
+    (``tapegrad.compiler``; see there)."""
+    from .compiler import compile as _compile
+    return _compile(model, **kwargs)
 
 
 def is_tensor(obj):

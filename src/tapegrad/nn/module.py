@@ -872,7 +872,27 @@ class Module:
         """Deprecated in torch; behaves as ``register_full_backward_hook`` here."""
         return self.register_full_backward_hook(hook)
 
+    _compiled_call_impl = None   # Module.compile(): the compiled callable that calls go through
+
+    def compile(self, *args, **kwargs):
+        """Compile this module's calls in place (torch's ``Module.compile``): ``tapegrad.compile``'s arguments;
+        the module itself stays what it is (same class, parameters and state_dict keys)."""
+        from ..compiler.runtime import Compiled
+        from ..compiler import compile as _compile
+        _compile(lambda: None, *args, **kwargs)     # (checks the arguments as tapegrad.compile does)
+        kw = {k: kwargs[k] for k in ("fullgraph", "dynamic", "backend", "mode", "options", "disable") if k in kwargs}
+        object.__setattr__(self, "_compiled_call_impl", Compiled(self._call_impl_eager, module=self, **kw))
+
     def _call_impl(self, *args, **kwargs):
+        if self._compiled_call_impl is not None:
+            return self._compiled_call_impl(*args, **kwargs)
+        if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
+                or _global_forward_hooks or _global_forward_pre_hooks):
+            return self.forward(*args, **kwargs)
+        return self._call_impl_eager(*args, **kwargs)
+
+    def _call_impl_eager(self, *args, **kwargs):
+        """A call without the compiled path: forward with the hooks."""
         if not (self._forward_hooks or self._forward_pre_hooks or self._backward_hooks or self._backward_pre_hooks
                 or _global_forward_hooks or _global_forward_pre_hooks):
             return self.forward(*args, **kwargs)

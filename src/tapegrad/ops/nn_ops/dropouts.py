@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ...autograd.function import Primitive
 from ._common import _c
 
 
@@ -21,12 +22,21 @@ def _check_p(p):
         raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
 
 
-def _noise(x, p, feature):
-    """Bernoulli(1 - p) noise from tapegrad's generator: one value per element, or per (N, C) feature map."""
-    from ... import _random
-    a = x._array
-    shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
-    return (_random._gen(None).random(shape) < (1 - p)).astype(a.dtype)
+class _Noise(Primitive):
+    """Dropout's noise: Bernoulli(1 - p) from tapegrad's generator, one value per element or per (N, C) feature
+    map, scaled by 1 / (1 - p), or for alpha dropout the pair (scale, shift). An op of its own (no tensor inputs,
+    so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
+
+    @staticmethod
+    def forward(ctx, shape, p, dtype, alpha):
+        from ... import _random
+        noise = (_random._gen(None).random(shape) < (1 - p)).astype(dtype)
+        if alpha:
+            a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+            b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
+            return noise * a, b
+        noise /= (1 - p)
+        return noise
 
 
 def _dropout_impl(input, p, train, inplace, alpha, feature):
@@ -36,16 +46,15 @@ def _dropout_impl(input, p, train, inplace, alpha, feature):
     if p == 1:
         zero = _c(np.zeros((), input._array.dtype))
         return input.mul_(zero) if inplace else input * zero
-    noise = _noise(input, p, feature)
+    a = input._array
+    shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
     if alpha:
-        a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
-        b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
-        noise = noise * a
+        noise, b = _Noise.apply(shape, p, a.dtype, True)
         if inplace:
-            return input.mul_(_c(noise)).add_(_c(b))
+            return input.mul_(noise).add_(b)
         return input * noise + b
-    noise /= (1 - p)
-    return input.mul_(_c(noise)) if inplace else input * noise
+    noise = _Noise.apply(shape, p, a.dtype, False)
+    return input.mul_(noise) if inplace else input * noise
 
 
 def dropout(input, p=0.5, training=True, inplace=False):

@@ -1,0 +1,203 @@
+"""``tapegrad.compile``: capture a step once, replay it as straight-line NumPy.
+
+    model = tapegrad.compile(model)          # or model.compile(), or @tapegrad.compile on a function
+    loss = F.cross_entropy(model(x), y)      # first call: runs eagerly while recording the ops (the capture)
+    loss.backward()                          # later calls with the same guards: the generated program
+
+The pieces (each its own module): ``capture`` (an ``Interpreter`` that records every op call into a flat program,
+and notes graph breaks), ``guards`` (when a program may be replayed: one generated check function), ``codegen``
+(the program as Python source: a forward without Tensors or nodes per op, a backward running the ops' own
+formulas in reverse on arrays) with ``kernels`` (hot elementwise ops inline), and ``runtime`` (the cache, and
+the region's one graph node, ``CompiledFunctionBackward``).
+
+torch's names where they make sense: ``tapegrad.compiler.reset()``, ``disable(fn)`` / ``with disable():``,
+``explain(fn, *args)``, ``config.cache_size_limit`` (torch's ``torch._dynamo.config.cache_size_limit``, 8).
+"""
+
+from __future__ import annotations
+
+import functools
+
+from . import codegen
+from .capture import GraphBreak
+from .runtime import Compiled, CompiledFunction, Unsupported, _all, _disabled, config
+
+__all__ = ["compile", "reset", "disable", "explain", "config", "Unsupported", "ExplainOutput", "CompiledFunction",
+           "is_compiling", "GraphBreak"]
+
+_BACKENDS = (None, "inductor", "eager", "aot_eager", "tapegrad", "print")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
+            disable=False):
+    """Compile a function or module (torch.compile's signature): returns a callable that captures the ops of
+    its first call and replays them as generated straight-line NumPy code.
+
+    ``backend``: torch's names are accepted and all mean tapegrad's replay; ``"print"`` also prints each
+    captured program as readable Python (the forward one line per op, the backward one line per op's chain-rule
+    step). ``fullgraph=True`` raises ``Unsupported`` at a graph break instead of running that call eagerly.
+    ``dynamic``, ``mode`` and ``options`` are accepted (a changed shape is a new capture). Used bare, as
+    ``@tapegrad.compile``, or with arguments, as ``@tapegrad.compile(fullgraph=True)``.
+
+    >>> f = tapegrad.compile(lambda x: (x * 2).sin().sum())
+    >>> x = tapegrad.ones(3, requires_grad=True)
+    >>> f(x); f(x).backward(); x.grad
+    tensor([-0.8323, -0.8323, -0.8323])
+    """
+    if backend not in _BACKENDS and not callable(backend):
+        raise RuntimeError(f"tapegrad.compile: unknown backend {backend!r}; expected one of "
+                           f"{', '.join(repr(b) for b in _BACKENDS if b)}")
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
+    if mode not in (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: default, reduce-overhead, max-autotune, "
+                           "max-autotune-no-cudagraphs")
+    kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
+    if model is None:
+        return lambda m: compile(m, **kw)
+    if not callable(model):
+        raise RuntimeError("tapegrad.compile: the argument must be callable (a function or an nn.Module)")
+    from ..nn.module import Module
+    if isinstance(model, Module):
+        return OptimizedModule(model, **kw)
+    return Compiled(model, **kw)
+
+
+def _module_class():
+    from ..nn.module import Module
+
+    class OptimizedModule(Module):
+        """A module wrapped by ``tapegrad.compile(module)`` (torch's ``OptimizedModule``): calls go through the
+        compiled callable; ``_orig_mod`` is the module, whose parameters and state_dict keys it shares."""
+
+        def __init__(self, mod, **kw):
+            super().__init__()
+            self._orig_mod = mod
+            object.__setattr__(self, "_compiled", Compiled(mod._call_impl_eager, module=mod, **kw))
+            self.training = mod.training
+
+        def __call__(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        def forward(self, *args, **kwargs):
+            return self._compiled(*args, **kwargs)
+
+        def train(self, mode=True):
+            self._orig_mod.train(mode)
+            self.training = mode
+            return self
+
+        def __getattr__(self, name):
+            try:
+                return super().__getattr__(name)
+            except AttributeError:
+                return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    return OptimizedModule
+
+
+class _LazyOptimizedModule:
+    cls = None
+
+    def __call__(self, mod, **kw):
+        if _LazyOptimizedModule.cls is None:
+            _LazyOptimizedModule.cls = _module_class()
+        return _LazyOptimizedModule.cls(mod, **kw)
+
+
+OptimizedModule = _LazyOptimizedModule()
+
+
+def reset():
+    """Forget every captured program (torch's ``torch.compiler.reset``): the next calls capture again."""
+    for ref in list(_all):
+        c = ref()
+        if c is None:
+            _all.remove(ref)
+        else:
+            c.reset()
+
+
+class disable:
+    """``tapegrad.compiler.disable(fn)``: ``fn`` always runs eagerly, also inside a compiled function (its ops
+    are then part of no capture: the caller's capture breaks there). Also a context manager: compiled functions
+    called inside ``with tapegrad.compiler.disable():`` run eagerly."""
+
+    def __init__(self, fn=None, recursive=True):
+        self.fn = fn
+        if fn is not None:
+            functools.update_wrapper(self, fn)
+
+    def __call__(self, *args, **kwargs):
+        if self.fn is None:
+            if len(args) == 1 and callable(args[0]) and not kwargs:
+                return disable(args[0])
+            raise TypeError("disable() takes a function")
+        _disabled[0] += 1
+        try:
+            return self.fn(*args, **kwargs)
+        finally:
+            _disabled[0] -= 1
+
+    def __enter__(self):
+        _disabled[0] += 1
+        return self
+
+    def __exit__(self, *exc):
+        _disabled[0] -= 1
+        return False
+
+
+def is_compiling():
+    """True while a capture is running (torch's ``torch.compiler.is_compiling``)."""
+    from ..autograd.function import active_interpreters
+    from .capture import Capture
+    return any(isinstance(i, Capture) for i in active_interpreters())
+
+
+class ExplainOutput:
+    """What ``explain`` found (torch's ``torch._dynamo.explain`` fields): ``graph_count``, ``graph_break_count``,
+    ``break_reasons``, ``op_count``, ``ops_per_graph`` (op names), ``out_guards`` (the guard function's source),
+    ``graphs`` (each captured program as readable Python: see ``backend="print"``)."""
+
+    def __init__(self, prog, out_values, guard_src):
+        self.break_reasons = list(prog.breaks)
+        self.graph_break_count = len(prog.breaks)
+        cuts = [0, *prog.break_at, len(prog.ops)]
+        self.ops_per_graph = [[rec.name for rec in prog.ops[a:b]] for a, b in zip(cuts[:-1], cuts[1:])]
+        self.ops_per_graph = [g for g in self.ops_per_graph if g] or [[]]
+        self.graph_count = len([g for g in self.ops_per_graph if g])
+        self.op_count = len(prog.ops)
+        self.out_guards = guard_src
+        self.graphs = [codegen.listing(prog, out_values)] if not prog.breaks else []
+        self.compiled = not prog.breaks
+
+    def __str__(self):
+        lines = [f"Graph Count: {self.graph_count}", f"Graph Break Count: {self.graph_break_count}",
+                 f"Op Count: {self.op_count}", "Break Reasons:"]
+        for i, r in enumerate(self.break_reasons, 1):
+            lines.append(f"  Break Reason {i}:\n    Reason: {r}")
+        lines.append("Ops per Graph:")
+        for i, ops in enumerate(self.ops_per_graph, 1):
+            lines.append(f"  Ops {i}:")
+            lines.extend(f"    {o}" for o in ops)
+        lines.append("What tapegrad does: " + ("replays the whole call as one compiled region" if self.compiled
+                                               else "runs calls with these guards eagerly (a graph break)"))
+        return "\n".join(lines)
+
+    __repr__ = __str__
+
+
+def explain(fn, *args, **kwargs):
+    """List the graph breaks of ``fn(*args, **kwargs)`` and why (torch's ``torch._dynamo.explain``); returns an
+    ``ExplainOutput``. ``explain(fn)(*args)`` works too, as in torch. The call runs once, eagerly."""
+    if not args and not kwargs:
+        return lambda *a, **k: explain(fn, *a, **k)
+    from ..nn.module import Module
+    c = Compiled(fn._call_impl_eager, module=fn) if isinstance(fn, Module) else Compiled(fn)
+    _all.pop()
+    res, prog, out_values = c._capture(args, kwargs, explain=True)
+    guard = getattr(prog, "guard_src", "")
+    return ExplainOutput(prog, out_values, guard)
+
+

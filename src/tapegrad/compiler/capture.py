@@ -1,0 +1,487 @@
+"""Capture: run a function eagerly once while recording every op call into a flat program.
+
+``Capture`` is an ``Interpreter`` (``autograd/function.py``): while it is active, each ``SomeOp.apply(...)`` comes
+to its ``process``, which runs the op eagerly (``call_next``) and writes down one ``OpRecord``: the op class, which
+arguments were values of the program (tensors: inputs or earlier outputs) and which were constants, the keyword
+arguments, the output values, and what the eager node knew (``needs_input_grad``, the inputs' shapes and dtypes).
+
+Program values are numbered: first the region's inputs (the tensors among the call's arguments, found by path,
+then the *free* tensors the function reached by itself: parameters, buffers, tensors in globals or closures,
+constants it made), then every op output in order. A tensor is identified by its object while the capture runs
+(the capture keeps a reference to each one, so no identity is reused).
+
+What cannot be replayed is a *graph break*: the capture notes the reason and lets the eager run finish (the
+call's result is the eager one). Causes: reading a tensor's data into Python (``.item()``, ``bool``, ``.tolist()``,
+``print``, ``.numpy()``), a user ``autograd.Function``, a hook or ``backward`` inside the region, writing into an
+input in place, random numbers drawn outside an op, an op given a computed tensor inside a container, and
+function transforms entered inside the region. The Tensor methods are wrapped only while a capture runs, so eager
+code pays nothing for this.
+"""
+
+from __future__ import annotations
+
+from threading import get_ident as _get_ident
+
+import numpy as np
+
+from .. import _random
+from ..autograd import engine as _engine
+from ..autograd import function as _f
+from ..autograd.grad_mode import _state
+from ..ops import _util
+from ..tensor import Tensor
+
+__all__ = ["Capture", "OpRecord", "Program", "GraphBreak"]
+
+
+class GraphBreak(Exception):
+    """Raised inside a capture with ``fullgraph=True`` (wrapped into ``Unsupported`` by the caller)."""
+
+
+class OpRecord:
+    """One op call of the program: ``cls.forward`` on ``args`` (``("v", index)`` for a program value, ``("c",
+    obj)`` for a constant) and ``kwargs``, giving the values ``outs`` (None where an output is not a tensor)."""
+
+    __slots__ = ("cls", "args", "kwargs", "outs", "nig", "input_meta", "out_meta", "recorded", "site", "out_rg",
+                 "saved")
+
+    def __init__(self, cls, args, kwargs, outs, node, out_rg):
+        self.cls, self.args, self.kwargs, self.outs, self.out_rg = cls, args, kwargs, outs, out_rg
+        self.recorded = node is not None
+        if node is not None:
+            self.nig = tuple(node.needs_input_grad)
+            self.input_meta = tuple(node._input_meta)
+            self.out_meta = tuple(node._out_meta)
+        else:
+            self.nig = self.input_meta = self.out_meta = None
+        self.site = None
+        self.saved = []      # the program values the eager node kept for backward
+
+    @property
+    def name(self):
+        return self.cls.__name__
+
+
+class Program:
+    """What a capture found: ``inputs`` (one per input value: ``("arg", path)`` or ``("free", tensor)``), ``ops``,
+    the meta (shape, dtype) of every value, and ``outputs`` (the call's result as a tree whose tensor leaves name
+    values: see ``runtime``)."""
+
+    def __init__(self):
+        self.inputs = []         # ("arg", path, value) | ("free", tensor, value)
+        self.meta = []           # value index -> (shape, dtype)
+        self.rg = []             # value index -> requires_grad during the capture
+        self.ops = []
+        self.out_tree = None     # the result's structure (runtime.flatten's spec)
+        self.out_leaves = []     # ("v", index) | ("c", obj)
+        self.duplicates = []     # (path, first_path): the same tensor passed twice
+        self.writebacks = {}     # input value -> its new value (an input changed in place, nothing recorded)
+        self.breaks = []         # the reasons of the graph breaks met
+        self.break_at = []       # how many ops had been recorded at each
+        self.modules = []        # modules whose state the guards check
+        self.grad_enabled = True
+
+
+_MISSING = object()
+
+
+def _version(t):
+    vc = t._vcl
+    return 0 if vc is None else vc[0]
+
+
+def _rng_state():
+    try:
+        return _random.default_generator.np.bit_generator.state["state"]["state"]
+    except Exception:  # pragma: no cover - a generator without that layout
+        return None
+
+
+class Capture(_f.Interpreter):
+    """The interpreter that records a program while the function runs eagerly (see the module's docstring)."""
+
+    def __init__(self, program, fullgraph=False):
+        self.prog = program
+        self.fullgraph = fullgraph
+        self.vals = {}          # id(tensor) -> value index
+        self.keep = []          # every tensor seen (so that no id is reused while capturing)
+        self.pending = {}       # id -> tensor written in place outside apply_inplace (setitem, out=)
+        self.broken = False
+        self.collect_all = False   # explain: note every break and go on recording
+        self.inside = 0            # > 0 while an op runs (tensors made then are its outputs)
+        self.factory = 0           # > 0 while a factory (zeros, arange, tensor...) runs
+        self.outside = set()       # ids of tensors made outside any op and any factory during the capture
+        self.made_here = set()     # ids of tensors the factories made during the capture (program constants)
+        self.input_values = set()
+        self.versions = []      # (input tensor, its version when last looked at): changed outside an op = break
+        self.arrays = {}        # id(ndarray) -> the value whose array it is
+        self.written_inputs = program.writebacks   # input value -> the value written into it in place
+        self.rng = None
+        self._saved_methods = None
+        self._prev_hooks = None
+
+    # --- values -------------------------------------------------------------------------------------------
+    def _new_value(self, t):
+        arr = t._array
+        idx = len(self.prog.meta)
+        self.prog.meta.append((arr.shape, arr.dtype))
+        self.prog.rg.append(bool(t._rg))
+        self.vals[id(t)] = idx
+        self.arrays.setdefault(id(arr), idx)
+        self.keep.append(t)
+        return idx
+
+    def add_arg(self, t, path):
+        idx = self.vals.get(id(t))
+        if idx is not None:
+            first = next(inp[1] for inp in self.prog.inputs if inp[2] == idx)
+            self.prog.duplicates.append((path, first))
+            return idx
+        idx = self._new_value(t)
+        self.prog.inputs.append(("arg", path, idx))
+        self.input_values.add(idx)
+        self.versions.append((t, _version(t)))
+        return idx
+
+    def value_of(self, t):
+        idx = self.vals.get(id(t))
+        if idx is None:       # a tensor the function reached by itself: a parameter, a global, a constant it made
+            if id(t) in self.outside:
+                self.brk("a tensor computed outside the op mechanism (from another tensor's data, without a "
+                         "recorded op) is used by an op: the replay could not recompute it")
+            idx = self._new_value(t)
+            self.prog.inputs.append(("free", t, idx))
+            self.input_values.add(idx)
+            self.versions.append((t, _version(t)))
+        return idx
+
+    # --- breaks ---------------------------------------------------------------------------------------------
+    def brk(self, reason):
+        self.prog.breaks.append(reason)
+        self.prog.break_at.append(len(self.prog.ops))
+        if not self.collect_all:
+            self.broken = True
+        if self.fullgraph:
+            raise GraphBreak(reason)
+
+    # --- the op hook ----------------------------------------------------------------------------------------
+    def process(self, cls, args, kwargs):
+        if self.broken:
+            return self.call_next(cls, args, kwargs)
+        st = _state
+        if len(st.interpreters) != self.level + 1:
+            self.brk("a function transform (forward AD, vmap, ...) was entered inside the compiled region")
+            return self.call_next(cls, args, kwargs)
+        if self.pending:
+            self._pending_break()
+            return self.call_next(cls, args, kwargs)
+        if not cls._array_forward:
+            self.brk(f"a user autograd.Function ({cls.__name__}) cannot be replayed")
+            return self.call_next(cls, args, kwargs)
+        if not self._versions_kept():
+            return self.call_next(cls, args, kwargs)
+        state = _rng_state()
+        if state != self.rng:
+            self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
+            return self.call_next(cls, args, kwargs)
+        spec = []
+        for a in args:
+            if isinstance(a, Tensor):
+                spec.append(("v", self.value_of(a)))
+            elif a.__class__ is np.ndarray:
+                # a tensor's array passed raw (nll_loss's target): that value; an array from elsewhere may hold
+                # values computed from a tensor's data outside the ops, which the replay could not recompute
+                idx = self.arrays.get(id(a))
+                if idx is None:
+                    self.brk(f"{cls.__name__} was given a NumPy array that is no tensor's data")
+                    return self.call_next(cls, args, kwargs)
+                spec.append(("v", idx))
+            else:
+                if self._holds_computed(a):
+                    self.brk(f"{cls.__name__} was given a computed tensor or an array inside a container")
+                    return self.call_next(cls, args, kwargs)
+                spec.append(("c", a))
+        for v in kwargs.values():
+            if isinstance(v, Tensor) or self._holds_computed(v):
+                self.brk(f"{cls.__name__} was given a tensor as a keyword argument")
+                return self.call_next(cls, args, kwargs)
+        self.inside += 1
+        try:
+            out = self.call_next(cls, args, kwargs)
+        finally:
+            self.inside -= 1
+        # what an op changes in place (a running statistic) its replay changes again: take the new versions
+        self.versions = [(t, _version(t)) for t, _ in self.versions]
+        self.rng = _rng_state()
+        outs = out if out.__class__ is tuple else (out,)
+        node = None
+        out_idx, out_rg = [], []
+        for o in outs:
+            if isinstance(o, Tensor):
+                if node is None and o.grad_fn is not None and o.grad_fn._forward_cls is cls:
+                    node = o.grad_fn
+                if id(o) in self.vals:   # a forward that handed back one of its inputs
+                    self.brk(f"{cls.__name__} returned one of its inputs")
+                    return out
+                out_idx.append(self._new_value(o))
+                out_rg.append(bool(o._rg))
+            else:
+                out_idx.append(None)
+                out_rg.append(False)
+        rec = OpRecord(cls, tuple(spec), dict(kwargs), tuple(out_idx), node, tuple(out_rg))
+        if node is not None:
+            sv = node._saved
+            if sv is not None and sv is not _f._FREED:
+                for s, v in zip(sv, node._saved_versions):
+                    if s.__class__ is _f.SavedTensor:
+                        rec.saved.append(out_idx[s._output_nr])
+                    elif v is not None and id(s) in self.vals:
+                        rec.saved.append(self.vals[id(s)])
+        self.prog.ops.append(rec)
+        return out
+
+    def _holds_computed(self, obj, depth=0):
+        """Whether a container argument holds a tensor computed in this region (the replay cannot give it)."""
+        if depth > 3:
+            return False
+        if isinstance(obj, Tensor):
+            idx = self.vals.get(id(obj))
+            return idx is not None and not self._is_input_value(idx)
+        if obj.__class__ is np.ndarray and depth > 0:
+            return True           # an array inside a container (an index key): possibly a tensor's data
+        if isinstance(obj, (list, tuple)):
+            return any(self._holds_computed(o, depth + 1) for o in obj)
+        if isinstance(obj, dict):
+            return any(self._holds_computed(o, depth + 1) for o in obj.values())
+        return False
+
+    def _versions_kept(self):
+        """Whether no input tensor was changed in place outside the ops since the last look (an optimizer's step
+        writes arrays directly: the replay would not)."""
+        for t, v in self.versions:
+            if _version(t) != v:
+                self.brk("an input tensor was changed in place outside the ops (e.g. an optimizer's step): the "
+                         "replay could not repeat it")
+                return False
+        return True
+
+    def _holds_tensor(self, obj, depth=0):
+        if isinstance(obj, Tensor):
+            return id(obj) in self.vals or id(obj) in self.outside
+        if depth < 3 and isinstance(obj, (list, tuple)):
+            return any(self._holds_tensor(o, depth + 1) for o in obj)
+        return False
+
+    def _is_input_value(self, idx):
+        return idx in self.input_values
+
+    def _pending_break(self):
+        self.brk("a tensor was written in place outside an op (x[k] = v or out=)")
+
+    # --- in-place writes (ops/_util.apply_inplace's hooks) ------------------------------------------------
+    def alias(self, x, old):
+        """apply_inplace made ``old``, a copy of x's history, to compute the new value from."""
+        if not self.mine():
+            return
+        idx = self.vals.get(id(x))
+        if idx is not None:
+            self.vals[id(old)] = idx
+            self.keep.append(old)
+
+    def written(self, x, out):
+        """apply_inplace wrote ``out`` into ``x``: x is now that value."""
+        if not self.mine():
+            return
+        self.pending.pop(id(x), None)
+        if self.broken:
+            return
+        idx = self.vals.get(id(x))
+        if idx is None:
+            self.brk("an in-place op wrote into a tensor the capture did not see")
+            return
+        vc = x._vcl
+        if x._base is not None or (vc is not None and len(vc) > 1 and vc[1]):
+            self.brk("a view (or a tensor with views) was changed in place")
+            return
+        o = self.vals.get(id(out))
+        if o is None:
+            self.brk("an in-place op wrote a value the capture did not see")
+            return
+        if id(x) in self.made_here:
+            self.brk("a tensor made in the region by a factory was changed in place")
+            return
+        if self._is_input_value(idx) or idx in self.written_inputs.values():
+            # an input changed in place (a buffer's counter, a running statistic): allowed when nothing records
+            # it; the replay writes the new value back into the input after the forward (AOTAutograd's epilogue)
+            if x._rg or out._rg:
+                self.brk("an input of the region (argument, parameter or buffer) was changed in place while "
+                         "recording a graph")
+                return
+            first = next((k for k, v in self.written_inputs.items() if v == idx), idx)
+            self.written_inputs[first] = o
+            self.pending.pop(id(x), None)
+            self._refresh_version(x)
+        self.vals[id(x)] = o
+
+    def _refresh_version(self, x):
+        """apply_inplace will bump x's version after this hook: expect that."""
+        self.versions = [(t, v + 1 if t is x else v) for t, v in self.versions]
+
+    def before_write(self, x):
+        if self._prev_write is not None:
+            self._prev_write(x)
+        if self.broken or not self.mine():
+            return
+        idx = self.vals.get(id(x))
+        if idx is None:
+            return
+        self.pending[id(x)] = x
+
+    # --- entering and leaving: the hooks and the wrapped Tensor methods -------------------------------------
+    def mine(self):
+        """Whether the calling thread is the capturing one (the wrapped methods and hooks are process-wide while a
+        capture runs; other threads' code passes through them untouched)."""
+        return _get_ident() == self.thread
+
+    def start(self):
+        self.thread = _get_ident()
+        self.rng = _rng_state()
+        self._prev_inplace = _util._inplace_tangents
+        self._prev_write = _util._before_write
+        _util._inplace_tangents = self
+        _util._before_write = self.before_write
+        self._saved_methods = _wrap_methods(self)
+        self._prev_backward = _engine.run_backward
+        cap = self
+
+        def run_backward(*a, **k):
+            if cap.mine():
+                cap.brk("backward() or autograd.grad() inside the compiled region")
+            return cap._prev_backward(*a, **k)
+        _engine.run_backward = run_backward
+        self._saved_make = Tensor.__dict__["_make"]
+        make = self._saved_make.__func__
+
+        def _make(array, rg=False):
+            t = make(array, rg)
+            if not cap.inside and not cap.factory and cap.mine():
+                cap.outside.add(id(t))
+                cap.keep.append(t)
+            return t
+        Tensor._make = staticmethod(_make)
+        self._saved_factories = _wrap_factories(self)
+        self.enter()
+
+    def stop(self):
+        self.exit()
+        _util._inplace_tangents = self._prev_inplace
+        _util._before_write = self._prev_write
+        _engine.run_backward = self._prev_backward
+        for name, m in self._saved_methods.items():
+            setattr(Tensor, name, m)
+        Tensor._make = self._saved_make
+        for (mod, name), fn in self._saved_factories.items():
+            setattr(mod, name, fn)
+        if not self.broken:
+            if self.pending:
+                self._pending_break()
+            elif not self._versions_kept():
+                pass
+            elif not self.prog.ops:
+                self.brk("no op was recorded: nothing to replay (changes the function makes outside the ops "
+                         "would be lost)")
+            elif _rng_state() != self.rng:
+                self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
+
+
+# Tensor methods that read a tensor's data into Python, or hook into its backward: a graph break while capturing
+_DATA = {"item": "Tensor.item() reads a value into Python",
+         "tolist": "Tensor.tolist() reads the values into Python",
+         "__bool__": "bool(tensor): data-dependent Python control flow",
+         "__float__": "float(tensor) reads a value into Python",
+         "__int__": "int(tensor) reads a value into Python",
+         "__complex__": "complex(tensor) reads a value into Python",
+         "__index__": "a tensor used as a Python index reads its value",
+         "numpy": "Tensor.numpy() hands the data to NumPy",
+         "__array__": "NumPy read the tensor's data (np.asarray / __array__)",
+         "__repr__": "print or repr of a tensor reads its values",
+         "__str__": "print or str of a tensor reads its values",
+         "__format__": "formatting a tensor reads its values",
+         "register_hook": "a hook registered on a tensor inside the region",
+         "retain_grad": "retain_grad() inside the region",
+         "register_post_accumulate_grad_hook": "a hook registered on a tensor inside the region"}
+
+
+def _wrap_methods(cap):
+    saved = {}
+    for name, reason in _DATA.items():
+        orig = Tensor.__dict__.get(name)
+        if orig is None:
+            orig = getattr(Tensor, name)
+        saved[name] = orig
+        setattr(Tensor, name, _breaking(cap, orig, reason))
+    # x.data: a detached alias (changes through it are not tracked): the trace cannot follow it
+    saved["data"] = Tensor.__dict__["data"]
+    prop = saved["data"]
+
+    def get_data(self):
+        if not cap.broken and not cap.inside and cap.mine() and (id(self) in cap.vals or id(self) in cap.outside):
+            cap.brk("Tensor.data inside the region (an untracked alias)")
+        return prop.fget(self)
+    Tensor.data = property(get_data, prop.fset)
+    return saved
+
+
+_FACTORIES = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "scalar_tensor",
+              "zeros_like", "ones_like", "full_like", "empty_like", "tensor", "as_tensor", "from_numpy")
+_COPYING = ("tensor", "as_tensor", "from_numpy")     # these read the data of a tensor they are given
+
+
+def _wrap_factories(cap):
+    """tapegrad's factories, marked while they run: what they make depends on Python values only (constants of
+    the program), unless ``tensor``/``as_tensor`` is given a computed tensor (its data: a graph break)."""
+    import tapegrad
+    from .. import creation
+    from ..ops.nn_ops import attention
+    saved = {}
+    for mod, names in ((tapegrad, _FACTORIES), (creation, _FACTORIES),
+                       (attention, ("_generate_square_subsequent_mask",))):
+        for name in names:
+            orig = mod.__dict__.get(name)
+            if orig is None:
+                continue
+            saved[(mod, name)] = orig
+            setattr(mod, name, _factory(cap, orig, name in _COPYING))
+    return saved
+
+
+def _factory(cap, orig, copying):
+    def factory(*args, **kwargs):
+        if not cap.mine():
+            return orig(*args, **kwargs)
+        if copying and not cap.broken and args and cap._holds_tensor(args[0]):
+            cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
+        cap.factory += 1
+        try:
+            out = orig(*args, **kwargs)
+        finally:
+            cap.factory -= 1
+        if isinstance(out, Tensor) and id(out) not in cap.vals and not cap.inside:
+            cap.value_of(out)
+            cap.made_here.add(id(out))        # a constant of the program (its array may reach an op raw: an index)
+        return out
+    factory.__name__ = orig.__name__
+    return factory
+
+
+def _breaking(cap, orig, reason):
+    def method(self, *args, **kwargs):
+        if not cap.broken and not cap.inside and cap.mine():
+            cap.brk(reason)
+        return orig(self, *args, **kwargs)
+    method.__name__ = getattr(orig, "__name__", "method")
+    return method
+
+
+def np_dtype_name(d):
+    return np.dtype(d).name

@@ -1,0 +1,537 @@
+"""tapegrad.compile: replay vs eager (bitwise: the same NumPy kernels run in the same order), the region as one
+node, autograd semantics through it, each guard, each graph-break cause, fullgraph, explain, backend="print"."""
+
+from __future__ import annotations
+
+import copy
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+import tapegrad.nn as nn
+import tapegrad.nn.functional as F
+from tapegrad import compiler
+
+
+def _np(t):
+    return t.detach().numpy().copy()
+
+
+def _eq(a, b):
+    np.testing.assert_array_equal(_np(a) if isinstance(a, tapegrad.Tensor) else a,
+                                  _np(b) if isinstance(b, tapegrad.Tensor) else b)
+
+
+def f_chain(x, w):
+    return ((x * w + 1).tanh().exp() / (x.sigmoid() + 2)).sum()
+
+
+def _xw(shape=(5,), dtype=tapegrad.float32, seed=0):
+    g = np.random.default_rng(seed)
+    x = tapegrad.tensor(g.standard_normal(shape), dtype=dtype, requires_grad=True)
+    w = tapegrad.tensor(g.standard_normal(shape), dtype=dtype, requires_grad=True)
+    return x, w
+
+
+def _grads(fn, *args):
+    for a in args:
+        a.grad = None
+    out = fn(*args)
+    out.backward()
+    return out, [a.grad.clone() for a in args]
+
+
+# --- the replay ---------------------------------------------------------------------------------------------
+def test_function_values_and_grads_bitwise():
+    x, w = _xw()
+    ref, ref_g = _grads(f_chain, x, w)
+    cf = tapegrad.compile(f_chain)
+    for call in range(3):
+        out, g = _grads(cf, x, w)
+        _eq(out, ref)
+        for a, b in zip(g, ref_g):
+            _eq(a, b)
+    assert len(cf.entries) == 1 and not cf.entries[0].eager and cf.entries[0].calls == 2
+
+
+def test_region_is_one_node():
+    x, w = _xw()
+    cf = tapegrad.compile(f_chain)
+    cf(x, w)
+    out = cf(x, w)
+    node = out.grad_fn
+    assert node.name() == "CompiledFunctionBackward"
+    assert [type(n).__name__ for n, _ in node.next_functions] == ["AccumulateGrad", "AccumulateGrad"]
+    assert node.next_functions[0][0].variable is x
+
+
+def test_decorator_forms_and_module_compile():
+    @tapegrad.compile
+    def f(x):
+        return (x * 2).sin().sum()
+
+    @tapegrad.compile(fullgraph=True, backend="eager")
+    def g(x):
+        return (x * 2).sin().sum()
+
+    x = tapegrad.ones(3, requires_grad=True)
+    _eq(f(x), g(x))
+    m = nn.Linear(3, 2)
+    ref = m(x)
+    m.compile()
+    assert type(m) is nn.Linear
+    m(x)
+    out = m(x)
+    assert out.grad_fn.name() == "CompiledFunctionBackward"
+    _eq(out, ref)
+    om = tapegrad.compile(nn.Linear(3, 2))
+    assert list(om.state_dict()) == ["_orig_mod.weight", "_orig_mod.bias"]     # torch's OptimizedModule keys
+
+
+def _train(model, steps, opt_cls, batches, loss_fn):
+    opt = opt_cls(model.parameters())
+    losses = []
+    for i in range(steps):
+        xb, yb = batches[i % len(batches)]
+        opt.zero_grad()
+        tapegrad.manual_seed(i)
+        loss = loss_fn(model(xb), yb)
+        loss.backward()
+        opt.step()
+        losses.append(_np(loss))
+    return losses
+
+
+def _compare_training(model, batches, loss_fn=F.cross_entropy, steps=4,
+                      opt=lambda p: tapegrad.optim.SGD(p, lr=0.05, momentum=0.9)):
+    eager = copy.deepcopy(model)
+    compiled = tapegrad.compile(copy.deepcopy(model))
+    l_e = _train(eager, steps, opt, batches, loss_fn)
+    l_c = _train(compiled, steps, opt, batches, loss_fn)
+    for a, b in zip(l_e, l_c):
+        np.testing.assert_array_equal(a, b)
+    for (k, a), (_, b) in zip(eager.state_dict().items(), compiled._orig_mod.state_dict().items()):
+        np.testing.assert_array_equal(_np(a), _np(b), err_msg=k)
+    entries = compiled._compiled.entries
+    assert entries and not entries[0].eager, entries[0].reason
+    return compiled
+
+
+def _batches(shape, classes, n=2, seed=0):
+    g = np.random.default_rng(seed)
+    return [(tapegrad.tensor(g.standard_normal(shape), dtype=tapegrad.float32),
+             tapegrad.tensor(g.integers(0, classes, shape[0]))) for _ in range(n)]
+
+
+def test_mlp_training_bitwise():
+    model = nn.Sequential(nn.Linear(20, 32), nn.ReLU(), nn.Linear(32, 16), nn.Tanh(), nn.Linear(16, 5))
+    _compare_training(model, _batches((8, 20), 5))
+
+
+def test_cnn_training_bitwise():
+    model = nn.Sequential(nn.Conv2d(1, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2), nn.Dropout(0.2),
+                          nn.Flatten(), nn.Linear(4 * 3 * 3, 3))
+    c = _compare_training(model, _batches((4, 1, 8, 8), 3))
+    bn = c._orig_mod[1]
+    assert int(bn.num_batches_tracked) == 4      # buffers updated by the replayed forward
+
+
+def test_lstm_training_bitwise():
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(6, 8, batch_first=True)
+            self.head = nn.Linear(8, 3)
+
+        def forward(self, x):
+            out, _ = self.lstm(x)
+            return self.head(out[:, -1])
+
+    _compare_training(Net(), _batches((4, 5, 6), 3), opt=lambda p: tapegrad.optim.Adam(p, lr=1e-2))
+
+
+def test_inplace_on_intermediate_is_captured():
+    def f(x):
+        y = x * 2
+        y.add_(1)
+        return F.relu(y, inplace=True).sum()
+
+    x = tapegrad.tensor([-1.0, 0.5, 2.0], requires_grad=True)
+    ref, ref_g = _grads(f, x)
+    cf = tapegrad.compile(f)
+    cf(x)
+    out, g = _grads(cf, x)
+    assert not cf.entries[0].eager
+    _eq(out, ref)
+    _eq(g[0], ref_g[0])
+
+
+# --- autograd through the region ------------------------------------------------------------------------------
+def test_autograd_grad_hooks_and_retain_graph():
+    x, w = _xw()
+    cf = tapegrad.compile(lambda x, w: (x * w).tanh())
+    cf(x, w)
+    out = cf(x, w)
+    seen = []
+    out.register_hook(lambda g: seen.append(g) or g * 2)
+    x.register_hook(lambda g: g + 1)
+    (gx,) = tapegrad.autograd.grad(out.sum(), x, retain_graph=True)
+    ref = (x * w).tanh()
+    ref.register_hook(lambda g: g * 2)
+    (rx,) = tapegrad.autograd.grad(ref.sum(), x)
+    _eq(gx, rx)        # (both through the x hook)
+    assert len(seen) == 1
+    out.sum().backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        out.sum().backward()
+
+
+def test_create_graph_through_region():
+    x, w = _xw()
+    f = lambda x, w: (x * w).tanh().pow(3).sum()   # noqa: E731
+    cf = tapegrad.compile(f)
+    cf(x, w)
+    (g,) = tapegrad.autograd.grad(cf(x, w), x, create_graph=True)
+    (h,) = tapegrad.autograd.grad(g.sum(), x)
+    (ge,) = tapegrad.autograd.grad(f(x, w), x, create_graph=True)
+    (he,) = tapegrad.autograd.grad(ge.sum(), x)
+    _eq(g, ge)
+    _eq(h, he)
+
+
+def test_saved_input_changed_before_backward_raises():
+    w = tapegrad.ones(3, requires_grad=True)
+    cf = tapegrad.compile(lambda x: (x * w).sum())
+    x = tapegrad.ones(3, requires_grad=True)
+    cf(x)
+    out = cf(x)
+    with tapegrad.no_grad():
+        w.mul_(2)
+    with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+        out.backward()
+
+
+def test_no_grad_and_inference_mode():
+    x, w = _xw()
+    cf = tapegrad.compile(f_chain)
+    with tapegrad.no_grad():
+        cf(x, w)
+        out = cf(x, w)
+    assert out.grad_fn is None and not out.requires_grad
+    _eq(out, f_chain(x, w))
+    with tapegrad.inference_mode():
+        cf(x, w)
+        out = cf(x, w)
+    assert out.grad_fn is None
+    assert len(cf.entries) == 2     # no_grad and inference mode are separate guard sets
+
+
+# --- guards, one by one -----------------------------------------------------------------------------------------
+def _entries_after(cf, *calls):
+    for args in calls:
+        cf(*args)
+    return len(cf.entries)
+
+
+def test_guard_shape_and_dtype():
+    cf = tapegrad.compile(f_chain)
+    a = _xw((5,))
+    b = _xw((4,))
+    c = _xw((5,), tapegrad.float64)
+    assert _entries_after(cf, a, a) == 1
+    assert _entries_after(cf, b) == 2
+    out, g = _grads(cf, *b)
+    ref, rg = _grads(f_chain, *b)
+    _eq(out, ref)
+    _eq(g[0], rg[0])
+    assert _entries_after(cf, c) == 3
+    assert cf(*c).dtype == tapegrad.float64
+
+
+def test_guard_requires_grad_toggled():
+    x, w = _xw()
+    cf = tapegrad.compile(f_chain)
+    cf(x, w)
+    w.requires_grad_(False)
+    cf(x, w)
+    assert len(cf.entries) == 2
+    out, g = _grads(cf, x)if False else (None, None)
+    x.grad = None
+    cf(x, w).backward()
+    assert w.grad is None and x.grad is not None
+
+
+def test_guard_train_eval():
+    m = nn.Sequential(nn.Linear(4, 4), nn.Dropout(0.5))
+    cm = tapegrad.compile(m)
+    x = tapegrad.ones(2, 4)
+    cm(x)
+    m.eval()
+    out = cm(x)
+    assert len(cm._compiled.entries) == 2
+    _eq(out, m(x))
+
+
+def test_guard_parameter_replaced():
+    m = nn.Linear(3, 2)
+    cm = tapegrad.compile(m)
+    x = tapegrad.ones(1, 3)
+    cm(x)
+    cm(x)
+    m.weight = nn.Parameter(tapegrad.zeros(2, 3))
+    out = cm(x)
+    assert len(cm._compiled.entries) == 2
+    _eq(out, m.bias.detach().reshape(1, 2))
+
+
+SCALE = 2.0
+
+
+def f_global(x):
+    return (x * SCALE).sum()
+
+
+def test_guard_global_and_closure_changed():
+    global SCALE
+    cf = tapegrad.compile(f_global)
+    x = tapegrad.ones(3, requires_grad=True)
+    cf(x)
+    cf(x)
+    SCALE = 3.0
+    try:
+        assert cf(x).item() == 9.0
+        assert len(cf.entries) == 2
+    finally:
+        SCALE = 2.0
+    k = 2.0
+
+    def g(x):
+        return (x * k).sum()
+    cg = tapegrad.compile(g)
+    cg(x)
+    k = 5.0
+    assert cg(x).item() == 15.0
+
+
+def test_cache_size_limit_warns_then_eager():
+    cf = tapegrad.compile(lambda x: (x * 2).sum())
+    old = compiler.config.cache_size_limit
+    compiler.config.cache_size_limit = 2
+    try:
+        for n in (1, 2):
+            cf(tapegrad.ones(n, requires_grad=True))
+        with pytest.warns(UserWarning, match="cache_size_limit"):
+            out = cf(tapegrad.ones(3, requires_grad=True))
+        assert out.item() == 6.0 and out.grad_fn.name() == "SumBackward0"
+    finally:
+        compiler.config.cache_size_limit = old
+    assert compiler.config.recompile_limit == old
+    compiler.reset()
+    assert cf.entries == []
+
+
+def test_disable():
+    cf = tapegrad.compile(f_chain)
+    x, w = _xw()
+    with compiler.disable():
+        cf(x, w)
+    assert cf.entries == []
+    assert tapegrad.compile(f_chain, disable=True)(x, w).grad_fn.name() == "SumBackward0"
+
+
+# --- graph breaks -------------------------------------------------------------------------------------------------
+class Square(tapegrad.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * x
+
+    @staticmethod
+    def backward(ctx, g):
+        (x,) = ctx.saved_tensors
+        return 2 * x * g
+
+
+def _brk_item(x):
+    return x * x.sum().item()
+
+
+def _brk_bool(x):
+    return x * 2 if x.sum() > 0 else x * 3
+
+
+def _brk_tolist(x):
+    return x * len(x.tolist())
+
+
+def _brk_print(x):
+    print(x)
+    return x * 2
+
+
+def _brk_function(x):
+    return Square.apply(x) + 1
+
+
+def _brk_inplace_input(x):
+    with tapegrad.no_grad():
+        x.add_(0)
+    return x * 2
+
+
+def _brk_random(x):
+    return x * tapegrad.randn(x.shape)
+
+
+def _brk_hook(x):
+    y = x * 2
+    y.register_hook(lambda g: g * 3)
+    return y.sum()
+
+
+def _brk_numpy(x):
+    return x * float(np.asarray(x.detach()).sum())
+
+
+BREAKS = [(_brk_item, "item"), (_brk_bool, "bool"), (_brk_tolist, "tolist"), (_brk_print, "print"),
+          (_brk_function, "autograd.Function"), (_brk_inplace_input, "in place"), (_brk_random, "random"),
+          (_brk_hook, "hook"), (_brk_numpy, "NumPy")]
+
+
+@pytest.mark.parametrize("fn,word", BREAKS, ids=[w for _, w in BREAKS])
+def test_graph_break_falls_back_to_eager(fn, word, capsys):
+    x = tapegrad.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    tapegrad.manual_seed(0)
+    ref = fn(x)
+    cf = tapegrad.compile(fn)
+    for _ in range(2):
+        tapegrad.manual_seed(0)
+        out = cf(x)
+        _eq(out, ref)
+    e = cf.entries[0]
+    assert e.eager and word in e.reason, e.reason
+    ex = compiler.explain(fn, x)
+    assert ex.graph_break_count >= 1 and any(word in r for r in ex.break_reasons)
+    assert "Break Reason" in str(ex)
+    with pytest.raises(compiler.Unsupported, match="graph break"):
+        tapegrad.compile(fn, fullgraph=True)(x)
+
+
+def test_explain_without_breaks():
+    x, w = _xw()
+    ex = compiler.explain(f_chain, x, w)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+    assert ex.ops_per_graph[0][:2] == ["Mul", "Add"]
+    assert "def f_chain_forward" in ex.graphs[0] or "_forward" in ex.graphs[0]
+
+
+def test_backend_print(capsys):
+    x, w = _xw()
+    cf = tapegrad.compile(f_chain, backend="print")
+    cf(x, w)
+    text = capsys.readouterr().out
+    assert "def f_chain_forward(" in text and "def f_chain_backward(" in text
+    assert "= Tanh(" in text and "# TanhBackward0" in text and "(1 - v" in text
+    lines = [ln for ln in text.splitlines() if ln.startswith("    v") and "= " in ln]
+    assert len(lines) == len(cf.entries[0].prog.ops)       # one line per op
+
+
+def test_bad_arguments():
+    with pytest.raises(RuntimeError, match="unknown backend"):
+        tapegrad.compile(f_chain, backend="nope")
+    with pytest.raises(RuntimeError, match="Unrecognized mode"):
+        tapegrad.compile(f_chain, mode="fast")
+
+
+def test_warning_free_replay():
+    x, w = _xw()
+    cf = tapegrad.compile(f_chain)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cf(x, w)
+        cf(x, w).backward()
+
+
+def test_inline_kernels_bitwise_on_0d_and_shared_values():
+    a, b = tapegrad.tensor(0.3), tapegrad.tensor(1.5)
+
+    def f(x):
+        y = x
+        for _ in range(4):
+            y = ((y + a) * b).exp().log() / b
+            y = y.sigmoid() - y.tanh() * y      # y used twice: gradients meet
+        return (-y).sum()
+
+    for shape in ((), (3,)):
+        x = tapegrad.full(shape, 0.25, requires_grad=True)
+        ref, rg = _grads(f, x)
+        cf = tapegrad.compile(f)
+        cf(x)
+        out, g = _grads(cf, x)
+        _eq(out, ref)
+        _eq(g[0], rg[0])
+        assert out.shape == ref.shape and isinstance(out._array, np.ndarray) and g[0].shape == x.shape
+        src = cf.entries[0].sources[0]
+        assert "_tanh(" in src and "_exp(" in src       # the inline kernels ran
+
+
+def test_changes_outside_the_ops_are_not_lost():
+    p = nn.Parameter(tapegrad.ones(3))
+    p.grad = tapegrad.ones(3)
+    opt = tapegrad.optim.SGD([p], lr=0.5)
+    step = tapegrad.compile(opt.step)        # writes p's array directly: nothing a replay could repeat
+    for _ in range(3):
+        step()
+    _eq(p, tapegrad.full((3,), -0.5))
+    assert all(e.eager for e in step.entries)
+
+    def f(x):
+        y = (x * p[:2]).sum()
+        with tapegrad.no_grad():
+            p._array[...] += 1               # a direct write into a free tensor's data, between ops
+            tapegrad.optim._helpers.touched(p)
+        return y * p.sum()
+    cf = tapegrad.compile(f)
+    x = tapegrad.ones(2, requires_grad=True)
+    cf(x)
+    assert cf.entries[0].eager and "outside the ops" in cf.entries[0].reason
+
+
+def test_other_threads_do_not_disturb_a_capture():
+    import threading
+    seen = []
+
+    def other():
+        t = tapegrad.ones(3)
+        t.add_(1)                       # an in-place op, .item() and a factory in another thread, mid-capture
+        seen.append(t.sum().item() + float(tapegrad.zeros(1)))
+
+    def f(x):
+        y = x * 2
+        th = threading.Thread(target=other)
+        th.start()
+        th.join()
+        return y.sum()
+
+    cf = tapegrad.compile(f)
+    x = tapegrad.ones(2, requires_grad=True)
+    cf(x)
+    assert seen == [6.0] and not cf.entries[0].eager, cf.entries[0].reason
+    assert cf(x).grad_fn.name() == "CompiledFunctionBackward"
+
+
+def test_deepcopy_of_a_compiled_module_uses_its_own_parameters():
+    m = nn.Linear(3, 2)
+    m.compile()
+    x = tapegrad.ones(1, 3)
+    m(x)
+    m(x)
+    c = copy.deepcopy(m)
+    with tapegrad.no_grad():
+        c.weight.zero_()
+        c.bias.fill_(1.0)
+    _eq(c(x), tapegrad.ones(1, 2))
+    _eq(c(x), tapegrad.ones(1, 2))
+    _eq(m(x), x @ m.weight.detach().T + m.bias.detach())
