@@ -1,0 +1,53 @@
+"""Batching rules of the ops that take a dim (reductions, scans, softmax, sorting): the logical dims are shifted by
+one past the batch dim; "all dims" (None) becomes every logical dim."""
+
+from __future__ import annotations
+
+from . import ldim, only_first_batched, phys_dim, phys_dims, register
+from .elementwise import classes
+
+# the position of the dim argument among the op's arguments (after x), and whether it may be a tuple/None
+_DIMS = {  # class names -> (position, "dims" for an int/tuple/None, "dim" for one int)
+    "tapegrad.ops.reduce.sums": {"Sum SumDim Mean MeanDim Nansum Logsumexp Std StdMean Var VarMean": (1, "dims"),
+                                 "Prod ProdDim": (1, "dims")},
+    "tapegrad.ops.reduce.extrema": {"Amax Amin MaxAll MinAll": (1, "dims"),
+                                    "Aminmax MaxDim MinDim MedianDim NanmedianDim Mode": (1, "dim")},
+    "tapegrad.ops.linalg.norms": {"Amax Amin": (1, "dims"), "LinalgVectorNorm": (2, "dims")},
+    "tapegrad.ops.nn_ops._common": {"_Norm": (2, "dims")},
+    "tapegrad.ops.reduce.scans": {"Cummax Cummin Cumprod Cumsum": (1, "dim")},
+    "tapegrad.ops.nn_ops.linear": {"Softmax LogSoftmax Glu": (1, "dim")},
+    "tapegrad.ops.index.sorting": {"Sort SortStable": (1, "dim"), "Kthvalue": (2, "dim"), "Topk": (2, "dim")},
+    "tapegrad.ops.shape.rearrange": {"Flip": (1, "dims")},
+}
+
+
+def _dim_rule(pos, kind):
+    def rule(level, cls, args, kwargs, phys):
+        if not only_first_batched(phys):
+            return NotImplemented
+        x = args[0]
+        n = ldim(x)
+        if n == 0:
+            return NotImplemented
+        args = list(args)
+        d = args[pos] if pos < len(args) else None
+        if kind == "dim" and d is None:
+            return NotImplemented
+        if kind == "dims" and d is not None and not isinstance(d, int):
+            d = tuple(d)
+            if len(d) == 0:
+                d = None
+        pd = phys_dims(d, n) if kind == "dims" else phys_dim(d, n)
+        if pd is None:
+            return NotImplemented
+        if pos < len(args):
+            args[pos] = pd
+        else:
+            args.extend([None] * (pos - len(args)) + [pd])
+        return cls.apply(phys[0], *args[1:], **kwargs)
+    return rule
+
+
+for _mod, _groups in _DIMS.items():
+    for _names, (_pos, _kind) in _groups.items():
+        register(*classes({_mod: _names}))(_dim_rule(_pos, _kind))
