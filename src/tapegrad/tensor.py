@@ -365,6 +365,9 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing this one's data (and version counter) but cut from the graph."""
+        if _function._active[0]:      # (a transform sees it: vmap keeps the batch, a dual level drops the tangent)
+            from .ops._util import Detach
+            return Detach.apply(self)
         t = Tensor._make(self._array)
         t._vc = self._vc
         return t

@@ -45,6 +45,13 @@ def _batch_levels():
     return out
 
 
+def _below_vmap():
+    """Whether a vmap level is active in this thread below the transform that sees the next op."""
+    from ._vmap import BatchedLevel
+    st = _state
+    return any(isinstance(i, BatchedLevel) for i in st.interpreters[:st.top + 1])
+
+
 class _At:
     """Run ops as if only the transforms up to stack index ``top`` were active."""
 
@@ -117,6 +124,10 @@ class _Run:
     def __init__(self, func, args, argnums, api, has_aux, aux_api, kwargs=None):
         self.levels = _batch_levels()
         self.bottom = _bottom(self.levels)
+        if not self.levels and _below_vmap():
+            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward-mode transform (jvp, "
+                               f"jacfwd) inside vmap is not supported; use jacrev/vjp there instead of jacfwd/jvp, "
+                               f"or vmap inside it")
         with enable_grad():
             diff = _slice_argnums(args, argnums, as_tuple=False) if argnums is not None else args
             flat_d, self.d_spec = tree_flatten(diff)
@@ -172,18 +183,20 @@ class _Run:
             return [_up(t, self.levels) for t in ts]
 
     def finish(self, tree, graph):
-        """The value (or aux) as ``f`` returned it, its graph dropped unless needed."""
+        """The value (or aux) as ``f`` returned it; without a graph (new tensors over the same arrays) unless one is
+        needed. (Not in place: ``vjp_fn`` still differentiates the outputs, and aux may be anyone's tensor.)"""
         if graph:
             return tree
         flat, spec = tree_flatten(tree)
+        out = []
         for t in flat:
-            if isinstance(t, Tensor):
+            if isinstance(t, Tensor) and (t.requires_grad or self.levels):
                 with enable_grad(), _At(self.bottom):
-                    p = _down(t, self.levels) if self.levels else t
-                _fw._drop_graph(p)
-                if p is not t:
-                    _fw._drop_graph(t)
-        return tree
+                    p = _down(t, self.levels)
+                    if p.requires_grad:
+                        t = _up(Tensor._make(p._array), self.levels)
+            out.append(t)
+        return tree_unflatten(out, spec)
 
 
 def _zeros(like):
@@ -262,7 +275,7 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
     flat_o, o_spec = tree_flatten(run.out)
     if len(flat_o) == 0 or (len(flat_o) == 1 and flat_o[0] is None):
         raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has non-empty output (got output = "
-                           f"{run.out})")
+                           f"{flat_o})")
     for o in flat_o:
         if not isinstance(o, Tensor):
             raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type "

@@ -30,8 +30,8 @@ __all__ = ["vmap", "BatchedLevel"]
 _warned = set()
 
 
-def _fallback_warning(cls):
-    name = _op_name(cls)
+def _fallback_warning(cls, args=()):
+    name = _op_name(cls, args)
     if name in _warned:
         return
     _warned.add(name)
@@ -40,7 +40,9 @@ def _fallback_warning(cls):
                   stacklevel=4)
 
 
-def _op_name(cls):
+def _op_name(cls, args=()):
+    if cls.__name__ == "ArrayOp" and args:       # (a function computed on arrays: its own name)
+        return f"tapegrad.{getattr(args[0], '__name__', 'function')}"
     return f"tapegrad.{cls.__module__.removeprefix('tapegrad.')}.{cls.__name__}"
 
 
@@ -71,9 +73,27 @@ class BatchedLevel(Interpreter):
         table[key] = (weakref.ref(t, gone), p)
         return t
 
+    def enter(self):
+        super().enter()
+        self._prev_hook = _random._vmap_hook
+        if self.randomness == "different":
+            _random._vmap_hook = self._draw
+        return self
+
+    def exit(self):
+        _random._vmap_hook = self._prev_hook
+        super().exit()
+
+    def _draw(self, shape):
+        """``_random.draw_shape`` while this level is the one that sees the call: one draw per sample."""
+        from ..autograd.grad_mode import _state
+        if _state.top != self.level:
+            return shape, None
+        return (self.size,) + shape, self.wrap
+
     def broadcast(self, t):
         """``t`` (not batched here) as a physical tensor: expanded along a new batch dim (a view)."""
-        return t.unsqueeze(0).expand((self.size,) + tuple(t.shape))
+        return t.expand((self.size,) + tuple(t.shape))
 
     # --- ops -----------------------------------------------------------------------------------------------------
     def process(self, cls, args, kwargs):
@@ -94,7 +114,7 @@ class BatchedLevel(Interpreter):
         if rule is not None:
             out = rule(self, cls, args, kwargs, phys)
         if out is NotImplemented:
-            _fallback_warning(cls)
+            _fallback_warning(cls, args)
             out = self._loop(cls, args, kwargs)
         if out.__class__ is tuple or isinstance(out, tuple):
             return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)

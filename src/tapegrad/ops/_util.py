@@ -27,6 +27,58 @@ __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keep
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
 
 
+class ArrayOp(Primitive):
+    """A public function computed on the arrays outside the op mechanism (comparisons, arg-reductions, tests:
+    nothing to differentiate), run as one op while a function transform is active, so that the transform sees
+    it (vmap batches it: ``elementwise`` ones by broadcasting, the others once per sample). ``mask`` says which
+    arguments were Tensors. Eager calls never come here (``visible``)."""
+
+    node_name = "ArrayOpBackward0"
+
+    @staticmethod
+    def forward(ctx, fn, elementwise, mask, *args, **kwargs):
+        out = fn(*(Tensor._make(a) if m else a for a, m in zip(args, mask)), **kwargs)
+        if isinstance(out, tuple):
+            return tuple(o._array if isinstance(o, Tensor) else o for o in out)
+        return out._array if isinstance(out, Tensor) else out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) * len(ctx._input_meta)
+
+
+class Detach(Primitive):
+    """``x.detach()`` while a function transform is active (eager ``detach`` makes no op): a view that carries no
+    gradient, so that vmap gives it its batch and a dual level no tangent."""
+
+    node_name = "DetachBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = x.view()
+        ctx.mark_non_differentiable(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def visible(fn, elementwise=False):
+    """``fn`` (a function of tensors computed on their arrays) as an ``ArrayOp`` while a transform is active;
+    the plain call otherwise (one check of a counter)."""
+    import functools
+    from ..autograd.function import _active
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if _active[0]:
+            return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **kwargs)
+        return fn(*args, **kwargs)
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
 def op_error(op: str, message: str, exc=RuntimeError):
     """The one error helper: ``op: message`` (torch's own wording inside ``message`` where it has one)."""
     return exc(f"{op}: {message}")

@@ -14,8 +14,8 @@ from . import ldim, pad_to, register
 _NAMES = {
     "tapegrad.ops.elementwise.unary": "Acos Acosh Asin Asinh Atan Atanh Ceil Cos Cosh Erf Erfc Erfinv Exp Exp2 "
                                       "Expm1 Floor Frac Log Log10 Log1P Log2 Reciprocal Round Rsqrt Sigmoid Sin "
-                                      "Sinh Sqrt Tan Tanh Trunc Abs Clamp ClampMax ClampMaxTensor ClampMin ClampMinTensor ClampTensor Logit "
-                                      "NanToNum RoundDecimals Sign _SigmoidGrad _TanhGrad",
+                                      "Sinh Sqrt Tan Tanh Trunc Abs Clamp ClampMax ClampMaxTensor ClampMin "
+                                      "ClampMinTensor ClampTensor Logit NanToNum RoundDecimals Sign _SigmoidGrad _TanhGrad",
     "tapegrad.ops.elementwise._common": "Where",
     "tapegrad.ops.elementwise.activations": "Celu Elu Gelu Hardshrink Hardsigmoid Hardswish Hardtanh LeakyRelu "
                                             "LogSigmoid Mish Relu Silu Softplus Softshrink Threshold _ReluGrad",
@@ -73,3 +73,19 @@ def last_dim(level, cls, args, kwargs, phys):
     if ldim(args[0]) == 0 and cls.__name__ == "ViewAsComplex":
         return NotImplemented
     return cls.apply(phys[0], *args[1:], **kwargs)
+
+
+def _array_op_rule(level, cls, args, kwargs, phys):
+    """A function computed on arrays (``ops._util.ArrayOp``): broadcast when elementwise, else once per sample."""
+    if not args[1]:
+        return NotImplemented
+    return cls.apply(*args[:3], *broadcast_args(args[3:], phys[3:]), **kwargs)
+
+
+def _register_array_op():
+    from ...ops._util import ArrayOp, Detach
+    register(ArrayOp)(_array_op_rule)
+    register(Detach)(elementwise)
+
+
+_register_array_op()

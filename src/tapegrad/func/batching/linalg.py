@@ -7,7 +7,11 @@ import importlib
 
 from ...ops.elementwise import arith as _ar
 from ...ops.linalg import products as _p
-from . import ldim, pad_to, register
+import numpy as np
+
+from ...autograd.function import Primitive
+from ...tensor import Tensor
+from . import ldim, materialize, pad_to, register
 
 _lin = importlib.import_module("tapegrad.ops.nn_ops.linear")   # (the package's name `linear` is the function)
 
@@ -50,20 +54,81 @@ def _products(level, cls, args, kwargs, phys):
     return matmul(a, pa, b, pb)
 
 
+class BatchedLinear(Primitive):
+    """Per-sample ``linear``: ``x`` (B, N, in), ``w`` (B, out, in), ``b`` (B, out) or None -> (B, N, out). A weight
+    that is one weight expanded along the batch (stride 0: the common case, a parameter differentiated per sample)
+    takes one matrix product for the whole batch; the per-sample weight gradient of a single row (N = 1) is an
+    outer product per sample, computed by broadcasting, not as B products with an inner size of 1."""
+
+    node_name = "BatchedLinearBackward0"
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_inputs(0, 1)
+        ctx.has_bias = b is not None
+        B, N, k = x.shape
+        if w.strides[0] == 0:
+            y = (x.reshape(B * N, k) @ w[0].T).reshape(B, N, w.shape[1])
+        else:
+            y = np.matmul(x, w.swapaxes(-1, -2))
+        if b is not None:
+            y = y + b[:, None, :]
+        return y
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        need = ctx.needs_input_grad
+        gx = gw = gb = None
+        if g.__class__ is Tensor:           # (recorded: ordinary ops, differentiable again)
+            if need[0]:
+                gx = g @ w
+            if need[1]:
+                gw = g.transpose(-1, -2) @ x
+            if need[2]:
+                gb = g.sum(1)
+            return gx, gw, gb
+        B, N, o = g.shape
+        if need[0]:
+            gx = (g.reshape(B * N, o) @ w[0]).reshape(B, N, w.shape[2]) if w.strides[0] == 0 else np.matmul(g, w)
+        if need[1]:
+            gw = g[:, 0, :, None] * x[:, 0, None, :] if N == 1 else np.matmul(g.swapaxes(-1, -2), x)
+        if need[2]:
+            gb = g.sum(1)
+        return gx, gw, gb
+
+
+def _linear(level, x, px, w, pw, b, pb):
+    """The physical ``linear(x, w, b)`` of a batched call."""
+    n = ldim(x)
+    if pw is None and pb is None:            # only the input batched: one product for the whole batch
+        X2 = px.reshape((-1, px.shape[-1]))
+        y = _lin._Addmm.apply(b, X2, w) if b is not None else _lin._MmT.apply(X2, w)
+        return y.reshape(tuple(px.shape[:-1]) + (w.shape[0],))
+    if ldim(w) != 2 or n not in (1, 2) or (b is not None and ldim(b) != 1):
+        y = matmul(x, px, w.transpose(-1, -2), pw.transpose(-1, -2) if pw is not None else None)
+        return y if b is None else _ar.Add.apply(pad_to(pb, 1, 2) if pb is not None and n == 2 else
+                                                 (pb if pb is not None else b), y)
+    X = materialize(level, x, px)
+    if n == 1:
+        X = X.unsqueeze(1)
+    W = materialize(level, w, pw)
+    Bb = materialize(level, b, pb) if b is not None else None
+    y = BatchedLinear.apply(X, W, Bb)
+    return y.squeeze(1) if n == 1 else y
+
+
 @register(_lin._MmT)
 def _mmt(level, cls, args, kwargs, phys):
     x, w = args
-    pw = phys[1]
-    return matmul(x, phys[0], w.transpose(-1, -2), pw.transpose(-1, -2) if pw is not None else None)
+    return _linear(level, x, phys[0], w, phys[1], None, None)
 
 
 @register(_lin._Addmm)
 def _addmm_linear(level, cls, args, kwargs, phys):
     bias, x, w = args
-    pw = phys[2]
-    out = matmul(x, phys[1], w.transpose(-1, -2), pw.transpose(-1, -2) if pw is not None else None)
-    pb = phys[0]
-    return _ar.Add.apply(pad_to(pb, ldim(bias), 2) if pb is not None else bias, out)
+    return _linear(level, x, phys[1], w, phys[2], bias, phys[0])
 
 
 @register(_p.Addmm, _p.Addmv, _p.Baddbmm)

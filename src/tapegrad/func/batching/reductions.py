@@ -9,7 +9,7 @@ from .elementwise import classes
 # the position of the dim argument among the op's arguments (after x), and whether it may be a tuple/None
 _DIMS = {  # class names -> (position, "dims" for an int/tuple/None, "dim" for one int)
     "tapegrad.ops.reduce.sums": {"Sum SumDim Mean MeanDim Nansum Logsumexp Std StdMean Var VarMean": (1, "dims"),
-                                 "Prod ProdDim": (1, "dims")},
+                                 "ProdDim": (1, "dim")},
     "tapegrad.ops.reduce.extrema": {"Amax Amin MaxAll MinAll": (1, "dims"),
                                     "Aminmax MaxDim MinDim MedianDim NanmedianDim Mode": (1, "dim")},
     "tapegrad.ops.linalg.norms": {"Amax Amin": (1, "dims"), "LinalgVectorNorm": (2, "dims")},
@@ -51,3 +51,31 @@ def _dim_rule(pos, kind):
 for _mod, _groups in _DIMS.items():
     for _names, (_pos, _kind) in _groups.items():
         register(*classes({_mod: _names}))(_dim_rule(_pos, _kind))
+
+
+def _all_to_one_dim(dim_cls):
+    """An "over all elements" reduction: the sample's elements flattened into one dim, reduced by ``dim_cls``."""
+    def rule(level, cls, args, kwargs, phys):
+        if not only_first_batched(phys):
+            return NotImplemented
+        rest = list(args[1:])
+        if rest and rest[0] is not None or (len(rest) > 1 and rest[1]):    # (a dim, or keepdim: not this case)
+            return NotImplemented
+        p = phys[0]
+        flat = p.reshape((p.shape[0], -1))
+        out = dim_cls.apply(flat, 1, False, *rest[2:], **kwargs)
+        return out[0] if isinstance(out, tuple) else out
+    return rule
+
+
+def _register_all():
+    import importlib
+    sums = importlib.import_module("tapegrad.ops.reduce.sums")
+    ext = importlib.import_module("tapegrad.ops.reduce.extrema")
+    register(sums.Prod)(_all_to_one_dim(sums.ProdDim))
+    for a, d in (("MedianAll", "MedianDim"), ("NanmedianAll", "NanmedianDim")):
+        if hasattr(ext, a) and hasattr(ext, d):
+            register(getattr(ext, a))(_all_to_one_dim(getattr(ext, d)))
+
+
+_register_all()

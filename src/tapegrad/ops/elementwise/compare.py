@@ -4,9 +4,11 @@ isnan and the other tests, isclose, allclose, equal.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
-from .._util import Tensor, bind, broadcast_or_error, promote
+from .._util import Tensor, bind, broadcast_or_error, promote, visible
 from ._common import _inplace, _iop, _need_tensor, _not_implemented, _with_out
 
 
@@ -25,6 +27,7 @@ def _compare(np_fn, name):
         a, b, _ = promote(_operand(input), _operand(other))
         return Tensor._make(np.asarray(np_fn(a, b)))
     cmp.__name__ = cmp.__qualname__ = name
+    cmp = visible(cmp, elementwise=True)
     cmp.__doc__ = (f"Elementwise ``{np_fn.__name__}`` as a bool tensor (no gradient).\n\n"
                    f"    >>> tapegrad.{name}(tapegrad.tensor([1, 2]), 2)\n"
                    f"    {Tensor._make(np.asarray(np_fn(np.array([1, 2]), 2)))!r}\n    ")
@@ -43,6 +46,7 @@ def _logical(np_fn, name):
         _need_tensor(name, "other", 2, other)
         return Tensor._make(np.asarray(np_fn(input._array, other._array)))
     fn.__name__ = fn.__qualname__ = name
+    fn = visible(fn, elementwise=True)
     fn.__doc__ = (f"Elementwise logical {name[8:]} of the truth values (bool result).\n\n"
                   f"    >>> tapegrad.{name}(tapegrad.tensor([True, False]), tapegrad.tensor([True, True]))\n"
                   f"    {Tensor._make(np.asarray(np_fn(np.array([True, False]), True)))!r}\n    ")
@@ -55,6 +59,7 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 
 
 @_with_out
+@functools.partial(visible, elementwise=True)
 def logical_not(input):  # noqa: A002
     """Elementwise logical not (bool result).
 
@@ -71,6 +76,7 @@ def _bitwise(np_fn, name):
             raise _not_implemented(f"{name}_cpu", d)
         return Tensor._make(np.asarray(np_fn(a, b)))
     fn.__name__ = fn.__qualname__ = name
+    fn = visible(fn, elementwise=True)
     fn.__doc__ = (f"Elementwise {name[8:]} of the bits of integer or bool tensors.\n\n"
                   f"    >>> tapegrad.{name}(tapegrad.tensor([12]), 10)\n"
                   f"    {Tensor._make(np.asarray(np_fn(np.array([12]), 10)))!r}\n    ")
@@ -83,6 +89,7 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
 @_with_out
+@functools.partial(visible, elementwise=True)
 def bitwise_not(input):  # noqa: A002
     """Bitwise not of an integer tensor (logical not of a bool tensor).
 
@@ -105,6 +112,7 @@ def _test(name, np_fn, doc, example):
         a = input._array
         return Tensor._make(np.asarray(np_fn(a)))
     fn.__name__ = fn.__qualname__ = name
+    fn = visible(fn, elementwise=True)
     fn.__doc__ = f"{doc}\n\n    >>> tapegrad.{name}(tapegrad.tensor([1., float('inf'), float('nan')]))\n    {example}\n"
     return fn
 
@@ -132,6 +140,7 @@ def _same_dtype(a, b):
         raise RuntimeError(f"{a.dtype._legacy} did not match {b.dtype._legacy}")
 
 
+@functools.partial(visible, elementwise=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
     """``|input - other| <= atol + rtol * |other|`` elementwise (bool tensor).
 

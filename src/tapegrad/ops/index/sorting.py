@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, normalize_dim, shape_str
+from .._util import Primitive, Tensor, bind, normalize_dim, shape_str, visible
 from ._common import _arr, _zeros
 from .gathers import Scatter
 
@@ -113,6 +113,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     return return_types.sort(v, i)
 
 
+@visible
 def argsort(input, dim=-1, descending=False, stable=False):
     """The indices that sort ``input`` along ``dim``.
 

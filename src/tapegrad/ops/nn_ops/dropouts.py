@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from .._util import Tensor
 from ._common import _c
 
 
@@ -26,7 +27,9 @@ def _noise(x, p, feature):
     from ... import _random
     a = x._array
     shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
-    return (_random._gen(None).random(shape) < (1 - p)).astype(a.dtype)
+    shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one mask per sample)
+    noise = (_random._gen(None).random(shape) < (1 - p)).astype(a.dtype)
+    return noise if wrap is None else wrap(Tensor._make(noise))
 
 
 def _dropout_impl(input, p, train, inplace, alpha, feature):
@@ -37,6 +40,13 @@ def _dropout_impl(input, p, train, inplace, alpha, feature):
         zero = _c(np.zeros((), input._array.dtype))
         return input.mul_(zero) if inplace else input * zero
     noise = _noise(input, p, feature)
+    if isinstance(noise, Tensor):                # a batched mask (vmap): ordinary ops on it
+        if alpha:
+            a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
+            out = input * (noise * a) + ((noise - 1) * (_ALPHA * a) + _ALPHA * a * p)
+        else:
+            out = input * (noise / (1 - p))
+        return input.copy_(out) if inplace else out
     if alpha:
         a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
         b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, normalize_dim, normalize_dims
+from .._util import Primitive, Tensor, bind, normalize_dim, normalize_dims, visible
 from ._common import (_const, _dim_args, _evenly, _expand_back, _kept_shape, _nonempty_dim, _select_backward,
                       _write_out, return_types)
 
@@ -254,7 +254,7 @@ def _arg(op, np_fn):
     return fn
 
 
-argmax, argmin = _arg("argmax", np.argmax), _arg("argmin", np.argmin)
+argmax, argmin = visible(_arg("argmax", np.argmax)), visible(_arg("argmin", np.argmin))
 
 
 def median(input, dim=None, keepdim=False, *, out=None):

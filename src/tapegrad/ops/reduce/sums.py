@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, cj, linear_jvp, normalize_dim, normalize_dims
+from .._util import Primitive, Tensor, bind, cj, linear_jvp, normalize_dim, normalize_dims, visible
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -401,9 +401,10 @@ def _logical(op, np_fn):
     return fn
 
 
-all, any = _logical("all", np.all), _logical("any", np.any)  # noqa: A001 - torch's names
+all, any = visible(_logical("all", np.all)), visible(_logical("any", np.any))  # noqa: A001 - torch's names
 
 
+@visible
 def count_nonzero(input, dim=None):
     """Number of nonzero elements (over all, or ``dim``: int or tuple), int64.
 
