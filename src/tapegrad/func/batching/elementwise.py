@@ -15,7 +15,8 @@ _NAMES = {
     "tapegrad.ops.elementwise.unary": "Acos Acosh Asin Asinh Atan Atanh Ceil Cos Cosh Erf Erfc Erfinv Exp Exp2 "
                                       "Expm1 Floor Frac Log Log10 Log1P Log2 Reciprocal Round Rsqrt Sigmoid Sin "
                                       "Sinh Sqrt Tan Tanh Trunc Abs Clamp ClampMax ClampMaxTensor ClampMin "
-                                      "ClampMinTensor ClampTensor Logit NanToNum RoundDecimals Sign _SigmoidGrad _TanhGrad",
+                                      "ClampMinTensor ClampTensor Logit NanToNum RoundDecimals Sign _SigmoidGrad "
+                                      "_TanhGrad",
     "tapegrad.ops.elementwise._common": "Where",
     "tapegrad.ops.elementwise.activations": "Celu Elu Gelu Hardshrink Hardsigmoid Hardswish Hardtanh LeakyRelu "
                                             "LogSigmoid Mish Relu Silu Softplus Softshrink Threshold _ReluGrad",
