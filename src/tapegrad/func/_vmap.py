@@ -28,6 +28,7 @@ from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
 __all__ = ["vmap", "BatchedLevel"]
 
 _warned = set()
+log = None        # a list while docs/ops.md is generated: (op name, "rule" | "loop") of each batched op call
 
 
 def _fallback_warning(cls, args=()):
@@ -116,6 +117,10 @@ class BatchedLevel(Interpreter):
         if out is NotImplemented:
             _fallback_warning(cls, args)
             out = self._loop(cls, args, kwargs)
+            if log is not None:
+                log.append((_op_name(cls, args), "loop"))
+        elif log is not None:
+            log.append((_op_name(cls, args), "rule"))
         if out.__class__ is tuple or isinstance(out, tuple):
             return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)
         return self.wrap(out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 from ...tensor import Tensor
 
 RULES = {}
+BY_NAME = {}       # class name -> rule: for op classes made by factories, or in modules loaded later
 _loaded = []
 
 
@@ -24,11 +25,23 @@ def register(*classes):
     return deco
 
 
+def register_names(names, rule):
+    """Register ``rule`` for the op classes named in ``names`` ({module: "Class Class ..."}: the module where the
+    public function lives, for the reader), found by their ``__name__`` when first used (built-in ops only)."""
+    for ns in names.values():
+        for n in ns.split():
+            BY_NAME[n] = rule
+
+
 def rule_for(cls):
     if not _loaded:
         _load()
     r = RULES.get(cls)
     if r is None and cls not in RULES:
+        r = BY_NAME.get(cls.__name__) if cls.__module__.startswith("tapegrad.ops.") else None
+        if r is not None:
+            RULES[cls] = r
+            return r
         for base in cls.__mro__[1:]:
             if base in RULES and RULES[base] is not None and getattr(RULES[base], "inherit", False):
                 r = RULES[base]

@@ -4,12 +4,10 @@ arguments broadcast against the trailing dims as they are. The op then runs once
 
 from __future__ import annotations
 
-import importlib
-
 import numpy as np
 
 from ...tensor import Tensor
-from . import ldim, pad_to, register
+from . import ldim, pad_to, register, register_names
 
 _NAMES = {
     "tapegrad.ops.elementwise.unary": "Acos Acosh Asin Asinh Atan Atanh Ceil Cos Cosh Erf Erfc Erfinv Exp Exp2 "
@@ -37,18 +35,9 @@ _NAMES = {
     "tapegrad.ops.special.gamma": "Mvlgamma Polygamma Zeta ZetaScalarQ ZetaScalarX",
     "tapegrad.ops.special.incomplete": "Igamma Igammac",
     "tapegrad.ops.special.misc": "Sinc Xlog1py Xlog1pyScalarX Xlog1pyScalarY",
+    "tapegrad.ops.special.polynomials": "Polynomial",
+    "tapegrad.ops.fft": "_ToComplex _Conj _ConjPhysical",
 }
-
-
-def classes(names):
-    out = []
-    for mod, ns in names.items():
-        try:
-            m = importlib.import_module(mod)
-        except ImportError:
-            continue
-        out.extend(getattr(m, n) for n in ns.split() if hasattr(m, n))
-    return out
 
 
 def broadcast_args(args, phys):
@@ -60,20 +49,24 @@ def broadcast_args(args, phys):
     return tuple(pad_to(p, ldim(a), rank) if p is not None else a for a, p in zip(args, phys))
 
 
-@register(*classes(_NAMES))
 def elementwise(level, cls, args, kwargs, phys):
     return cls.apply(*broadcast_args(args, phys), **kwargs)
 
 
-_MODES = {"tapegrad.ops.elementwise.complex": "ViewAsReal ViewAsComplex"}
+register_names(_NAMES, elementwise)
 
 
-@register(*classes(_MODES))
+_MODES = {"tapegrad.ops.elementwise.complex": "ViewAsReal ViewAsComplex", "tapegrad.ops.fft": "_ViewAsReal"}
+
+
 def last_dim(level, cls, args, kwargs, phys):
     """``view_as_real``/``view_as_complex``: they work on the last dim, which the batch dim never is."""
-    if ldim(args[0]) == 0 and cls.__name__ == "ViewAsComplex":
+    if (ldim(args[0]) == 0 and cls.__name__ == "ViewAsComplex") or any(p is not None for p in phys[1:]):
         return NotImplemented
     return cls.apply(phys[0], *args[1:], **kwargs)
+
+
+register_names(_MODES, last_dim)
 
 
 def _array_op_rule(level, cls, args, kwargs, phys):

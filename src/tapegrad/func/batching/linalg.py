@@ -11,7 +11,7 @@ import numpy as np
 
 from ...autograd.function import Primitive
 from ...tensor import Tensor
-from . import ldim, materialize, pad_to, register
+from . import ldim, materialize, pad_to, phys_dim, register, register_names
 
 _lin = importlib.import_module("tapegrad.ops.nn_ops.linear")   # (the package's name `linear` is the function)
 
@@ -147,3 +147,44 @@ def _addmm(level, cls, args, kwargs, phys):
     if beta != 1:
         c = c * beta
     return _ar.Add.apply(c, out)
+
+
+def _trailing(min_rank):
+    """Ops on the trailing dims whose leading dims are batch dims already (the decompositions on the last two dims,
+    padding, pixel shuffle): the physical input as it is, when only the input is batched."""
+    def rule(level, cls, args, kwargs, phys):
+        if phys[0] is None or any(p is not None for p in phys[1:]) or ldim(args[0]) < min_rank:
+            return NotImplemented
+        if cls.__name__ == "LinalgQr" and args[1] == "r":      # (its Q is an empty placeholder, not batched)
+            return NotImplemented
+        return cls.apply(phys[0], *args[1:], **kwargs)
+    return rule
+
+
+register_names({"tapegrad.ops.linalg.decompositions": "LinalgCholeskyEx LinalgEigh LinalgPinv LinalgQr LinalgSvd",
+                "tapegrad.ops.linalg.solvers": "LinalgDet LinalgInvEx LinalgMatrixExp LinalgSlogdet"}, _trailing(2))
+register_names({"tapegrad.ops.conv.resampling": "PixelShuffle"}, _trailing(3))
+
+
+def _pad(level, cls, args, kwargs, phys):
+    x, widths = args[0], args[1]
+    if phys[0] is None or len(widths) // 2 > ldim(x):
+        return NotImplemented
+    return cls.apply(phys[0], *args[1:], **kwargs)
+
+
+register_names({"tapegrad.ops.conv.resampling": "ConstantPadNd"}, _pad)
+
+
+def _cross(level, cls, args, kwargs, phys):
+    from .elementwise import broadcast_args
+    a, b, dim = args
+    n = max(ldim(a), ldim(b))
+    d = phys_dim(dim, n)
+    if d is None:
+        return NotImplemented
+    pa, pb = broadcast_args((a, b), phys[:2])
+    return cls.apply(pa, pb, d, **kwargs)
+
+
+register_names({"tapegrad.ops.linalg.contractions": "LinalgCross"}, _cross)

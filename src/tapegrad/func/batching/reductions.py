@@ -3,8 +3,7 @@ one past the batch dim; "all dims" (None) becomes every logical dim."""
 
 from __future__ import annotations
 
-from . import ldim, only_first_batched, phys_dim, phys_dims, register
-from .elementwise import classes
+from . import ldim, only_first_batched, phys_dim, phys_dims, register, register_names
 
 # the position of the dim argument among the op's arguments (after x), and whether it may be a tuple/None
 _DIMS = {  # class names -> (position, "dims" for an int/tuple/None, "dim" for one int)
@@ -17,7 +16,9 @@ _DIMS = {  # class names -> (position, "dims" for an int/tuple/None, "dim" for o
     "tapegrad.ops.reduce.scans": {"Cummax Cummin Cumprod Cumsum": (1, "dim")},
     "tapegrad.ops.nn_ops.linear": {"Softmax LogSoftmax Glu": (1, "dim")},
     "tapegrad.ops.index.sorting": {"Sort SortStable": (1, "dim"), "Kthvalue": (2, "dim"), "Topk": (2, "dim")},
-    "tapegrad.ops.shape.rearrange": {"Flip": (1, "dims")},
+    "tapegrad.ops.shape.rearrange": {"Flip": (1, "dims"), "_IndexSelect": (1, "dim")},
+    "tapegrad.ops.fft": {"FftC2C FftC2R FftR2C": (1, "dims")},
+    "tapegrad.ops.index.gathers": {"IndexSelect": (1, "dim")},
 }
 
 
@@ -50,7 +51,7 @@ def _dim_rule(pos, kind):
 
 for _mod, _groups in _DIMS.items():
     for _names, (_pos, _kind) in _groups.items():
-        register(*classes({_mod: _names}))(_dim_rule(_pos, _kind))
+        register_names({_mod: _names}, _dim_rule(_pos, _kind))
 
 
 def _all_to_one_dim(dim_cls):
@@ -79,3 +80,26 @@ def _register_all():
 
 
 _register_all()
+
+
+def _with_index(pos_dim, pos_index):
+    """Ops taking a dim and an index tensor of the input's rank (gather, take_along_dim): the index batched too
+    (expanded along the batch when it is not)."""
+    def rule(level, cls, args, kwargs, phys):
+        if any(p is not None for i, p in enumerate(phys) if i not in (0, pos_index)):
+            return NotImplemented
+        x, n = args[0], ldim(args[0])
+        d = phys_dim(args[pos_dim], n)
+        idx = args[pos_index]
+        if d is None or not hasattr(idx, "_array") or ldim(idx) != n:
+            return NotImplemented
+        args = list(args)
+        args[0] = phys[0] if phys[0] is not None else level.broadcast(x)
+        args[pos_index] = phys[pos_index] if phys[pos_index] is not None else level.broadcast(idx)
+        args[pos_dim] = d
+        return cls.apply(*args, **kwargs)
+    return rule
+
+
+register_names({"tapegrad.ops.index.gathers": "Gather"}, _with_index(1, 2))
+register_names({"tapegrad.ops.reduce._common": "_TakeAlong"}, _with_index(2, 1))
