@@ -172,5 +172,25 @@ def test_vmap_compositions(case):
     _same(run(tapegrad), run(torch), rtol=1e-9)
 
 
+def test_inplace():
+    def run(m):
+        x = m.tensor(X)
+
+        def f(a):
+            b = a * 1
+            b[1] = 0.0
+            b.add_(1).mul_(a)
+            return b
+        return m.func.vmap(f)(x)
+    _same(run(tapegrad), run(torch))
+
+    def bad(m):
+        x = m.tensor(X)
+        return _err(lambda: m.func.vmap(lambda a: m.zeros(3, dtype=m.float64).mul_(a))(x))
+    assert bad(tapegrad) == bad(torch)
+    with pytest.raises(RuntimeError, match="in-place operation on a batched tensor that is being differentiated"):
+        tapegrad.func.vmap(tapegrad.func.grad(lambda a: (a * 1).mul_(a).sum()))(tapegrad.tensor(X))
+
+
 def test_top_level_vmap():
     assert tapegrad.vmap is tapegrad.func.vmap

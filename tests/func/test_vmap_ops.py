@@ -16,12 +16,9 @@ from ops.op_db import OPS
 from tapegrad import _random
 
 B = 3
-# Known gaps, each failing today (strict xfail): ops computed on the arrays outside the op mechanism (vmap cannot
-# see them: they read sample 0 of a batched tensor) and in-place writes into a batched tensor.
-_KNOWN = {"allclose", "equal",
-          "nn.functional.hinge_embedding_loss", "hinge_embedding_loss_top", "setitem_int", "setitem_slice",
-          "setitem_full_slice", "setitem_list", "setitem_tensor_index", "setitem_mask", "setitem_mixed",
-          "setitem_adv_slice", "setitem_none"}
+# Known gaps, each failing today (strict xfail): ops that read a tensor argument's array outside the op mechanism
+# (vmap cannot see it: they read sample 0 of a batched tensor; allclose/equal return a Python bool).
+_KNOWN = {"allclose", "equal", "nn.functional.hinge_embedding_loss", "hinge_embedding_loss_top"}
 CASES = [pytest.param(spec, id=spec.name, marks=[pytest.mark.xfail(strict=True, reason="known vmap gap")]
                       if spec.name in _KNOWN else []) for spec in OPS]
 

@@ -135,7 +135,7 @@ class _Run:
                 if not isinstance(d, Tensor):
                     raise ValueError(f"Thing passed to transform API must be Tensor, got {type(d)}")
             with _At(self.bottom):
-                self.leaves = [_stand_in(_down(d, self.levels)) for d in flat_d]
+                self.leaves = [self._leaf(d) for d in flat_d]
             new = tree_unflatten([_up(s, self.levels) for s in self.leaves], self.d_spec)
             call = args if argnums is None else \
                 _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
@@ -150,6 +150,28 @@ class _Run:
             out, self.aux = out
         self.out = out
         self.args = args
+
+    def _leaf(self, d):
+        """The stand-in of input ``d`` at the bottom. With nothing below the vmap levels to see ops (the common
+        case), an input that does not require grad needs none: a new leaf over its physical array (an unbatched
+        one broadcast along the batch dims, a view) does."""
+        if self.levels and self.bottom < 0 and not d.requires_grad:
+            shape, p = (), d
+            for lv in self.levels:
+                q = lv.physical(p)
+                if q is None:
+                    shape = (lv.size,) + shape
+                else:
+                    if shape:
+                        break
+                    p = q
+            else:
+                if not p.requires_grad:
+                    arr = p._array
+                    if shape:
+                        arr = np.broadcast_to(arr, shape + arr.shape)
+                    return Tensor._make(arr, True)
+        return _stand_in(_down(d, self.levels))
 
     def physical(self, outs):
         with enable_grad(), _At(self.bottom):

@@ -76,12 +76,16 @@ class BatchedLevel(Interpreter):
 
     def enter(self):
         super().enter()
+        from ..ops import _util
+        self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
         self._prev_hook = _random._vmap_hook
         if self.randomness == "different":
             _random._vmap_hook = self._draw
         return self
 
     def exit(self):
+        from ..ops import _util
+        _util._vmap_write = self._prev_write
         _random._vmap_hook = self._prev_hook
         super().exit()
 
@@ -148,6 +152,44 @@ class BatchedLevel(Interpreter):
             if p is not None:
                 return p.select(0, b)
         return a
+
+
+# --- in-place writes --------------------------------------------------------------------------------------------
+_INPLACE_ERROR = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` "
+                  "in extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
+                  "but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
+                  "inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a "
+                  "bug report instead.")
+
+
+def _write_batched(x, out):
+    """``ops._util._write``'s hook: an in-place result ``out`` written into ``x`` where either is batched — the
+    physical arrays, level by level (True), or nothing to do here (False: an ordinary write)."""
+    from ..autograd.grad_mode import _state
+    levels = [i for i in _state.interpreters if isinstance(i, BatchedLevel)][::-1]     # innermost first
+    return _write_down(x, out, levels)
+
+
+def _write_down(x, out, levels):
+    from ..ops._util import _write
+    from ._reverse import _At
+    for k, lv in enumerate(levels):
+        px, po = lv.physical(x), lv.physical(out)
+        if px is None and po is None:
+            continue
+        if px is None:
+            raise RuntimeError(_INPLACE_ERROR)
+        if po is None:
+            with _At(lv.level - 1):
+                po = lv.broadcast(out)
+        if not _write_down(px, po, levels[k + 1:]):
+            if px.requires_grad or po.requires_grad:
+                raise RuntimeError("vmap: an in-place operation on a batched tensor that is being differentiated "
+                                   "(vmap(grad(f)) with f writing in place) is not supported; use out-of-place "
+                                   "operators instead")
+            _write(px, po, None)
+        return True
+    return False
 
 
 # --- vmap -------------------------------------------------------------------------------------------------------

@@ -484,6 +484,9 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     return x
 
 
+_vmap_write = None    # func.vmap's hook while a vmap is active: writes an in-place result into the physical arrays
+
+
 def _write(x: Tensor, out: Tensor, fn):
     """Copy an in-place op's result into x, with torch's checks on dtype and shape."""
     src = out._array
@@ -494,6 +497,9 @@ def _write(x: Tensor, out: Tensor, fn):
     xd, od = x.dtype, out.dtype
     if xd is not od and not _dtype.can_cast(od, xd):
         raise RuntimeError(f"result type {od._legacy} can't be cast to the desired output type {xd._legacy}")
+    if _vmap_write is not None and _vmap_write(x, out):      # (a batched tensor: its whole batch written)
+        x._vc[0] += 1
+        return
     if src is not x._array:
         np.copyto(x._array, src, casting="unsafe")
     x._vc[0] += 1

@@ -25,7 +25,7 @@ _NAMES = {
                                        "Xlogy XlogyScalarX XlogyScalarY",
     "tapegrad.ops.elementwise.complex": "Angle Complex Conj ConjPhysical ImagView Polar RealView Sgn _Embed",
     "tapegrad.ops.elementwise.copies": "Clone FillScalar FillTensor ToCopy Zero",
-    "tapegrad.ops.index.subscript": "Alias",
+    "tapegrad.ops.index.subscript": "Alias Copy",
     "tapegrad.ops.index.masked": "MaskedFill MaskedFillTensor",
     "tapegrad.ops.nn_ops._common": "_ClampMin _DivScalar _LogSigmoid _MaskedFill _Where _Xlogy",
     "tapegrad.ops.special._common": "AiryAi BesselJ0 BesselJ1 BesselY0 BesselY1 Digamma Entr Erfcx I0 I0e I1 I1e "

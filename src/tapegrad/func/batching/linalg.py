@@ -58,7 +58,7 @@ class BatchedLinear(Primitive):
     """Per-sample ``linear``: ``x`` (B, N, in), ``w`` (B, out, in), ``b`` (B, out) or None -> (B, N, out). A weight
     that is one weight expanded along the batch (stride 0: the common case, a parameter differentiated per sample)
     takes one matrix product for the whole batch; the per-sample weight gradient of a single row (N = 1) is an
-    outer product per sample, computed by broadcasting, not as B products with an inner size of 1."""
+    outer product per sample (einsum: faster than broadcasting, and than B products with an inner size of 1)."""
 
     node_name = "BatchedLinearBackward0"
     array_backward = True
@@ -93,7 +93,7 @@ class BatchedLinear(Primitive):
         if need[0]:
             gx = (g.reshape(B * N, o) @ w[0]).reshape(B, N, w.shape[2]) if w.strides[0] == 0 else np.matmul(g, w)
         if need[1]:
-            gw = g[:, 0, :, None] * x[:, 0, None, :] if N == 1 else np.matmul(g.swapaxes(-1, -2), x)
+            gw = np.einsum("bo,bi->boi", g[:, 0], x[:, 0]) if N == 1 else np.matmul(g.swapaxes(-1, -2), x)
         if need[2]:
             gb = g.sum(1)
         return gx, gw, gb

@@ -110,19 +110,24 @@ def _nll(level, cls, args, kwargs, phys):
     if n == 2:
         N = X.shape[1]
         loss = cls.apply(X.reshape((B * N, X.shape[2])), T.reshape((B * N,)), weight, "none", ignore_index)
-        loss = loss.reshape((B, N))
+        if N != 1 or reduction == "none":
+            loss = loss.reshape((B, N))
+        elif reduction == "sum":
+            return loss
     else:
         loss = cls.apply(X, T, weight, "none", ignore_index)
     if reduction == "none":
         return loss
     if reduction == "sum":
-        return loss.sum(1) if n == 2 else loss
+        return loss.sum(1) if loss.dim() == 2 else loss
     ta = np.asarray(T._array)
     keep = ta != ignore_index
+    if weight is None and keep.all():            # (the common case: the mean over each sample's rows)
+        return loss.mean(1) if loss.dim() == 2 else loss.reshape((B,))
     if weight is not None:
         w = np.asarray(getattr(weight, "_array", weight))[np.where(keep, ta, 0)]
     else:
         w = np.ones(ta.shape, X._array.dtype)
     w = np.where(keep, w, 0).astype(X._array.dtype)
     den = Tensor._make(w.sum(1) if n == 2 else w)
-    return (loss.sum(1) if n == 2 else loss) / den
+    return (loss.sum(1) if loss.dim() == 2 else loss) / den
