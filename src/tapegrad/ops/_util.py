@@ -31,13 +31,18 @@ class ArrayOp(Primitive):
     """A public function computed on the arrays outside the op mechanism (comparisons, arg-reductions, tests:
     nothing to differentiate), run as one op while a function transform is active, so that the transform sees
     it (vmap batches it: ``elementwise`` ones by broadcasting, the others once per sample). ``mask`` says which
-    arguments were Tensors. Eager calls never come here (``visible``)."""
+    arguments were Tensors. Such a function starts with ``if _active[0] and not _inside[0]: return
+    array_op(itself, ...)`` — eager calls pay that one check."""
 
     node_name = "ArrayOpBackward0"
 
     @staticmethod
     def forward(ctx, fn, elementwise, mask, *args, **kwargs):
-        out = fn(*(Tensor._make(a) if m else a for a, m in zip(args, mask)), **kwargs)
+        _inside[0] = True            # (fn runs its own body now, on the arrays)
+        try:
+            out = fn(*(Tensor._make(a) if m else a for a, m in zip(args, mask)), **kwargs)
+        finally:
+            _inside[0] = False
         if isinstance(out, tuple):
             return tuple(o._array if isinstance(o, Tensor) else o for o in out)
         return out._array if isinstance(out, Tensor) else out
@@ -45,6 +50,14 @@ class ArrayOp(Primitive):
     @staticmethod
     def backward(ctx, *grads):
         return (None,) * len(ctx._input_meta)
+
+
+_inside = [False]
+
+
+def array_op(fn, elementwise, args, kwargs=None):
+    """``fn(*args, **kwargs)`` as an ``ArrayOp`` (called by ``fn`` itself while a transform is active)."""
+    return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))
 
 
 class Detach(Primitive):
@@ -62,21 +75,6 @@ class Detach(Primitive):
     @staticmethod
     def backward(ctx, grad):
         return None
-
-
-def visible(fn, elementwise=False):
-    """``fn`` (a function of tensors computed on their arrays) as an ``ArrayOp`` while a transform is active;
-    the plain call otherwise (one check of a counter)."""
-    import functools
-    from ..autograd.function import _active
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        if _active[0]:
-            return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **kwargs)
-        return fn(*args, **kwargs)
-    wrapper.__wrapped__ = fn
-    return wrapper
 
 
 def op_error(op: str, message: str, exc=RuntimeError):

@@ -4,11 +4,10 @@ isnan and the other tests, isclose, allclose, equal.
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
-from .._util import Tensor, bind, broadcast_or_error, promote, visible
+from ...autograd.function import _active
+from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
 from ._common import _inplace, _iop, _need_tensor, _not_implemented, _with_out
 
 
@@ -24,10 +23,11 @@ def _operand(x):
 def _compare(np_fn, name):
     def cmp(input, other):  # noqa: A002
         _need_tensor(name, "input", 1, input)
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(cmp, True, (input, other))
         a, b, _ = promote(_operand(input), _operand(other))
         return Tensor._make(np.asarray(np_fn(a, b)))
     cmp.__name__ = cmp.__qualname__ = name
-    cmp = visible(cmp, elementwise=True)
     cmp.__doc__ = (f"Elementwise ``{np_fn.__name__}`` as a bool tensor (no gradient).\n\n"
                    f"    >>> tapegrad.{name}(tapegrad.tensor([1, 2]), 2)\n"
                    f"    {Tensor._make(np.asarray(np_fn(np.array([1, 2]), 2)))!r}\n    ")
@@ -44,9 +44,10 @@ def _logical(np_fn, name):
     def fn(input, other):  # noqa: A002
         _need_tensor(name, "input", 1, input)
         _need_tensor(name, "other", 2, other)
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input, other))
         return Tensor._make(np.asarray(np_fn(input._array, other._array)))
     fn.__name__ = fn.__qualname__ = name
-    fn = visible(fn, elementwise=True)
     fn.__doc__ = (f"Elementwise logical {name[8:]} of the truth values (bool result).\n\n"
                   f"    >>> tapegrad.{name}(tapegrad.tensor([True, False]), tapegrad.tensor([True, True]))\n"
                   f"    {Tensor._make(np.asarray(np_fn(np.array([True, False]), True)))!r}\n    ")
@@ -59,24 +60,26 @@ logical_xor = _logical(np.logical_xor, "logical_xor")
 
 
 @_with_out
-@functools.partial(visible, elementwise=True)
 def logical_not(input):  # noqa: A002
     """Elementwise logical not (bool result).
 
     >>> tapegrad.logical_not(tapegrad.tensor([0, 1]))
     tensor([ True, False])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(logical_not, True, (input,))
     return Tensor._make(np.logical_not(input._array))
 
 
 def _bitwise(np_fn, name):
     def fn(input, other):  # noqa: A002
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input, other))
         a, b, d = promote(_operand(input), _operand(other))
         if d.kind not in "iub":
             raise _not_implemented(f"{name}_cpu", d)
         return Tensor._make(np.asarray(np_fn(a, b)))
     fn.__name__ = fn.__qualname__ = name
-    fn = visible(fn, elementwise=True)
     fn.__doc__ = (f"Elementwise {name[8:]} of the bits of integer or bool tensors.\n\n"
                   f"    >>> tapegrad.{name}(tapegrad.tensor([12]), 10)\n"
                   f"    {Tensor._make(np.asarray(np_fn(np.array([12]), 10)))!r}\n    ")
@@ -89,7 +92,6 @@ bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
 @_with_out
-@functools.partial(visible, elementwise=True)
 def bitwise_not(input):  # noqa: A002
     """Bitwise not of an integer tensor (logical not of a bool tensor).
 
@@ -98,6 +100,8 @@ def bitwise_not(input):  # noqa: A002
     """
     if input.dtype.np.kind not in "iub":
         raise _not_implemented("bitwise_not_cpu", input.dtype.np)
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(bitwise_not, True, (input,))
     return Tensor._make(np.invert(input._array))
 
 
@@ -109,10 +113,11 @@ def _invert(self):
 
 def _test(name, np_fn, doc, example):
     def fn(input):  # noqa: A002
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input,))
         a = input._array
         return Tensor._make(np.asarray(np_fn(a)))
     fn.__name__ = fn.__qualname__ = name
-    fn = visible(fn, elementwise=True)
     fn.__doc__ = f"{doc}\n\n    >>> tapegrad.{name}(tapegrad.tensor([1., float('inf'), float('nan')]))\n    {example}\n"
     return fn
 
@@ -140,7 +145,6 @@ def _same_dtype(a, b):
         raise RuntimeError(f"{a.dtype._legacy} did not match {b.dtype._legacy}")
 
 
-@functools.partial(visible, elementwise=True)
 def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A002
     """``|input - other| <= atol + rtol * |other|`` elementwise (bool tensor).
 
@@ -148,6 +152,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     tensor([ True, False])
     """
     _same_dtype(input, other)
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(isclose, True, (input, other), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan})
     a, b = input._array, other._array
     broadcast_or_error(a.shape, b.shape)
     if a.dtype.kind in "fc":

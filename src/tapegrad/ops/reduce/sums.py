@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, cj, linear_jvp, normalize_dim, normalize_dims, visible
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, _inside, array_op, bind, cj, linear_jvp, normalize_dim, normalize_dims
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -389,6 +390,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # --- logical reductions and counts ---------------------------------------------------------------------------------
 def _logical(op, np_fn):
     def fn(input, dim=None, keepdim=False, *, out=None):
+        if _active[0] and not _inside[0] and out is None:      # (a transform sees it as an op)
+            return array_op(fn, False, (input, dim, keepdim))
         a = input._array
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
@@ -401,16 +404,17 @@ def _logical(op, np_fn):
     return fn
 
 
-all, any = visible(_logical("all", np.all)), visible(_logical("any", np.any))  # noqa: A001 - torch's names
+all, any = _logical("all", np.all), _logical("any", np.any)  # noqa: A001 - torch's names
 
 
-@visible
 def count_nonzero(input, dim=None):
     """Number of nonzero elements (over all, or ``dim``: int or tuple), int64.
 
     >>> tapegrad.tensor([0., 1., 2.]).count_nonzero()
     tensor(2)
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(count_nonzero, False, (input, dim))
     a = input._array
     dim = _dim_args(dim)
     return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64))
