@@ -138,3 +138,50 @@ def test_vmap_op(spec):
         if hasattr(w, "shape") and tuple(w.shape) == tuple(g.shape):
             np.testing.assert_allclose(_np(g).astype(np.complex128), _np(w).astype(np.complex128),
                                        rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+def _scalar(m, res):
+    """A scalar of an op's output(s): the sum of every floating output (weighted, so that each element counts)."""
+    total = None
+    for o in _flat(res):
+        if isinstance(o, (tapegrad.Tensor,)) and o.dtype.is_floating_point:
+            w = m.arange(o.numel(), dtype=o.dtype).reshape(o.shape).cos() if o.dim() else 1.0
+            s = (o * w).sum()
+            total = s if total is None else total + s
+    return total
+
+
+GRAD_CASES = [pytest.param(spec, id=spec.name) for spec in OPS if spec.grad]
+
+
+@pytest.mark.parametrize("spec", GRAD_CASES)
+def test_vmap_grad_op(spec):
+    """Per-sample gradients through each op: ``vmap(grad(f))`` (f: the op, summed with weights) against a loop of
+    ``grad(f)`` over the samples — the physical graph of the batched op gives every sample its own gradient."""
+    rng = np.random.default_rng(12345)
+    sample = spec.samples(np.random.default_rng(0))[0]
+    pos = [i for i, a in enumerate(sample.args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not pos or spec.name in _KNOWN:
+        pytest.skip("no floating tensor argument")
+    i0 = pos[0]
+    batch = _batch(sample.args[i0], rng, 1e-3)
+
+    def f(x, *rest):
+        args = list(rest)
+        args.insert(i0, x)
+        return _scalar(tapegrad, spec.fn(tapegrad, *args, **sample.kwargs))
+    rest = [_tensor(tapegrad, a) for i, a in enumerate(sample.args) if i != i0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tapegrad.manual_seed(0)
+        try:
+            loop = [tapegrad.func.grad(f)(tapegrad.tensor(batch[b]), *rest) for b in range(B)]
+        except Exception as e:  # noqa: BLE001 - an op whose output is not floating, or fails perturbed
+            pytest.skip(f"no per-sample gradient eagerly: {type(e).__name__}")
+        if _scalar(tapegrad, spec.fn(tapegrad, *[_tensor(tapegrad, a) for a in sample.args],
+                                     **sample.kwargs)) is None:
+            pytest.skip("no floating output")
+        tapegrad.manual_seed(0)
+        got = tapegrad.func.vmap(tapegrad.func.grad(f), in_dims=(0,) + (None,) * len(rest),
+                                 randomness="same")(tapegrad.tensor(batch), *rest)
+    _close(_np(got), np.stack([_np(g) for g in loop]), spec)

@@ -183,11 +183,12 @@ def _write_down(x, out, levels):
             with _At(lv.level - 1):
                 po = lv.broadcast(out)
         if not _write_down(px, po, levels[k + 1:]):
-            if px.requires_grad or po.requires_grad:
-                raise RuntimeError("vmap: an in-place operation on a batched tensor that is being differentiated "
-                                   "(vmap(grad(f)) with f writing in place) is not supported; use out-of-place "
-                                   "operators instead")
-            _write(px, po, None)
+            if px.requires_grad or po.requires_grad:     # (differentiated under vmap: an in-place copy, recorded;
+                #                                              a view made by a rule is marked as one: see shape.py)
+                with _At(levels[-1].level - 1):
+                    px.copy_(po)
+            else:
+                _write(px, po, None)
         return True
     return False
 

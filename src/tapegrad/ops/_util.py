@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from .. import _aliases, _dtype
-from ..autograd.function import Primitive, _Scratch
+from ..autograd.function import Primitive, _Scratch, _active
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -458,6 +458,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         if _inplace_tangents is not None:
             _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
+    elif _active[0]:         # (a transform: what requires grad may be hidden from x and args, e.g. vmap's batch)
+        out = fn(x, *args, **kwargs)
     else:
         prev = _state.enabled
         _state.enabled = False

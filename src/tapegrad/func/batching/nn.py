@@ -82,6 +82,11 @@ def _pair_loss(pos):
         args = list(args)
         reduction = args[pos]
         n = max(ldim(a) for a in args[:2] if isinstance(a, Tensor))
+        phys = list(phys)
+        if ldim(args[0]) == ldim(args[1]):           # (input and target batched alike: some losses want equal shapes)
+            for i in (0, 1):
+                if phys[i] is None:
+                    phys[i] = level.broadcast(args[i])
         b = list(broadcast_args(args, phys))
         b[pos] = "none"
         return _reduce(cls.apply(*b, **kwargs), n, reduction)

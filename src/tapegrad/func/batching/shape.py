@@ -10,8 +10,19 @@ from ...ops.index import subscript as _sub
 from ...ops.shape import rearrange as _re
 from ...ops.shape import split_join as _sj
 from ...ops.shape import views as _v
+from ...ops._util import mark_view
 from ...tensor import Tensor
 from . import ldim, materialize, only_first_batched, pad_to, phys_dim, register, wrap_dim
+
+
+def _view(cls, p, *args, **kwargs):
+    """``cls.apply(p, *args)`` for a view op, marked as a view of ``p`` (as the public function marks it), so that
+    an in-place write into it under ``vmap(grad)`` reaches ``p``'s graph."""
+    out = cls.apply(p, *args, **kwargs)
+    if isinstance(out, tuple):
+        return tuple(mark_view(o, p, lambda t, i=i: cls.apply(t, *args, **kwargs)[i], multi=True)
+                     for i, o in enumerate(out))
+    return mark_view(out, p, lambda t: cls.apply(t, *args, **kwargs))
 
 
 def _first_only(fn):
@@ -33,7 +44,7 @@ def _shifted(*positions):
             if d is None:
                 return NotImplemented
             rest[i] = d
-        return cls.apply(p, *rest, **kwargs)
+        return _view(cls, p, *rest, **kwargs)
     return _first_only(fn)
 
 
@@ -56,32 +67,32 @@ def _diag_embed(cls, p, n, rest, kwargs):
 @_first_only
 def _permute(cls, p, n, rest, kwargs):
     dims = rest[0]
-    return cls.apply(p, (0,) + tuple(wrap_dim(d, n) + 1 for d in dims))
+    return _view(cls, p, (0,) + tuple(wrap_dim(d, n) + 1 for d in dims))
 
 
 @register(_v.T)
 @_first_only
 def _t(cls, p, n, rest, kwargs):
-    return _v.Transpose.apply(p, 1, 2) if n == 2 else p.view_as(p)
+    return _view(_v.Transpose, p, 1, 2) if n == 2 else p.view_as(p)
 
 
 @register(_v.Squeeze0, _v.Squeeze1, _v.Squeeze2)
 @_first_only
 def _squeeze(cls, p, n, rest, kwargs):
-    return cls.apply(p, tuple(d + 1 for d in rest[0]))
+    return _view(cls, p, tuple(d + 1 for d in rest[0]))
 
 
 @register(_v.Unsqueeze)
 @_first_only
 def _unsqueeze(cls, p, n, rest, kwargs):
     d = wrap_dim(rest[0], n + 1)
-    return cls.apply(p, d + 1)
+    return _view(cls, p, d + 1)
 
 
-def _view(cls, p, n, rest, kwargs):
+def _reshape(cls, p, n, rest, kwargs):
     shape = rest[0]
     shape = (shape,) if isinstance(shape, int) else tuple(shape)
-    return cls.apply(p, (p.shape[0],) + shape, *rest[1:], **kwargs)
+    return _view(cls, p, (p.shape[0],) + shape, *rest[1:], **kwargs)
 
 
 def _linear_views():
@@ -90,15 +101,16 @@ def _linear_views():
     return _lin._View, _lin._UnsafeView, _lin._Squeeze4
 
 
-register(_v.View, _v.UnsafeView, *_linear_views())(_first_only(_view))
+register(_v.View, _v.UnsafeView, *_linear_views())(_first_only(_reshape))
 
 
 @register(_v.Expand)
 @_first_only
 def _expand(cls, p, n, rest, kwargs):
     shape = tuple(rest[0])
-    p = pad_to(p, n, len(shape))
-    return cls.apply(p, (p.shape[0],) + shape)
+    q = pad_to(p, n, len(shape))
+    out = cls.apply(q, (q.shape[0],) + shape)
+    return mark_view(out, p, lambda t: cls.apply(pad_to(t, n, len(shape)), (q.shape[0],) + shape))
 
 
 @register(_re.Repeat)
@@ -170,7 +182,7 @@ def _split(cls, p, n, rest, kwargs):
     keys, d, stack_back = rest
     if n == 0:
         return NotImplemented
-    return cls.apply(p, [_key(k) for k in keys], d + 1, stack_back)
+    return _view(cls, p, [_key(k) for k in keys], d + 1, stack_back)
 
 
 # --- indexing ------------------------------------------------------------------------------------------------------
@@ -192,7 +204,9 @@ def _advanced_adjacent(key):
 @register(_sj._Basic, _sj.Select, _sj.Slice, _sj.NarrowCopy)
 @_first_only
 def _basic(cls, p, n, rest, kwargs):
-    return cls.apply(p, _key(rest[0]), *rest[1:], **kwargs)
+    if cls is _sj.NarrowCopy:
+        return cls.apply(p, _key(rest[0]), *rest[1:], **kwargs)
+    return _view(cls, p, _key(rest[0]), *rest[1:], **kwargs)
 
 
 @register(_sub.Index)
