@@ -20,6 +20,8 @@ from __future__ import annotations
 import warnings
 import weakref
 
+import numpy as np
+
 from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
@@ -49,6 +51,8 @@ def _op_name(cls, args=()):
 
 class BatchedLevel(Interpreter):
     """One ``vmap`` call: the batch size, the randomness mode and the physical tensor of each logical one."""
+
+    batching = True
 
     def __init__(self, size, randomness="error"):
         self.size = size
@@ -129,6 +133,74 @@ class BatchedLevel(Interpreter):
             return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)
         return self.wrap(out)
 
+    def lowered_jvp(self, dual, cls, args, kwargs, found):
+        """The tangent rule derived from the op's backward for a dual level ``dual`` right above this vmap (and the
+        vmaps right below it): the op's graph is the batched arrays' graph, so the derivation runs there — stand-ins
+        that require grad for the physical inputs with a tangent, the op called on their logical wraps, then the
+        vjp of a zero cotangent ``u`` and the gradient of ``<vjp(u), t>`` with respect to ``u``, which is ``J t``
+        (as ``forward_ad.DualLevel._derived`` does on one level)."""
+        from ..autograd.engine import grad as _grad
+        from ..autograd.forward_ad import _conform, _real_inner
+        from ..autograd.grad_mode import _state, enable_grad, no_grad
+        from ._reverse import _At, _down, _up
+        levels, i = [], self.level
+        while i >= 0 and getattr(_state.interpreters[i], "batching", False):
+            levels.append(_state.interpreters[i])
+            i -= 1
+        bottom = i
+        run, pairs, own = list(args), [], False
+        with enable_grad():
+            with _At(bottom):
+                for k, t in enumerate(found):
+                    if t is None:
+                        continue
+                    p = _down(args[k], levels)
+                    own = own or p.requires_grad
+                    if p.requires_grad:
+                        s = p.view_as(p)
+                    else:
+                        with no_grad():
+                            s = p.view_as(p)
+                        s.requires_grad_()
+                    pairs.append((s, _down(t, levels)))
+                    run[k] = _up(s, levels)
+            out = dual.call_next(cls, tuple(run), kwargs)
+            outs = out if isinstance(out, tuple) else (out,)
+            with _At(bottom):
+                phys = [(k, _down(o, levels)) for k, o in enumerate(outs)
+                        if isinstance(o, Tensor) and o._array.dtype.kind in "fc"]
+                phys = [(k, po) for k, po in phys if po.requires_grad]
+                tangents = {}
+                if phys and getattr(cls.backward, "once_differentiable", False):
+                    for k, po in phys:             # (a backward not differentiable again: J t by the rows of J)
+                        t = _rows_jvp(po, pairs, len(levels))
+                        if t is not None:
+                            tangents[k] = _up(t, levels)
+                    phys_rows, phys = phys, []
+                else:
+                    phys_rows = []
+                if phys:
+                    us = [Tensor._make(np.zeros(po._array.shape, po._array.dtype), True) for _, po in phys]
+                    gs = _grad([po for _, po in phys], [s for s, _ in pairs], us, create_graph=True,
+                               allow_unused=True)
+                    total = None
+                    for g, (_, tp) in zip(gs, pairs):
+                        if g is not None:
+                            term = _real_inner(g, tp)
+                            total = term if total is None else total + term
+                    if total is not None and total.requires_grad:
+                        graph = own or bottom >= 0 or any(tp.requires_grad for _, tp in pairs)
+                        ts = _grad(total, us, create_graph=graph, allow_unused=True)
+                        for (k, _), t in zip(phys, ts):
+                            if t is not None:
+                                tangents[k] = _up(t, levels)
+                if not own and bottom < 0:          # (the stand-ins' graph: nobody outside needs it)
+                    for _, po in phys + phys_rows:
+                        po.grad_fn, po._rg = None, False
+        for k, t in tangents.items():
+            dual.set_tangent(outs[k], _conform(t, outs[k]))
+        return out
+
     def _loop(self, cls, args, kwargs):
         """The op once per sample, on slices; the results stacked (the fallback of an op without a rule)."""
         from ..ops.shape import stack
@@ -152,6 +224,26 @@ class BatchedLevel(Interpreter):
             if p is not None:
                 return p.select(0, b)
         return a
+
+
+def _rows_jvp(po, pairs, nb):
+    """``J t`` of the physical output ``po`` (``nb`` batch dims) row by row: one backward per output element of
+    a sample (the samples are independent, so the gradient of the batch's sum is every sample's row)."""
+    from ..autograd.engine import grad as _grad
+    from ..ops.shape import stack
+    batch = tuple(po.shape[:nb])
+    flat = po.reshape(batch + (-1,))
+    cols = []
+    for j in range(flat.shape[-1]):
+        e = flat[(slice(None),) * nb + (j,)]
+        gs = _grad(e.sum(), [s for s, _ in pairs], retain_graph=True, allow_unused=True)
+        col = None
+        for g, (_, t) in zip(gs, pairs):
+            if g is not None:
+                term = (g * t).reshape(batch + (-1,)).sum(-1)
+                col = term if col is None else col + term
+        cols.append(col if col is not None else Tensor._make(np.zeros(batch, po._array.dtype)))
+    return stack(cols, -1).reshape(tuple(po.shape)) if cols else None
 
 
 # --- in-place writes --------------------------------------------------------------------------------------------
