@@ -42,7 +42,7 @@ def test_vmap_forms(case):
 
 @pytest.mark.parametrize("case", ["in_dims type", "no inputs", "in_dims structure", "in_dim range", "non-tensor",
                                   "sizes", "no batched", "out_dims None batched", "non-tensor out", "randomness",
-                                  "out_dims structure", "random error"])
+                                  "out_dims structure", "random error", "item", "bool", "tolist"])
 def test_vmap_errors(case):
     def run(m):
         x = m.tensor(X)
@@ -58,7 +58,10 @@ def test_vmap_errors(case):
              "non-tensor out": lambda: V(lambda a: 3.0)(x),
              "randomness": lambda: V(lambda a: a, randomness="sometimes")(x),
              "out_dims structure": lambda: V(lambda a: (a, a), out_dims=(0, 0, 0))(x),
-             "random error": lambda: V(lambda a: m.nn.functional.dropout(a, 0.5))(x)}[case]
+             "random error": lambda: V(lambda a: m.nn.functional.dropout(a, 0.5))(x),
+             "item": lambda: V(lambda a: a.sum().item())(x),
+             "bool": lambda: V(lambda a: a if a.sum() > 0 else -a)(x),
+             "tolist": lambda: V(lambda a: a.tolist())(x)}[case]
         return _err(f)
     got, want = run(tapegrad), run(torch)
     assert want is not None and got == want, (got, want)

@@ -246,6 +246,33 @@ def _rows_jvp(po, pairs, nb):
     return stack(cols, -1).reshape(tuple(po.shape)) if cols else None
 
 
+# --- reading a batched tensor's data --------------------------------------------------------------------------------
+_DATA_ERRORS = {
+    "item": "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
+            "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
+            "inside PyTorch internals, please file a bug report.",
+    "bool": "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
+            "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .",
+    "data": "Cannot access data pointer of Tensor that doesn't have storage"}
+
+
+def _batched_data(t, what):
+    """``Tensor.item``/``__bool__``/``numpy``/``tolist``'s check while a transform is active: a batched tensor's data
+    is one sample's only (torch's errors)."""
+    from ..autograd.grad_mode import _state
+    for lv in _state.interpreters:
+        if isinstance(lv, BatchedLevel) and lv.physical(t) is not None:
+            raise RuntimeError(_DATA_ERRORS[what])
+
+
+def _install():
+    import sys
+    sys.modules["tapegrad.tensor"]._batched_data = _batched_data
+
+
+_install()
+
+
 # --- in-place writes --------------------------------------------------------------------------------------------
 _INPLACE_ERROR = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` "
                   "in extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
