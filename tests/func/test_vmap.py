@@ -208,3 +208,22 @@ def test_inplace():
 
 def test_top_level_vmap():
     assert tapegrad.vmap is tapegrad.func.vmap
+
+
+@pytest.mark.parametrize("case", ["conv2d weights", "conv1d both", "layer_norm weights", "grad conv weights"])
+def test_per_sample_weights_batch_without_a_loop(case):
+    rng = np.random.default_rng(0)
+    x, w, b = rng.standard_normal((2, 3, 8, 8)), rng.standard_normal((4, 5, 3, 3, 3)), rng.standard_normal((4, 5))
+    x1, w1 = rng.standard_normal((4, 2, 3, 9)), rng.standard_normal((4, 5, 3, 2))
+    lx, lw = rng.standard_normal((4, 5, 6)), rng.standard_normal((4, 6))
+
+    def run(m):
+        F, V, T = m.nn.functional, m.func.vmap, m.tensor
+        return {"conv2d weights": lambda: V(lambda w, b: F.conv2d(T(x), w, b, padding=1))(T(w), T(b)),
+                "conv1d both": lambda: V(lambda x, w: F.conv1d(x, w, stride=2))(T(x1), T(w1)),
+                "layer_norm weights": lambda: V(lambda x, w: F.layer_norm(x, (6,), w, w))(T(lx), T(lw)),
+                "grad conv weights": lambda: V(m.func.grad(lambda w: F.conv2d(T(x), w).tanh().sum()))(T(w))}[case]()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")        # (no per-sample fallback)
+        got = run(tapegrad)
+    _same(got, run(torch), rtol=1e-9)

@@ -12,7 +12,7 @@ from ...ops.nn_ops import embeddings as _em
 from ...ops.nn_ops import losses as _lo
 from ...ops.nn_ops import normalization as _nm
 from ...tensor import Tensor
-from . import ldim, materialize, only_first_batched, register
+from . import ldim, materialize, only_first_batched, pad_to, register
 from .elementwise import broadcast_args
 
 
@@ -32,9 +32,26 @@ def _fold(cls, p, n, spatial, rest, kwargs):
 
 @register(_cv.Convolution)
 def _conv(level, cls, args, kwargs, phys):
-    if not only_first_batched(phys):
+    if only_first_batched(phys):
+        return _fold(cls, phys[0], ldim(args[0]), ldim(args[1]) - 2, args[1:], kwargs)
+    x, w, b, stride, padding, dilation, transposed, output_padding, groups = args[:9]
+    if phys[1] is None or transposed or len(args) > 9 and args[9] is not None or kwargs:
         return NotImplemented
-    return _fold(cls, phys[0], ldim(args[0]), ldim(args[1]) - 2, args[1:], kwargs)
+    # a weight per sample (an ensemble): one grouped convolution, the batch folded into the channels
+    s, n = ldim(w) - 2, ldim(x)
+    if n not in (s + 1, s + 2):
+        return NotImplemented
+    X = materialize(level, x, phys[0])
+    if n == s + 1:
+        X = X.unsqueeze(1)
+    B, N = X.shape[0], X.shape[1]
+    W = phys[1]
+    X2 = X.movedim(0, 1).reshape((N, B * X.shape[2]) + tuple(X.shape[3:]))
+    W2 = W.reshape((B * W.shape[1],) + tuple(W.shape[2:]))
+    b2 = None if b is None else materialize(level, b, phys[2]).reshape((B * W.shape[1],))
+    out = cls.apply(X2, W2, b2, stride, padding, dilation, False, output_padding, groups * B)
+    out = out.reshape((N, B, W.shape[1]) + tuple(out.shape[2:])).movedim(1, 0)
+    return out.squeeze(1) if n == s + 1 else out
 
 
 _POOL = {**{c: d for d, c in _pl._MaxPool.items()}, **{c: d for d, c in _pl._AdaptiveMax.items()}}
@@ -57,9 +74,16 @@ def _group_norm(level, cls, args, kwargs, phys):
 
 @register(_nm.NativeLayerNorm)
 def _layer_norm(level, cls, args, kwargs, phys):
-    if not only_first_batched(phys):
-        return NotImplemented
-    return cls.apply(phys[0], *args[1:], **kwargs)
+    if only_first_batched(phys):
+        return cls.apply(phys[0], *args[1:], **kwargs)
+    x, w, b, k, eps = args
+    n = ldim(x)
+    out = cls.apply(materialize(level, x, phys[0]), None, None, k, eps)    # (a weight per sample: applied after)
+    if w is not None:
+        out = out * (pad_to(phys[1], k, n) if phys[1] is not None else w)
+    if b is not None:
+        out = out + (pad_to(phys[2], k, n) if phys[2] is not None else b)
+    return out
 
 
 @register(_em.Embedding)
