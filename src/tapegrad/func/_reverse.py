@@ -25,6 +25,7 @@ from ..autograd.engine import grad as _grad
 from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import _state, enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
+from ._vmap import BatchedLevel
 from ._forward import (_error_if_complex, _outputs_only_tensors, _replace_args, _slice_argnums, tree_flatten,
                        tree_unflatten)
 
@@ -35,7 +36,6 @@ __all__ = ["grad", "grad_and_value", "vjp", "jacrev"]
 def _batch_levels():
     """The vmap levels at the top of this thread's transform stack (innermost first): the ones a reverse transform
     called here differentiates through."""
-    from ._vmap import BatchedLevel
     st = _state
     out = []
     i = st.top
@@ -47,7 +47,6 @@ def _batch_levels():
 
 def _below_vmap():
     """Whether a vmap level is active in this thread below the transform that sees the next op."""
-    from ._vmap import BatchedLevel
     st = _state
     return any(isinstance(i, BatchedLevel) for i in st.interpreters[:st.top + 1])
 

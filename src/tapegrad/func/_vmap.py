@@ -26,6 +26,7 @@ from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
 from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
+from .batching import rule_for
 
 __all__ = ["vmap", "BatchedLevel"]
 
@@ -117,7 +118,6 @@ class BatchedLevel(Interpreter):
         batched_kw = any(isinstance(v, Tensor) and self.physical(v) is not None for v in kwargs.values())
         if phys is None and not batched_kw:
             return self.call_next(cls, args, kwargs)
-        from .batching import rule_for
         rule = None if batched_kw else rule_for(cls)
         out = NotImplemented
         if rule is not None:
