@@ -42,7 +42,8 @@ def test_vmap_forms(case):
 
 @pytest.mark.parametrize("case", ["in_dims type", "no inputs", "in_dims structure", "in_dim range", "non-tensor",
                                   "sizes", "no batched", "out_dims None batched", "non-tensor out", "randomness",
-                                  "out_dims structure", "random error", "item", "bool", "tolist"])
+                                  "out_dims structure", "random error", "item", "bool", "tolist", "allclose",
+                                  "equal"])
 def test_vmap_errors(case):
     def run(m):
         x = m.tensor(X)
@@ -61,7 +62,9 @@ def test_vmap_errors(case):
              "random error": lambda: V(lambda a: m.nn.functional.dropout(a, 0.5))(x),
              "item": lambda: V(lambda a: a.sum().item())(x),
              "bool": lambda: V(lambda a: a if a.sum() > 0 else -a)(x),
-             "tolist": lambda: V(lambda a: a.tolist())(x)}[case]
+             "tolist": lambda: V(lambda a: a.tolist())(x),
+             "allclose": lambda: V(lambda a: m.tensor(float(m.allclose(a, a))))(x),
+             "equal": lambda: V(lambda a: m.tensor(float(m.equal(a, a))))(x)}[case]
         return _err(f)
     got, want = run(tapegrad), run(torch)
     assert want is not None and got == want, (got, want)

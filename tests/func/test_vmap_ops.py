@@ -16,11 +16,9 @@ from ops.op_db import OPS
 from tapegrad import _random
 
 B = 3
-# Known gaps, each failing today (strict xfail): ops that read a tensor argument's array outside the op mechanism
-# (vmap cannot see it: they read sample 0 of a batched tensor; allclose/equal return a Python bool).
-_KNOWN = {"allclose", "equal", "nn.functional.hinge_embedding_loss", "hinge_embedding_loss_top"}
-CASES = [pytest.param(spec, id=spec.name, marks=[pytest.mark.xfail(strict=True, reason="known vmap gap")]
-                      if spec.name in _KNOWN else []) for spec in OPS]
+# Ops that refuse vmap, as torch's do (they return a Python bool): checked in test_vmap.py's errors
+_KNOWN = {"allclose", "equal"}
+CASES = [pytest.param(spec, id=spec.name) for spec in OPS if spec.name not in _KNOWN]
 
 
 def _batch(a, rng, scale):

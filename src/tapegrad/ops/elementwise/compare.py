@@ -140,6 +140,13 @@ signbit = _test("signbit", lambda a: np.signbit(a) if a.dtype != np.bool_ else n
                 "True where the sign bit is set (also for -0.0).", "tensor([False, False, False])")
 
 
+def _batched(*tensors):
+    """Whether a vmap active in this thread batches one of ``tensors`` (their data is one sample's only)."""
+    from ...autograd.grad_mode import _state
+    return any(getattr(lv, "batching", False) and any(lv.physical(t) is not None for t in tensors
+                                                      if isinstance(t, Tensor)) for lv in _state.interpreters)
+
+
 def _same_dtype(a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{a.dtype._legacy} did not match {b.dtype._legacy}")
@@ -168,6 +175,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A0
     >>> tapegrad.allclose(tapegrad.tensor([1., 2.]), tapegrad.tensor([1., 2.]))
     True
     """
+    if _active[0] and _batched(input, other):
+        raise RuntimeError("vmap over torch.allclose isn't supported yet. Please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues if you need this feature.")
     return bool(isclose(input, other, rtol, atol, equal_nan)._array.all())
 
 
@@ -177,6 +187,8 @@ def equal(input, other):  # noqa: A002
     >>> tapegrad.equal(tapegrad.tensor([1, 2]), tapegrad.tensor([1, 2]))
     True
     """
+    if _active[0] and _batched(input, other):
+        raise RuntimeError("Batching rule not implemented for aten::equal. We could not generate a fallback.")
     a, b = input._array, other._array
     return a.shape == b.shape and bool(np.all(a == b))
 
