@@ -1,4 +1,4 @@
-"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W10 and CK (checkpointing's memory),
+"""The benchmark suite of issue 6 (what ``make bench`` runs): every workload W1-W11 and CK (checkpointing's memory),
 tapegrad vs torch vs NumPy.
 
 Each workload is its own script (benchmarks/w*_*.py, runnable alone); this runs them, checks that the engines
@@ -42,6 +42,7 @@ WORKLOADS = {
     "W8": ("w8_import", False),
     "W9": ("w9_training", True),
     "W10": ("w10_jacobians", False),
+    "W11": ("w11_per_sample_grads", False),
     "CK": ("ck_checkpoint", False),
 }
 
@@ -84,6 +85,10 @@ TARGETS = {
     "W10": ("— (reported: jacfwd and Hessian vs torch.func)",
             [("jacfwd tapegrad/torch", _ratio("tapegrad/torch"), None, None),
              ("hessian tapegrad/torch", _ratio("tapegrad hessian (fwd-over-rev)/torch hessian"), None, None)]),
+    "W11": ("vmap(grad) per-sample gradients <= 3x one batched backward",
+            [("vmap(grad)/batched backward", _ratio("tapegrad/tapegrad batched backward"), lambda v: v <= 3.0,
+              "torch/torch batched backward"),
+             ("tapegrad/torch", _ratio("tapegrad/torch"), None, None)]),
     "CK": ("— (reported: peak memory with and without checkpointing, same gradients)",
            [("checkpoint/plain memory", _ratio("tapegrad checkpoint/plain memory"), None, None),
             ("time", _ratio("tapegrad checkpoint/plain time"), None, None)]),

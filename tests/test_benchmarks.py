@@ -14,7 +14,7 @@ import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BENCH = os.path.join(ROOT, "benchmarks")
-WORKLOADS = [f"W{i}" for i in range(1, 11)] + ["CK"]
+WORKLOADS = [f"W{i}" for i in range(1, 12)] + ["CK"]
 
 
 @pytest.fixture(scope="module")

@@ -89,6 +89,9 @@ def __getattr__(name):
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)
+    if name == "vmap":                       # torch.vmap is torch.func.vmap
+        from .func import vmap
+        return vmap
     if name in _LAZY_SPECIAL:
         from .ops import special
         fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)

@@ -97,6 +97,18 @@ def initial_seed():
     return default_generator.initial_seed()
 
 
+_vmap_hook = None   # set by func.vmap while a level with randomness="different" is active (see draw_shape)
+
+
+def draw_shape(shape):
+    """``(shape, wrap)`` for a random draw of ``shape``: under ``vmap(..., randomness="different")`` (the level that
+    sees the call), one draw per sample — the shape with the batch size in front, and ``wrap`` turning the drawn
+    tensor into the batched tensor the function sees; otherwise ``(shape, None)``."""
+    if _vmap_hook is None:
+        return shape, None
+    return _vmap_hook(tuple(shape))
+
+
 def get_rng_state():
     """The global generator's state, a uint8 tensor (``set_rng_state`` restores it)."""
     return default_generator.get_state()

@@ -6,7 +6,7 @@ import warnings
 
 import numpy as np
 
-from . import _dtype
+from . import _dtype, _random
 from ._random import _gen
 from .tensor import Tensor, _check_device, _size
 
@@ -442,12 +442,13 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     shape = _sizes(size, kw.pop("size", None), "rand")
     _no_more(kw, "rand")
     d = _float_dt(_out_dtype(dtype, out))
+    shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     if d.kind == "c":
         arr = _complex_draw(lambda s, t: g.random(s, dtype=t), shape, d)
     else:
         arr = g.random(shape, dtype=d) if d in (np.float32, np.float64) else g.random(shape).astype(d)
-    return _made(arr, requires_grad, out, "rand")
+    return _made(arr, requires_grad, out, "rand") if wrap is None else wrap(Tensor._make(arr))
 
 
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -458,13 +459,14 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     shape = _sizes(size, kw.pop("size", None), "randn")
     _no_more(kw, "randn")
     d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
+    shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     if d.kind == "c":
         arr = _complex_draw(lambda s, t: g.standard_normal(s, dtype=t), shape, d, 0.5 ** 0.5)
     else:
         arr = g.standard_normal(shape, dtype=d) if d in (np.float32, np.float64) else \
             g.standard_normal(shape).astype(d)
-    return _made(arr, requires_grad, out, "randn")
+    return _made(arr, requires_grad, out, "randn") if wrap is None else wrap(Tensor._make(arr))
 
 
 def _no_more(kw, op):

@@ -18,6 +18,8 @@ from .autograd import engine as _engine
 from .autograd import function as _function
 from .autograd.function import AccumulateGrad, RemovableHandle
 
+_batched_data = None   # func.vmap's check: reading a batched tensor's data (item, bool, numpy) raises
+
 __all__ = ["Tensor", "Size", "device", "layout", "strided"]
 
 _FROM_NP = _dtype._FROM_NP
@@ -430,6 +432,9 @@ class Tensor:
 
     def detach(self):
         """A tensor sharing this one's data (and version counter) but cut from the graph."""
+        if _function._active[0]:      # (a transform sees it: vmap keeps the batch, a dual level drops the tangent)
+            from .ops._util import Detach
+            return Detach.apply(self)
         t = Tensor._make(self._array)
         t._vc = self._vc
         return t
@@ -480,11 +485,15 @@ class Tensor:
     # --- conversions out --------------------------------------------------------------------------------
     def item(self):
         """The value of a one-element tensor as a Python number."""
+        if _function._active[0] and _batched_data is not None:
+            _batched_data(self, "item")
         if self._array.size != 1:
             raise RuntimeError(f"a Tensor with {self._array.size} elements cannot be converted to Scalar")
         return self._array.item() if self._array.ndim == 0 else self._array.reshape(()).item()
 
     def tolist(self):
+        if _function._active[0] and _batched_data is not None:
+            _batched_data(self, "data")
         return self._array.tolist()
 
     def numpy(self, *, force=False):
@@ -493,6 +502,8 @@ class Tensor:
         if self._rg and not force and _grad_enabled():
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                                "instead.")
+        if _function._active[0] and _batched_data is not None:
+            _batched_data(self, "data")
         return self._array
 
     def __array__(self, dtype=None, copy=None):
@@ -521,6 +532,8 @@ class Tensor:
         return int(self._array.reshape(()).item())
 
     def __bool__(self):
+        if _function._active[0] and _batched_data is not None:
+            _batched_data(self, "bool")
         n = self._array.size
         if n == 0:
             raise RuntimeError("Boolean value of Tensor with no values is ambiguous")

@@ -173,7 +173,15 @@ class DualLevel(Interpreter):
             out = self._user_function(cls, args, kwargs, found)
         else:
             rule = cls.jvp
-            if rule is None or (getattr(rule, "real_only", False) and _any_complex(args, found)):
+            below = _state.interpreters[self.level - 1] if self.level else None
+            if (rule is None or rule is _ops_util.ELEMENTWISE or (getattr(rule, "real_only", False) and
+                                                                   _any_complex(args, found))) and \
+                    getattr(below, "batching", False):
+                # (directly above a vmap: the rule derived from the backward runs on the batched arrays, where the
+                #  op's graph is: func/_vmap.lowered_jvp)
+                kind = "derived"
+                out = below.lowered_jvp(self, cls, args, kwargs, found)
+            elif rule is None or (getattr(rule, "real_only", False) and _any_complex(args, found)):
                 kind = "derived"
                 out = self._derived(cls, args, kwargs, found)
             elif rule is _ops_util.ELEMENTWISE:

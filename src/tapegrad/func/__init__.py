@@ -8,5 +8,9 @@ stack_module_state).
 """
 
 from ._forward import hessian, jacfwd, jvp, linearize
+from ._module import functional_call, stack_module_state
+from ._reverse import grad, grad_and_value, jacrev, vjp
+from ._vmap import vmap
 
-__all__ = ["jvp", "jacfwd", "linearize", "hessian"]
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev", "jvp", "jacfwd", "linearize", "hessian", "vmap",
+           "functional_call", "stack_module_state"]

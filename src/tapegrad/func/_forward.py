@@ -327,7 +327,15 @@ def hessian(func, argnums=0):
     tensor([[ 6.,  0.],
             [ 0., 12.]])
     """
-    return jacfwd(_jacrev(func, argnums), argnums)
+    from ._reverse import _batch_levels, jacrev
+    fwd_over_rev = jacfwd(_jacrev(func, argnums), argnums)
+    rev_over_rev = jacrev(jacrev(func, argnums), argnums)
+
+    def wrapper(*args, **kwargs):
+        # under vmap, reverse mode differentiates the batched arrays one level down, which a dual level above the
+        # vmap cannot see: there the Hessian is reverse-over-reverse (the same numbers)
+        return (rev_over_rev if _batch_levels() else fwd_over_rev)(*args, **kwargs)
+    return wrapper
 
 
 # --- linearize -------------------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import weakref
 import numpy as np
 
 from .. import _aliases, _dtype
-from ..autograd.function import Primitive, _Scratch
+from ..autograd.function import Primitive, _Scratch, _active
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
@@ -25,6 +25,56 @@ __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keep
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
+
+
+class ArrayOp(Primitive):
+    """A public function computed on the arrays outside the op mechanism (comparisons, arg-reductions, tests:
+    nothing to differentiate), run as one op while a function transform is active, so that the transform sees
+    it (vmap batches it: ``elementwise`` ones by broadcasting, the others once per sample). ``mask`` says which
+    arguments were Tensors. Such a function starts with ``if _active[0] and not _inside[0]: return
+    array_op(itself, ...)`` — eager calls pay that one check."""
+
+    node_name = "ArrayOpBackward0"
+
+    @staticmethod
+    def forward(ctx, fn, elementwise, mask, *args, **kwargs):
+        _inside[0] = True            # (fn runs its own body now, on the arrays)
+        try:
+            out = fn(*(Tensor._make(a) if m else a for a, m in zip(args, mask)), **kwargs)
+        finally:
+            _inside[0] = False
+        if isinstance(out, tuple):
+            return tuple(o._array if isinstance(o, Tensor) else o for o in out)
+        return out._array if isinstance(out, Tensor) else out
+
+    @staticmethod
+    def backward(ctx, *grads):
+        return (None,) * len(ctx._input_meta)
+
+
+_inside = [False]
+
+
+def array_op(fn, elementwise, args, kwargs=None):
+    """``fn(*args, **kwargs)`` as an ``ArrayOp`` (called by ``fn`` itself while a transform is active)."""
+    return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))
+
+
+class Detach(Primitive):
+    """``x.detach()`` while a function transform is active (eager ``detach`` makes no op): a view that carries no
+    gradient, so that vmap gives it its batch and a dual level no tangent."""
+
+    node_name = "DetachBackward0"
+
+    @staticmethod
+    def forward(ctx, x):
+        out = x.view()
+        ctx.mark_non_differentiable(out)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
 
 
 def op_error(op: str, message: str, exc=RuntimeError):
@@ -408,6 +458,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         if _inplace_tangents is not None:
             _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
+    elif _active[0]:         # (a transform: what requires grad may be hidden from x and args, e.g. vmap's batch)
+        out = fn(x, *args, **kwargs)
     else:
         prev = _state.enabled
         _state.enabled = False
@@ -432,6 +484,9 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     return x
 
 
+_vmap_write = None    # func.vmap's hook while a vmap is active: writes an in-place result into the physical arrays
+
+
 def _write(x: Tensor, out: Tensor, fn):
     """Copy an in-place op's result into x, with torch's checks on dtype and shape."""
     src = out._array
@@ -442,6 +497,9 @@ def _write(x: Tensor, out: Tensor, fn):
     xd, od = x.dtype, out.dtype
     if xd is not od and not _dtype.can_cast(od, xd):
         raise RuntimeError(f"result type {od._legacy} can't be cast to the desired output type {xd._legacy}")
+    if _vmap_write is not None and _vmap_write(x, out):      # (a batched tensor: its whole batch written)
+        x._vc[0] += 1
+        return
     if src is not x._array:
         np.copyto(x._array, src, casting="unsafe")
     x._vc[0] += 1

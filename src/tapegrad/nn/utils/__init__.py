@@ -2,7 +2,7 @@
 parametrizations (``parametrize``, ``parametrizations``), the older weight- and spectral-norm hooks, conv/linear-BN
 fusion and ``skip_init``."""
 
-from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, rnn  # noqa: F401
+from . import clip_grad, convert_parameters, fusion, parametrizations, parametrize, rnn, stateless  # noqa: F401
 from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_total_norm, clip_grads_with_norm_
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights

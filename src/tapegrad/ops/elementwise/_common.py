@@ -11,6 +11,7 @@ import numpy as np
 
 from ... import _dtype
 from ..._npcompat import broadcast_error
+from ...autograd.function import _active
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, _scalar_as, apply_inplace, before_write, bind
 
@@ -191,6 +192,8 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's name
     for t, v in ((input, other), (other, input)):      # a number beside a tensor is written in its dtype
         if isinstance(t, Tensor) and not isinstance(v, Tensor) and v is not None:
             _dtype.check_scalar_operand(t.dtype, v, halves=False)
+    if _active[0] and isinstance(condition, Tensor):      # (a transform sees the condition: vmap may batch it)
+        c = condition
     return Where.apply(c, input, other)
 
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Tensor, bind, broadcast_or_error, promote
+from ...autograd.function import _active
+from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
 from ._common import _inplace, _iop, _need_tensor, _not_implemented, _with_out
 
 
@@ -22,6 +23,8 @@ def _operand(x):
 def _compare(np_fn, name):
     def cmp(input, other):  # noqa: A002
         _need_tensor(name, "input", 1, input)
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(cmp, True, (input, other))
         a, b, _ = promote(_operand(input), _operand(other))
         return Tensor._make(np.asarray(np_fn(a, b)))
     cmp.__name__ = cmp.__qualname__ = name
@@ -41,6 +44,8 @@ def _logical(np_fn, name):
     def fn(input, other):  # noqa: A002
         _need_tensor(name, "input", 1, input)
         _need_tensor(name, "other", 2, other)
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input, other))
         return Tensor._make(np.asarray(np_fn(input._array, other._array)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"Elementwise logical {name[8:]} of the truth values (bool result).\n\n"
@@ -61,11 +66,15 @@ def logical_not(input):  # noqa: A002
     >>> tapegrad.logical_not(tapegrad.tensor([0, 1]))
     tensor([ True, False])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(logical_not, True, (input,))
     return Tensor._make(np.logical_not(input._array))
 
 
 def _bitwise(np_fn, name):
     def fn(input, other):  # noqa: A002
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input, other))
         a, b, d = promote(_operand(input), _operand(other))
         if d.kind not in "iub":
             raise _not_implemented(f"{name}_cpu", d)
@@ -91,6 +100,8 @@ def bitwise_not(input):  # noqa: A002
     """
     if input.dtype.np.kind not in "iub":
         raise _not_implemented("bitwise_not_cpu", input.dtype.np)
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(bitwise_not, True, (input,))
     return Tensor._make(np.invert(input._array))
 
 
@@ -102,6 +113,8 @@ def _invert(self):
 
 def _test(name, np_fn, doc, example):
     def fn(input):  # noqa: A002
+        if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+            return array_op(fn, True, (input,))
         a = input._array
         return Tensor._make(np.asarray(np_fn(a)))
     fn.__name__ = fn.__qualname__ = name
@@ -127,6 +140,13 @@ signbit = _test("signbit", lambda a: np.signbit(a) if a.dtype != np.bool_ else n
                 "True where the sign bit is set (also for -0.0).", "tensor([False, False, False])")
 
 
+def _batched(*tensors):
+    """Whether a vmap active in this thread batches one of ``tensors`` (their data is one sample's only)."""
+    from ...autograd.grad_mode import _state
+    return any(getattr(lv, "batching", False) and any(lv.physical(t) is not None for t in tensors
+                                                      if isinstance(t, Tensor)) for lv in _state.interpreters)
+
+
 def _same_dtype(a, b):
     if a.dtype is not b.dtype:
         raise RuntimeError(f"{a.dtype._legacy} did not match {b.dtype._legacy}")
@@ -139,6 +159,8 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     tensor([ True, False])
     """
     _same_dtype(input, other)
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(isclose, True, (input, other), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan})
     a, b = input._array, other._array
     broadcast_or_error(a.shape, b.shape)
     if a.dtype.kind in "fc":
@@ -153,6 +175,9 @@ def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A0
     >>> tapegrad.allclose(tapegrad.tensor([1., 2.]), tapegrad.tensor([1., 2.]))
     True
     """
+    if _active[0] and _batched(input, other):
+        raise RuntimeError("vmap over torch.allclose isn't supported yet. Please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues if you need this feature.")
     return bool(isclose(input, other, rtol, atol, equal_nan)._array.all())
 
 
@@ -162,6 +187,8 @@ def equal(input, other):  # noqa: A002
     >>> tapegrad.equal(tapegrad.tensor([1, 2]), tapegrad.tensor([1, 2]))
     True
     """
+    if _active[0] and _batched(input, other):
+        raise RuntimeError("Batching rule not implemented for aten::equal. We could not generate a fallback.")
     a, b = input._array, other._array
     return a.shape == b.shape and bool(np.all(a == b))
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
+from ...autograd.function import _active
 from .._util import Primitive, Tensor, bind, broadcast_or_error
 from ._common import _arr, _inplace, _tensor, _zeros
 
@@ -67,6 +68,8 @@ def masked_fill(input, mask, value):
     """
     m = _mask("masked_fill_", mask)
     broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
+    if _active[0] and isinstance(mask, Tensor):            # (a transform sees the mask: vmap may batch it)
+        m = mask
     if isinstance(value, Tensor):
         if value._array.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
@@ -131,6 +134,8 @@ def masked_scatter(input, mask, source):
     """
     m = _mask("masked_scatter_", mask)
     broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
+    if _active[0] and isinstance(mask, Tensor):            # (a transform sees the mask: vmap may batch it)
+        m = mask
     if source.dtype is not input.dtype:
         raise RuntimeError(f"masked_scatter: expected self and source to have same dtypes but got"
                            f"{input.dtype._legacy} and {source.dtype._legacy}")
@@ -163,6 +168,8 @@ def masked_select(input, mask, *, out=None):
         raise RuntimeError("masked_select: expected BoolTensor for mask")
     m = _arr(mask)
     broadcast_or_error(m.shape, input._array.shape)      # (torch names the mask "tensor a")
+    if _active[0] and isinstance(mask, Tensor):            # (a transform sees the mask: vmap may batch it)
+        m = mask
     return MaskedSelect.apply(input, m)
 
 

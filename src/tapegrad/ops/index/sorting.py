@@ -7,7 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, normalize_dim, shape_str
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str
 from ._common import _arr, _zeros
 from .gathers import Scatter
 
@@ -119,6 +120,8 @@ def argsort(input, dim=-1, descending=False, stable=False):
     >>> tapegrad.argsort(tapegrad.tensor([3., 1., 2.]))
     tensor([1, 2, 0])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(argsort, False, (input, dim, descending, stable))
     a = input._array
     if a.ndim == 0:
         return Tensor._make(np.zeros((), np.int64))

@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 
+from ... import _random
 from ...autograd.function import Primitive
 from ._common import _c
 
@@ -48,12 +49,14 @@ def _dropout_impl(input, p, train, inplace, alpha, feature):
         return input.mul_(zero) if inplace else input * zero
     a = input._array
     shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
+    shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one mask per sample)
+    noise = _Noise.apply(shape, p, a.dtype, alpha)
+    if wrap is not None:                          # a batched mask (vmap): ordinary ops on it
+        out = input * wrap(noise[0]) + wrap(noise[1]) if alpha else input * wrap(noise)
+        return input.copy_(out) if inplace else out
     if alpha:
-        noise, b = _Noise.apply(shape, p, a.dtype, True)
-        if inplace:
-            return input.mul_(noise).add_(b)
-        return input * noise + b
-    noise = _Noise.apply(shape, p, a.dtype, False)
+        noise, b = noise
+        return input.mul_(noise).add_(b) if inplace else input * noise + b
     return input.mul_(noise) if inplace else input * noise
 
 

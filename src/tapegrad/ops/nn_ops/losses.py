@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ...autograd.function import once_differentiable
+from ...autograd.function import _active, once_differentiable
 from .._util import Primitive, Tensor, broadcast_or_error, shape_str
 from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
@@ -108,7 +108,9 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
     tensor(2.)
     """
     reduction = _reduction(reduction, size_average, reduce)
-    return _nll(input, target._array if isinstance(target, Tensor) else np.asarray(target), weight, reduction,
+    if isinstance(target, Tensor):     # (under a transform the target stays a Tensor: vmap may batch it)
+        target = target if _active[0] else target._array
+    return _nll(input, target if isinstance(target, Tensor) else np.asarray(target), weight, reduction,
                 ignore_index)
 
 
@@ -125,7 +127,7 @@ def _nll(input, t, weight, reduction, ignore_index):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 1}).")
     if nd <= 2:
-        if t.ndim > 1 or (nd == 1 and t.size != 1):
+        if t.ndim > 1 or (nd == 1 and int(np.prod(t.shape)) != 1):
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
         if nd == 1:
             t = t.reshape(())
@@ -184,7 +186,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return -prod.sum() * float("nan")
         return _DivScalar.apply(-prod.sum(), x.size // n_classes)
     ls = LogSoftmax.apply(input, class_dim)
-    nll = _nll(ls, t, weight, reduction, ignore_index)
+    batched = _active[0] and isinstance(target, Tensor) and label_smoothing <= 0   # (vmap may batch the target)
+    nll = _nll(ls, target if batched else t, weight, reduction, ignore_index)
     if label_smoothing <= 0:
         return nll
     ignore = t == ignore_index

@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, broadcast_or_error, shape_str
+from ...autograd.function import _active
+
+from .._util import Primitive, Tensor, broadcast_or_error, shape_str
 from ._common import (_ClampMin, _LogSigmoid, _MaskedFill, _Norm, _Where, _arr, _check_no_grad_arg, _red_back, _red_np,
                       _reduce, _reduction)
 from .losses import _int_reduction, _size_repr
@@ -38,8 +40,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     t = _arr(target)
     broadcast_or_error(t.shape, tuple(input.shape))     # (torch names the target "tensor a")
     margin_clamp = _ClampMin.apply(margin - input, 0)
-    out_margin = _MaskedFill.apply(margin_clamp, np.broadcast_to(t == 1, margin_clamp.shape), 0.0)
-    out_self = _MaskedFill.apply(input, np.broadcast_to(t == -1, input.shape), 0.0)
+    if _active[0] and isinstance(target, Tensor):      # (a transform sees the masks: vmap may batch the target)
+        is_pos, is_neg = target == 1, target == -1
+    else:
+        is_pos, is_neg = np.broadcast_to(t == 1, margin_clamp.shape), np.broadcast_to(t == -1, input.shape)
+    out_margin = _MaskedFill.apply(margin_clamp, is_pos, 0.0)
+    out_self = _MaskedFill.apply(input, is_neg, 0.0)
     return _reduce(out_margin + out_self, reduction)
 
 

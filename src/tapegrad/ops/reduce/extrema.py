@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, normalize_dim, normalize_dims
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, normalize_dims
 from ._common import (_const, _dim_args, _evenly, _expand_back, _kept_shape, _nonempty_dim, _select_backward,
                       _write_out, return_types)
 
@@ -233,6 +234,8 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
 
 def _arg(op, np_fn):
     def fn(input, dim=None, keepdim=False, *, out=None):
+        if _active[0] and not _inside[0] and out is None:      # (a transform sees it as an op)
+            return array_op(fn, False, (input, dim, keepdim))
         a = input._array
         if a.dtype == np.bool_:
             raise RuntimeError(f"{op}(): does not support bool input")

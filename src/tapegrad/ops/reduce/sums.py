@@ -10,7 +10,8 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, cj, linear_jvp, normalize_dim, normalize_dims
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, _inside, array_op, bind, cj, linear_jvp, normalize_dim, normalize_dims
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -389,6 +390,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
 # --- logical reductions and counts ---------------------------------------------------------------------------------
 def _logical(op, np_fn):
     def fn(input, dim=None, keepdim=False, *, out=None):
+        if _active[0] and not _inside[0] and out is None:      # (a transform sees it as an op)
+            return array_op(fn, False, (input, dim, keepdim))
         a = input._array
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
@@ -410,6 +413,8 @@ def count_nonzero(input, dim=None):
     >>> tapegrad.tensor([0., 1., 2.]).count_nonzero()
     tensor(2)
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(count_nonzero, False, (input, dim))
     a = input._array
     dim = _dim_args(dim)
     return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64))

@@ -1,0 +1,383 @@
+"""torch.func's reverse-mode transforms: ``grad``, ``grad_and_value``, ``vjp``, ``jacrev``.
+
+Each is plain reverse mode over the graph that the function records, with one twist per input: the tensors to
+differentiate are replaced by stand-ins that require grad (a ``view_as`` alias: the transforms outside see it, so
+``jacfwd(jacrev(f))`` gets its tangents through), so ``f`` may be given tensors that do not require grad and
+nothing of the graph leaks out. The gradients are computed with ``create_graph`` only where something needs
+their graph — a tensor outside the call that requires grad (an outer ``grad``, a closed-over parameter) or a
+transform active below (a dual level: forward-over-reverse); otherwise the fast array path of the engine runs
+and the results are plain tensors.
+
+Under ``vmap`` (the transforms nearest to the call being batching levels) the same is done one level down: the
+inputs are taken to their physical, batched arrays (an input not batched at a level is expanded along that
+level's batch dim first, so its gradient is per sample), the stand-ins are made there and wrapped back up, and
+after ``f`` the physical outputs are differentiated. Samples of a batch never mix, so the gradient of the sum over
+the batch of the physical outputs is every sample's own gradient: ``vmap(grad(f))`` is one batched forward and one
+batched backward.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..autograd import forward_ad as _fw
+from ..autograd.engine import grad as _grad
+from ..autograd.function import AccumulateGrad
+from ..autograd.grad_mode import _state, enable_grad, is_grad_enabled, no_grad
+from ..tensor import Tensor
+from ._vmap import BatchedLevel
+from ._forward import (_error_if_complex, _outputs_only_tensors, _replace_args, _slice_argnums, tree_flatten,
+                       tree_unflatten)
+
+__all__ = ["grad", "grad_and_value", "vjp", "jacrev"]
+
+
+# --- levels: which batching levels the call is lowered through ------------------------------------------------------
+def _batch_levels():
+    """The vmap levels at the top of this thread's transform stack (innermost first): the ones a reverse transform
+    called here differentiates through."""
+    st = _state
+    out = []
+    i = st.top
+    while i >= 0 and isinstance(st.interpreters[i], BatchedLevel):
+        out.append(st.interpreters[i])
+        i -= 1
+    return out
+
+
+def _below_vmap():
+    """Whether a vmap level is active in this thread below the transform that sees the next op."""
+    st = _state
+    return any(isinstance(i, BatchedLevel) for i in st.interpreters[:st.top + 1])
+
+
+class _At:
+    """Run ops as if only the transforms up to stack index ``top`` were active."""
+
+    def __init__(self, top):
+        self.top = top
+
+    def __enter__(self):
+        self.prev = _state.top
+        _state.top = self.top
+
+    def __exit__(self, *exc):
+        _state.top = self.prev
+
+
+def _down(t, levels):
+    """The tensor of ``t`` under all ``levels`` (innermost first): batched at every one of them."""
+    for lv in levels:
+        p = lv.physical(t)
+        if p is None:
+            with _At(lv.level - 1):
+                p = lv.broadcast(t)
+        t = p
+    return t
+
+
+def _up(t, levels):
+    for lv in reversed(levels):
+        t = lv.wrap(t)
+    return t
+
+
+def _bottom(levels):
+    return levels[-1].level - 1 if levels else _state.top
+
+
+def _stand_in(x):
+    """An alias of ``x`` that requires grad (recorded from ``x`` when ``x`` requires grad)."""
+    if x.requires_grad:
+        return x.view_as(x)
+    with no_grad():
+        s = x.view_as(x)
+    return s.requires_grad_()
+
+
+def _reaches_outside(outputs, own):
+    """Whether the graph of ``outputs`` reaches a leaf other than the stand-ins ``own`` (ids of the stand-ins)."""
+    seen, stack = set(), [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    for o in outputs:
+        if isinstance(o, Tensor) and o.grad_fn is None and o.requires_grad and id(o) not in own:
+            return True
+    while stack:
+        n = stack.pop()
+        if id(n) in seen:
+            continue
+        seen.add(id(n))
+        if isinstance(n, AccumulateGrad):
+            v = n.variable
+            if v is None or id(v) not in own:
+                return True
+            continue
+        for f in getattr(n, "_next_fns", ()) or ():
+            if f is not None and id(f) not in seen:
+                stack.append(f)
+    return False
+
+
+class _Run:
+    """One call of ``f`` with stand-ins for the differentiated inputs: what the transforms differentiate."""
+
+    def __init__(self, func, args, argnums, api, has_aux, aux_api, kwargs=None):
+        self.levels = _batch_levels()
+        self.bottom = _bottom(self.levels)
+        if not self.levels and _below_vmap():
+            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward-mode transform (jvp, "
+                               f"jacfwd) inside vmap is not supported; use jacrev/vjp there instead of jacfwd/jvp, "
+                               f"or vmap inside it")
+        with enable_grad():
+            diff = _slice_argnums(args, argnums, as_tuple=False) if argnums is not None else args
+            flat_d, self.d_spec = tree_flatten(diff)
+            for d in flat_d:
+                if not isinstance(d, Tensor):
+                    raise ValueError(f"Thing passed to transform API must be Tensor, got {type(d)}")
+            with _At(self.bottom):
+                self.leaves = [self._leaf(d) for d in flat_d]
+            new = tree_unflatten([_up(s, self.levels) for s in self.leaves], self.d_spec)
+            call = args if argnums is None else \
+                _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
+            if argnums is None:
+                call = new
+            out = func(*call, **(kwargs or {}))
+        self.aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(f"{aux_api}: output of function f should be a tuple: (output, aux) if has_aux "
+                                   f"is True")
+            out, self.aux = out
+        self.out = out
+        self.args = args
+
+    def _leaf(self, d):
+        """The stand-in of input ``d`` at the bottom. With nothing below the vmap levels to see ops (the common
+        case), an input that does not require grad needs none: a new leaf over its physical array (an unbatched
+        one broadcast along the batch dims, a view) does."""
+        if self.levels and self.bottom < 0 and not d.requires_grad:
+            shape, p = (), d
+            for lv in self.levels:
+                q = lv.physical(p)
+                if q is None:
+                    shape = (lv.size,) + shape
+                else:
+                    if shape:
+                        break
+                    p = q
+            else:
+                if not p.requires_grad:
+                    arr = p._array
+                    if shape:
+                        arr = np.broadcast_to(arr, shape + arr.shape)
+                    return Tensor._make(arr, True)
+        return _stand_in(_down(d, self.levels))
+
+    def physical(self, outs):
+        with enable_grad(), _At(self.bottom):
+            return [_down(o, self.levels) for o in outs]
+
+    def needs_graph(self, phys_outs):
+        """Whether the gradients must be recorded: something outside requires grad through them, or a transform
+        below the call (a dual level) sees the backward."""
+        if self.bottom >= 0:
+            return True
+        return is_grad_enabled() and _reaches_outside(phys_outs, {id(s) for s in self.leaves})
+
+    def grads(self, phys_outs, cotangents, graph, retain=True):
+        outs = [o for o in phys_outs]
+        with enable_grad(), _At(self.bottom):
+            diff = [(o, c) for o, c in zip(outs, cotangents) if o.requires_grad]
+            if diff:
+                gs = _grad([o for o, _ in diff], self.leaves, [c for _, c in diff], retain_graph=retain or graph,
+                           create_graph=graph, allow_unused=True)
+            else:
+                gs = [None] * len(self.leaves)
+            gs = [g if g is not None else _zeros(s) for g, s in zip(gs, self.leaves)]
+            return gs
+
+    def lift(self, ts, graph):
+        """Physical results back to the caller's level (and without a graph where none is needed)."""
+        if not graph:
+            for t in ts:
+                _fw._drop_graph(t)
+        with _At(self.bottom):
+            return [_up(t, self.levels) for t in ts]
+
+    def finish(self, tree, graph):
+        """The value (or aux) as ``f`` returned it; without a graph (new tensors over the same arrays) unless one is
+        needed. (Not in place: ``vjp_fn`` still differentiates the outputs, and aux may be anyone's tensor.)"""
+        if graph:
+            return tree
+        flat, spec = tree_flatten(tree)
+        out = []
+        for t in flat:
+            if isinstance(t, Tensor) and (t.requires_grad or self.levels):
+                with enable_grad(), _At(self.bottom):
+                    p = _down(t, self.levels)
+                    if p.requires_grad:
+                        t = _up(Tensor._make(p._array), self.levels)
+            out.append(t)
+        return tree_unflatten(out, spec)
+
+
+def _zeros(like):
+    return Tensor._make(np.zeros(like._array.shape, like._array.dtype))
+
+
+def _ones(like):
+    return Tensor._make(np.ones(like._array.shape, like._array.dtype))
+
+
+# --- grad, grad_and_value ----------------------------------------------------------------------------------------
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning ``(gradient, value)`` of the scalar ``func`` with respect to the arguments ``argnums``
+    (``((gradient, (value, aux))`` with ``has_aux``).
+
+    >>> grad_and_value(lambda x: (x ** 2).sum())(tapegrad.tensor([1., 2.]))
+    (tensor([2., 4.]), tensor(5.))
+    """
+    def wrapper(*args, **kwargs):
+        run = _Run(func, args, argnums, "grad_and_value(f)(*args)", has_aux, "grad_and_value(f)(*args)", kwargs)
+        out = run.out
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a Tensor, got {type(out)}")
+        if out.dim() != 0:
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a scalar Tensor, got tensor "
+                               f"with {out.dim()} dims. Maybe you wanted to use the vjp or jacrev APIs instead?")
+        (phys,) = run.physical([out])
+        graph = run.needs_graph([phys])
+        gs = run.lift(run.grads([phys], [_ones(phys)], graph, retain=False), graph)
+        g = tree_unflatten(gs, run.d_spec)
+        value = run.finish(out, graph)
+        if has_aux:
+            return g, (value, run.finish(run.aux, graph))
+        return g, value
+    _name(wrapper, func, "grad_and_value")
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """A function returning the gradient of the scalar ``func`` with respect to the arguments ``argnums`` (an int,
+    or a tuple of ints: a tuple of gradients); each argument may be a pytree of tensors. With ``has_aux``, ``func``
+    returns ``(output, aux)`` and the function ``(gradient, aux)``.
+
+    >>> grad(lambda x: x.sin().sum())(tapegrad.tensor([0., 1.]))
+    tensor([1.0000, 0.5403])
+    """
+    gv = grad_and_value(func, argnums, has_aux)
+
+    def wrapper(*args, **kwargs):
+        g, value = gv(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+    _name(wrapper, func, "grad")
+    return wrapper
+
+
+def _name(wrapper, func, what):
+    wrapper.__name__ = getattr(func, "__name__", what)
+    wrapper.__doc__ = getattr(func, "__doc__", None)
+    wrapper.__wrapped__ = func
+
+
+# --- vjp -----------------------------------------------------------------------------------------------------------
+def vjp(func, *primals, has_aux=False):
+    """``(func(*primals), vjp_fn)`` (and ``aux``): ``vjp_fn(cotangents)`` is the tuple of vector-Jacobian products,
+    one per primal, each one backward over the graph recorded here.
+
+    >>> out, vjp_fn = vjp(lambda x: x ** 2, tapegrad.tensor([1., 2.]))
+    >>> vjp_fn(tapegrad.tensor([1., 1.]))
+    (tensor([2., 4.]),)
+    """
+    return _vjp_with_argnums(func, primals, None, has_aux)
+
+
+def _vjp_with_argnums(func, primals, argnums, has_aux):
+    run = _Run(func, primals, argnums, "vjp(f, *primals)", has_aux, "vjp(f, *primals)")
+    flat_o, o_spec = tree_flatten(run.out)
+    if len(flat_o) == 0 or (len(flat_o) == 1 and flat_o[0] is None):
+        raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has non-empty output (got output = "
+                           f"{flat_o})")
+    for o in flat_o:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only tensors, got unsupported type "
+                               f"{type(o)}")
+        if not (o.dtype.is_floating_point or o.dtype.is_complex):
+            raise RuntimeError(f"vjp(f, ...): All outputs of f must be floating-point or complex Tensors, got Tensor "
+                               f"with dtype {o.dtype}")
+    phys = run.physical(flat_o)
+    graph_out = run.needs_graph(phys)
+
+    def vjp_fn(cotangents, retain_graph=True, create_graph=None):
+        flat_c, c_spec = tree_flatten(cotangents)
+        if c_spec != o_spec:
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as pytree structure of outputs "
+                               f"to the function. cotangents: {c_spec}, primal output: {o_spec}")
+        for c, o in zip(flat_c, flat_o):
+            if not isinstance(c, Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(c)}")
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of {c.shape} and output[0] has a "
+                                   f"shape of {o.shape}.")
+        graph = graph_out or (create_graph if create_graph is not None else is_grad_enabled()) and \
+            any(c.requires_grad for c in flat_c)
+        with enable_grad(), _At(run.bottom):
+            cs = [_down(c, run.levels) for c in flat_c]
+        gs = run.lift(run.grads(phys, cs, graph, retain=retain_graph), graph)
+        return tree_unflatten(gs, run.d_spec)
+
+    value = run.finish(run.out, graph_out)
+    if has_aux:
+        return value, vjp_fn, run.finish(run.aux, graph_out)
+    return value, vjp_fn
+
+
+# --- jacrev ---------------------------------------------------------------------------------------------------------
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode: one backward per output
+    element over a graph recorded once. ``jac[i][j]`` has shape ``output_i.shape + input_j.shape``.
+
+    >>> jacrev(lambda x: x ** 2)(tapegrad.tensor([1., 2.]))
+    tensor([[2., 0.],
+            [0., 4.]])
+    """
+    if not (chunk_size is None or chunk_size > 0):
+        raise ValueError("jacrev: `chunk_size` should be greater than 0.")
+
+    def wrapper(*args):
+        _error_if_complex("jacrev", tree_flatten(args)[0], True)
+        run = _Run(func, args, argnums, "vjp(f, *primals)", has_aux, "vjp(f, *primals)")
+        flat_o, o_spec = tree_flatten(run.out)
+        _outputs_only_tensors(flat_o, "vjp(f, *primals)")
+        _error_if_complex("jacrev", flat_o, False)
+        phys = run.physical(flat_o)
+        graph = run.needs_graph(phys)
+        from ..ops.shape import stack
+        nb = len(run.levels)
+        jac = []
+        with enable_grad(), _At(run.bottom):
+            for o, p in zip(flat_o, phys):
+                n = o.nelement()
+                rows = [[] for _ in run.leaves]
+                if n:
+                    flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
+                    for j in range(n):
+                        gs = run.grads([flat[(slice(None),) * nb + (j,)]], [_ones(flat[(slice(None),) * nb + (j,)])],
+                                       graph, retain=True)
+                        for r, g in zip(rows, gs):
+                            r.append(g)
+                ins = []
+                for r, s in zip(rows, run.leaves):
+                    batch, shape = tuple(s.shape[:nb]), tuple(s.shape[nb:])
+                    m = stack(r, nb) if r else _zeros(s).reshape(batch + (0,) + shape)
+                    ins.append(m.reshape(batch + tuple(o.shape) + shape))
+                jac.append(ins)
+        res = []
+        for ins in jac:
+            lifted = tree_unflatten(run.lift(ins, graph), run.d_spec)
+            res.append(lifted)
+        res = tree_unflatten(res, o_spec)
+        if has_aux:
+            return res, run.finish(run.aux, graph)
+        return res
+    _name(wrapper, func, "jacrev")
+    return wrapper

@@ -1,0 +1,489 @@
+"""``vmap``: the function runs once, on batched arrays.
+
+A vmap call is a ``BatchedLevel`` interpreter. Each batched tensor the function sees (a *logical* tensor: the
+shape of one sample) is a plain Tensor whose array is a view of sample 0 of its *physical* tensor (the whole batch,
+batch dim first); the level keeps the physical tensor in a table keyed by the logical one's identity (as a dual
+level keeps tangents), so ``Tensor`` and eager ops are unchanged. ``process`` looks the op's arguments up; with no
+batched argument the op runs as is (``call_next``). Otherwise the op's batching rule (``func/batching/``, one
+module per op family) computes the physical result with ordinary ops, which go to the transforms entered before
+this one and finally to eager, and the result is wrapped as a new logical tensor. An op without a rule runs once
+per sample on slices of the physical tensors, and the results are stacked: the same values, with a warning, once
+per op, that names it.
+
+Autograd happens on the physical tensors: the graph of a batched computation is the ordinary graph of the
+batched ops. ``grad``/``vjp``/``jacrev`` called under vmap differentiate one level down (see ``_reverse``), so
+``vmap(grad(f))`` is one batched forward and one batched backward.
+"""
+
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from .. import _random
+from ..autograd.function import Interpreter
+from ..tensor import Tensor
+from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
+from .batching import rule_for
+
+__all__ = ["vmap", "BatchedLevel"]
+
+_warned = set()
+log = None        # a list while docs/ops.md is generated: (op name, "rule" | "loop") of each batched op call
+
+
+def _fallback_warning(cls, args=()):
+    name = _op_name(cls, args)
+    if name in _warned:
+        return
+    _warned.add(name)
+    warnings.warn(f"There is a performance drop because we have not yet implemented the batching rule for {name}. "
+                  f"Please file us an issue on GitHub so that we can prioritize its implementation.", UserWarning,
+                  stacklevel=4)
+
+
+def _op_name(cls, args=()):
+    if cls.__name__ == "ArrayOp" and args:       # (a function computed on arrays: its own name)
+        return f"tapegrad.{getattr(args[0], '__name__', 'function')}"
+    return f"tapegrad.{cls.__module__.removeprefix('tapegrad.')}.{cls.__name__}"
+
+
+class BatchedLevel(Interpreter):
+    """One ``vmap`` call: the batch size, the randomness mode and the physical tensor of each logical one."""
+
+    batching = True
+
+    def __init__(self, size, randomness="error"):
+        self.size = size
+        self.randomness = randomness
+        self._phys = {}
+
+    # --- the table ---------------------------------------------------------------------------------------------
+    def physical(self, t):
+        """The physical tensor (batch dim first) of the logical tensor ``t``; None if ``t`` is not batched here."""
+        e = self._phys.get(id(t))
+        if e is not None and e[0]() is t:
+            return e[1]
+        return None
+
+    def wrap(self, p):
+        """A new logical tensor for the physical tensor ``p`` (batch dim first)."""
+        t = Tensor._make(p._array[0, ...])
+        key = id(t)
+        table = self._phys
+
+        def gone(_, key=key, table=table):
+            table.pop(key, None)
+        table[key] = (weakref.ref(t, gone), p)
+        return t
+
+    def enter(self):
+        super().enter()
+        from ..ops import _util
+        self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
+        self._prev_hook = _random._vmap_hook
+        if self.randomness == "different":
+            _random._vmap_hook = self._draw
+        return self
+
+    def exit(self):
+        from ..ops import _util
+        _util._vmap_write = self._prev_write
+        _random._vmap_hook = self._prev_hook
+        super().exit()
+
+    def _draw(self, shape):
+        """``_random.draw_shape`` while this level is the one that sees the call: one draw per sample."""
+        from ..autograd.grad_mode import _state
+        if _state.top != self.level:
+            return shape, None
+        return (self.size,) + shape, self.wrap
+
+    def broadcast(self, t):
+        """``t`` (not batched here) as a physical tensor: expanded along a new batch dim (a view)."""
+        return t.expand((self.size,) + tuple(t.shape))
+
+    # --- ops -----------------------------------------------------------------------------------------------------
+    def process(self, cls, args, kwargs):
+        phys = None
+        for i, a in enumerate(args):
+            if a.__class__ is Tensor or isinstance(a, Tensor):
+                p = self.physical(a)
+                if p is not None:
+                    if phys is None:
+                        phys = [None] * len(args)
+                    phys[i] = p
+        batched_kw = any(isinstance(v, Tensor) and self.physical(v) is not None for v in kwargs.values())
+        if phys is None and not batched_kw:
+            return self.call_next(cls, args, kwargs)
+        rule = None if batched_kw else rule_for(cls)
+        out = NotImplemented
+        if rule is not None:
+            out = rule(self, cls, args, kwargs, phys)
+        if out is NotImplemented:
+            _fallback_warning(cls, args)
+            out = self._loop(cls, args, kwargs)
+            if log is not None:
+                log.append((_op_name(cls, args), "loop"))
+        elif log is not None:
+            log.append((_op_name(cls, args), "rule"))
+        if out.__class__ is tuple or isinstance(out, tuple):
+            return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)
+        return self.wrap(out)
+
+    def lowered_jvp(self, dual, cls, args, kwargs, found):
+        """The tangent rule derived from the op's backward for a dual level ``dual`` right above this vmap (and the
+        vmaps right below it): the op's graph is the batched arrays' graph, so the derivation runs there — stand-ins
+        that require grad for the physical inputs with a tangent, the op called on their logical wraps, then the
+        vjp of a zero cotangent ``u`` and the gradient of ``<vjp(u), t>`` with respect to ``u``, which is ``J t``
+        (as ``forward_ad.DualLevel._derived`` does on one level)."""
+        from ..autograd.engine import grad as _grad
+        from ..autograd.forward_ad import _conform, _real_inner
+        from ..autograd.grad_mode import _state, enable_grad, no_grad
+        from ._reverse import _At, _down, _up
+        levels, i = [], self.level
+        while i >= 0 and getattr(_state.interpreters[i], "batching", False):
+            levels.append(_state.interpreters[i])
+            i -= 1
+        bottom = i
+        run, pairs, own = list(args), [], False
+        with enable_grad():
+            with _At(bottom):
+                for k, t in enumerate(found):
+                    if t is None:
+                        continue
+                    p = _down(args[k], levels)
+                    own = own or p.requires_grad
+                    if p.requires_grad:
+                        s = p.view_as(p)
+                    else:
+                        with no_grad():
+                            s = p.view_as(p)
+                        s.requires_grad_()
+                    pairs.append((s, _down(t, levels)))
+                    run[k] = _up(s, levels)
+            out = dual.call_next(cls, tuple(run), kwargs)
+            outs = out if isinstance(out, tuple) else (out,)
+            with _At(bottom):
+                phys = [(k, _down(o, levels)) for k, o in enumerate(outs)
+                        if isinstance(o, Tensor) and o._array.dtype.kind in "fc"]
+                phys = [(k, po) for k, po in phys if po.requires_grad]
+                tangents = {}
+                if phys and getattr(cls.backward, "once_differentiable", False):
+                    for k, po in phys:             # (a backward not differentiable again: J t by the rows of J)
+                        t = _rows_jvp(po, pairs, len(levels))
+                        if t is not None:
+                            tangents[k] = _up(t, levels)
+                    phys_rows, phys = phys, []
+                else:
+                    phys_rows = []
+                if phys:
+                    us = [Tensor._make(np.zeros(po._array.shape, po._array.dtype), True) for _, po in phys]
+                    gs = _grad([po for _, po in phys], [s for s, _ in pairs], us, create_graph=True,
+                               allow_unused=True)
+                    total = None
+                    for g, (_, tp) in zip(gs, pairs):
+                        if g is not None:
+                            term = _real_inner(g, tp)
+                            total = term if total is None else total + term
+                    if total is not None and total.requires_grad:
+                        graph = own or bottom >= 0 or any(tp.requires_grad for _, tp in pairs)
+                        ts = _grad(total, us, create_graph=graph, allow_unused=True)
+                        for (k, _), t in zip(phys, ts):
+                            if t is not None:
+                                tangents[k] = _up(t, levels)
+                if not own and bottom < 0:          # (the stand-ins' graph: nobody outside needs it)
+                    for _, po in phys + phys_rows:
+                        po.grad_fn, po._rg = None, False
+        for k, t in tangents.items():
+            dual.set_tangent(outs[k], _conform(t, outs[k]))
+        return out
+
+    def _loop(self, cls, args, kwargs):
+        """The op once per sample, on slices; the results stacked (the fallback of an op without a rule)."""
+        from ..ops.shape import stack
+        state = _random.get_rng_state() if self.randomness == "same" else None
+        results = []
+        for b in range(self.size):
+            if state is not None:
+                _random.set_rng_state(state)
+            a_b = tuple(self._slice(a, b) for a in args)
+            kw_b = {k: self._slice(v, b) for k, v in kwargs.items()}
+            results.append(self.call_next(cls, a_b, kw_b))
+        first = results[0]
+        if isinstance(first, tuple):
+            return tuple(stack([r[i] for r in results]) if isinstance(first[i], Tensor) else first[i]
+                         for i in range(len(first)))
+        return stack(results)
+
+    def _slice(self, a, b):
+        if isinstance(a, Tensor):
+            p = self.physical(a)
+            if p is not None:
+                return p.select(0, b)
+        return a
+
+
+def _rows_jvp(po, pairs, nb):
+    """``J t`` of the physical output ``po`` (``nb`` batch dims) row by row: one backward per output element of
+    a sample (the samples are independent, so the gradient of the batch's sum is every sample's row)."""
+    from ..autograd.engine import grad as _grad
+    from ..ops.shape import stack
+    batch = tuple(po.shape[:nb])
+    flat = po.reshape(batch + (-1,))
+    cols = []
+    for j in range(flat.shape[-1]):
+        e = flat[(slice(None),) * nb + (j,)]
+        gs = _grad(e.sum(), [s for s, _ in pairs], retain_graph=True, allow_unused=True)
+        col = None
+        for g, (_, t) in zip(gs, pairs):
+            if g is not None:
+                term = (g * t).reshape(batch + (-1,)).sum(-1)
+                col = term if col is None else col + term
+        cols.append(col if col is not None else Tensor._make(np.zeros(batch, po._array.dtype)))
+    return stack(cols, -1).reshape(tuple(po.shape)) if cols else None
+
+
+# --- reading a batched tensor's data --------------------------------------------------------------------------------
+_DATA_ERRORS = {
+    "item": "vmap: It looks like you're calling .item() on a Tensor. We don't support vmap over calling .item() on a "
+            "Tensor, please try to rewrite what you're doing with other operations. If error is occurring somewhere "
+            "inside PyTorch internals, please file a bug report.",
+    "bool": "vmap: It looks like you're attempting to use a Tensor in some data-dependent control flow. We don't "
+            "support that yet, please file an issue at https://github.com/pytorch/pytorch/issues .",
+    "data": "Cannot access data pointer of Tensor that doesn't have storage"}
+
+
+def _batched_data(t, what):
+    """``Tensor.item``/``__bool__``/``numpy``/``tolist``'s check while a transform is active: a batched tensor's data
+    is one sample's only (torch's errors)."""
+    from ..autograd.grad_mode import _state
+    for lv in _state.interpreters:
+        if isinstance(lv, BatchedLevel) and lv.physical(t) is not None:
+            raise RuntimeError(_DATA_ERRORS[what])
+
+
+def _install():
+    import sys
+    sys.modules["tapegrad.tensor"]._batched_data = _batched_data
+
+
+_install()
+
+
+# --- in-place writes --------------------------------------------------------------------------------------------
+_INPLACE_ERROR = ("vmap: inplace arithmetic(self, *extra_args) is not possible because there exists a Tensor `other` "
+                  "in extra_args that has more elements than `self`. This happened due to `other` being vmapped over "
+                  "but `self` not being vmapped over in a vmap. Please try to use out-of-place operators instead of "
+                  "inplace arithmetic. If said operator is being called inside the PyTorch framework, please file a "
+                  "bug report instead.")
+
+
+def _write_batched(x, out):
+    """``ops._util._write``'s hook: an in-place result ``out`` written into ``x`` where either is batched — the
+    physical arrays, level by level (True), or nothing to do here (False: an ordinary write)."""
+    from ..autograd.grad_mode import _state
+    levels = [i for i in _state.interpreters if isinstance(i, BatchedLevel)][::-1]     # innermost first
+    return _write_down(x, out, levels)
+
+
+def _write_down(x, out, levels):
+    from ..ops._util import _write
+    from ._reverse import _At
+    for k, lv in enumerate(levels):
+        px, po = lv.physical(x), lv.physical(out)
+        if px is None and po is None:
+            continue
+        if px is None:
+            raise RuntimeError(_INPLACE_ERROR)
+        if po is None:
+            with _At(lv.level - 1):
+                po = lv.broadcast(out)
+        if not _write_down(px, po, levels[k + 1:]):
+            if px.requires_grad or po.requires_grad:     # (differentiated under vmap: an in-place copy, recorded;
+                #                                              a view made by a rule is marked as one: see shape.py)
+                with _At(levels[-1].level - 1):
+                    px.copy_(po)
+            else:
+                _write(px, po, None)
+        return True
+    return False
+
+
+# --- vmap -------------------------------------------------------------------------------------------------------
+def _name(func):
+    if hasattr(func, "__name__"):
+        return func.__name__
+    if hasattr(func, "func"):           # functools.partial
+        return f"functools.partial({_name(func.func)}, ...)"
+    return repr(func)
+
+
+def _broadcast_dims(dims, spec):
+    """``dims`` (an int/None, or a pytree matching a prefix of ``spec``) as one entry per leaf of ``spec``;
+    None if they do not fit."""
+    if dims is None or isinstance(dims, int):
+        return [dims] * _count(spec)
+    if spec.kind is None:
+        return None
+    if isinstance(dims, (tuple, list, dict)):
+        if type(dims) is not spec.kind and not (isinstance(dims, tuple) and spec.kind is tuple):
+            if not (isinstance(dims, (tuple, list)) and spec.kind in (tuple, list)) or len(dims) != len(spec.children):
+                return None
+        if isinstance(dims, dict):
+            if list(dims) != list(spec.context):
+                return None
+            dims = list(dims.values())
+        if len(dims) != len(spec.children):
+            return None
+        out = []
+        for d, c in zip(dims, spec.children):
+            r = _broadcast_dims(d, c)
+            if r is None:
+                return None
+            out.extend(r)
+        return out
+    return None
+
+
+def _count(spec):
+    return 1 if spec.kind is None else sum(_count(c) for c in spec.children)
+
+
+def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
+    """``func`` mapped over a dim of its inputs: ``vmap(f)(x)[i] == f(x[i])``, computed in one call of ``f`` on
+    the whole batch (each op by its batching rule). ``in_dims``/``out_dims`` give the mapped dim per input/output
+    (None: not mapped), as ints or pytrees matching the arguments/outputs; ``randomness``: "error" refuses random
+    ops, "different" gives each sample its own random numbers, "same" gives all samples the same;
+    ``chunk_size``: map that many samples at a time.
+
+    >>> vmap(lambda x: x.sum())(tapegrad.ones(3, 2))
+    tensor([2., 2., 2.])
+    """
+    if randomness not in ("error", "different", "same"):
+        raise RuntimeError(f"Only allowed values for randomness are 'error', 'different', or 'same'. Got {randomness}")
+    if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
+        raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
+    _check_out_dims(out_dims, func)
+
+    def wrapped(*args, **kwargs):
+        name = _name(func)
+        if not isinstance(in_dims, (int, tuple)):
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
+                             f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
+        if len(args) == 0:
+            raise ValueError(f"vmap({name})(<inputs>): got no inputs. Maybe you forgot to add inputs, or you are "
+                             f"trying to vmap over a function with no inputs. The latter is unsupported.")
+        flat, spec = tree_flatten(args)
+        dims = _broadcast_dims(in_dims, spec)
+        if dims is None:
+            raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
+                             f"structure of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs "
+                             f"has structure {spec}.")
+        for i, (a, d) in enumerate(zip(flat, dims)):
+            if d is not None and not isinstance(d, int):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
+                                 f"in_dim must be either an integer dimension or None.")
+            if isinstance(d, int) and not isinstance(a, Tensor):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
+                                 f"the input is of type {type(a)}. We cannot vmap over non-Tensor arguments, please "
+                                 f"use None as the respective in_dim")
+            if d is not None and (d < -a.dim() or d >= a.dim()):
+                raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, "
+                                 f"but that input is a Tensor of dimensionality {a.dim()} so expected in_dim to "
+                                 f"satisfy -{a.dim()} <= in_dim < {a.dim()}.")
+            if d is not None and d < 0:
+                dims[i] = d % a.dim()
+        sizes = [a.shape[d] for a, d in zip(flat, dims) if d is not None]
+        if not sizes:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if any(s != sizes[0] for s in sizes):
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped dimension, got sizes "
+                             f"{sizes} for the mapped dimension")
+        size = sizes[0]
+        if chunk_size is None or chunk_size >= size:
+            return _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name)
+        from ..ops.shape import cat
+        chunks, outs, o_spec, o_dims = [], [], None, None
+        for start in range(0, size, chunk_size):
+            n = min(chunk_size, size - start)
+            part = [a.narrow(d, start, n) if d is not None else a for a, d in zip(flat, dims)]
+            out = _run(func, part, spec, dims, n, kwargs, out_dims, randomness, name)
+            fo, o_spec = tree_flatten(out)
+            outs.append(fo)
+            chunks.append(n)
+        o_dims = _out_dims_for(out_dims, o_spec, outs[0], name)
+        merged = [cat([o[i] for o in outs], o_dims[i]) if o_dims[i] is not None else outs[0][i]
+                  for i in range(len(outs[0]))]
+        return tree_unflatten(merged, o_spec)
+    wrapped.__name__ = getattr(func, "__name__", "vmap")
+    wrapped.__wrapped__ = func
+    return wrapped
+
+
+def _check_out_dims(out_dims, func):
+    for d in tree_flatten(out_dims)[0] if not isinstance(out_dims, int) and out_dims is not None else [out_dims]:
+        if d is not None and not isinstance(d, int):
+            raise ValueError(f"vmap({_name(func)}, ..., out_dims={out_dims}): `out_dims` must be an int, None or a "
+                             f"python collection of ints representing where in the outputs the vmapped dimension "
+                             f"should appear.")
+
+
+def _out_dims_for(out_dims, o_spec, flat_out, name):
+    def incompatible():
+        return ValueError(f"vmap({name}, ..., out_dims={out_dims})(<inputs>): out_dims is not compatible with the "
+                          f"structure of `outputs`. out_dims has structure {tree_flatten(out_dims)[1]} but outputs "
+                          f"has structure {o_spec}.")
+    if o_spec.kind is None:
+        if isinstance(out_dims, int) or out_dims is None:
+            return [out_dims]
+        if isinstance(out_dims, tuple) and len(out_dims) == 1:
+            return list(out_dims)
+        raise incompatible()
+    res = _broadcast_dims(out_dims, o_spec)
+    if res is None:
+        raise incompatible()
+    return res
+
+
+def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name):
+    level = BatchedLevel(size, randomness)
+    state = _random.get_rng_state() if randomness == "error" else None
+    with level:
+        logical = []
+        for a, d in zip(flat, dims):
+            if d is None:
+                logical.append(a)
+            else:
+                logical.append(level.wrap(a.movedim(d, 0) if d else a))
+        out = func(*tree_unflatten(logical, spec), **kwargs)
+    if state is not None and not _same_state(state, _random.get_rng_state()):
+        _random.set_rng_state(state)
+        raise RuntimeError(_RANDOM_ERROR)
+    flat_out, o_spec = tree_flatten(out)
+    o_dims = _out_dims_for(out_dims, o_spec, flat_out, name)
+    res = []
+    for o, d in zip(flat_out, o_dims):
+        if d is None:
+            if isinstance(o, Tensor) and level.physical(o) is not None:
+                raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+            res.append(o)
+            continue
+        if not isinstance(o, Tensor):
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type {type(o)}. Did you "
+                             f"mean to set out_dims= to None for output?")
+        p = level.physical(o)
+        if p is None:
+            p = level.broadcast(o)
+        n = p.dim()
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        res.append(p.movedim(0, d) if d % n else p)
+    return tree_unflatten(res, o_spec)
+
+
+def _same_state(a, b):
+    import numpy as np
+    return np.array_equal(np.asarray(a._array), np.asarray(b._array))

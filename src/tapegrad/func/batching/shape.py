@@ -1,0 +1,220 @@
+"""Batching rules of the shape and view ops and of indexing: dims shift by one past the batch dim, shapes gain the
+batch size in front, index keys gain a leading full slice."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ops import shape as _shape_mod  # noqa: F401  (loads the op classes)
+from ...ops.index import subscript as _sub
+from ...ops.shape import rearrange as _re
+from ...ops.shape import split_join as _sj
+from ...ops.shape import views as _v
+from ...ops._util import mark_view
+from ...tensor import Tensor
+from . import ldim, materialize, only_first_batched, pad_to, phys_dim, register, wrap_dim
+
+
+def _view(cls, p, *args, **kwargs):
+    """``cls.apply(p, *args)`` for a view op, marked as a view of ``p`` (as the public function marks it), so that
+    an in-place write into it under ``vmap(grad)`` reaches ``p``'s graph."""
+    out = cls.apply(p, *args, **kwargs)
+    if isinstance(out, tuple):
+        return tuple(mark_view(o, p, lambda t, i=i: cls.apply(t, *args, **kwargs)[i], multi=True)
+                     for i, o in enumerate(out))
+    return mark_view(out, p, lambda t: cls.apply(t, *args, **kwargs))
+
+
+def _first_only(fn):
+    def rule(level, cls, args, kwargs, phys):
+        if not only_first_batched(phys):
+            return NotImplemented
+        return fn(cls, phys[0], ldim(args[0]), args[1:], kwargs)
+    return rule
+
+
+def _shifted(*positions):
+    """A rule for ops whose arguments at ``positions`` (counted after x) are dims of x."""
+    def fn(cls, p, n, rest, kwargs):
+        if n == 0:
+            return NotImplemented
+        rest = list(rest)
+        for i in positions:
+            d = phys_dim(rest[i], n)
+            if d is None:
+                return NotImplemented
+            rest[i] = d
+        return _view(cls, p, *rest, **kwargs)
+    return _first_only(fn)
+
+
+register(_sub.Select, _sub.Slice, _sj.Unfold)(_shifted(0))
+register(_v.Transpose)(_shifted(0, 1))
+register(_re.Diagonal, _re.DiagonalCopy)(_shifted(1, 2))
+
+
+@register(_re.DiagEmbed)
+@_first_only
+def _diag_embed(cls, p, n, rest, kwargs):
+    offset, d1, d2 = rest
+    d1, d2 = wrap_dim(d1, n + 1), wrap_dim(d2, n + 1)
+    if d1 is None or d2 is None:
+        return NotImplemented
+    return cls.apply(p, offset, d1 + 1, d2 + 1)
+
+
+@register(_v.Permute)
+@_first_only
+def _permute(cls, p, n, rest, kwargs):
+    dims = rest[0]
+    return _view(cls, p, (0,) + tuple(wrap_dim(d, n) + 1 for d in dims))
+
+
+@register(_v.T)
+@_first_only
+def _t(cls, p, n, rest, kwargs):
+    return _view(_v.Transpose, p, 1, 2) if n == 2 else p.view_as(p)
+
+
+@register(_v.Squeeze0, _v.Squeeze1, _v.Squeeze2)
+@_first_only
+def _squeeze(cls, p, n, rest, kwargs):
+    return _view(cls, p, tuple(d + 1 for d in rest[0]))
+
+
+@register(_v.Unsqueeze)
+@_first_only
+def _unsqueeze(cls, p, n, rest, kwargs):
+    d = wrap_dim(rest[0], n + 1)
+    return _view(cls, p, d + 1)
+
+
+def _reshape(cls, p, n, rest, kwargs):
+    shape = rest[0]
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return _view(cls, p, (p.shape[0],) + shape, *rest[1:], **kwargs)
+
+
+def _linear_views():
+    import importlib
+    _lin = importlib.import_module("tapegrad.ops.nn_ops.linear")
+    return _lin._View, _lin._UnsafeView, _lin._Squeeze4
+
+
+register(_v.View, _v.UnsafeView, *_linear_views())(_first_only(_reshape))
+
+
+@register(_v.Expand)
+@_first_only
+def _expand(cls, p, n, rest, kwargs):
+    shape = tuple(rest[0])
+    q = pad_to(p, n, len(shape))
+    out = cls.apply(q, (q.shape[0],) + shape)
+    return mark_view(out, p, lambda t: cls.apply(pad_to(t, n, len(shape)), (q.shape[0],) + shape))
+
+
+@register(_re.Repeat)
+@_first_only
+def _repeat(cls, p, n, rest, kwargs):
+    reps = tuple(rest[0])
+    if len(reps) < n:
+        return NotImplemented
+    return cls.apply(pad_to(p, n, len(reps)), (1,) + reps)
+
+
+@register(_re.Roll)
+@_first_only
+def _roll(cls, p, n, rest, kwargs):
+    shifts, dims = rest
+    if dims is None or n == 0:
+        return NotImplemented
+    dims = (dims,) if isinstance(dims, int) else tuple(dims)
+    return cls.apply(p, shifts, tuple(phys_dim(d, n) for d in dims))
+
+
+@register(_re.Rot90)
+@_first_only
+def _rot90(cls, p, n, rest, kwargs):
+    k, dims = rest
+    if n < 2:
+        return NotImplemented
+    return cls.apply(p, k, tuple(phys_dim(d, n) for d in dims))
+
+
+@register(_re.Tril, _re.Triu)
+@_first_only
+def _tri(cls, p, n, rest, kwargs):
+    if n < 2:
+        return NotImplemented
+    return cls.apply(p, *rest, **kwargs)
+
+
+# --- joining -------------------------------------------------------------------------------------------------------
+def _cats():
+    from ...ops.nn_ops import _common
+    return _sj.Cat, _common._Cat
+
+
+@register(*_cats())
+def _cat(level, cls, args, kwargs, phys):
+    dim, xs = args[0], args[1:]
+    ref = next((x for x in xs if ldim(x) > 0 or x._array.size), xs[0])
+    n = ldim(ref)
+    d = phys_dim(dim, n)
+    if d is None or any(ldim(x) != n for x in xs):
+        return NotImplemented
+    return cls.apply(d, *(materialize(level, x, p) for x, p in zip(xs, phys[1:])), **kwargs)
+
+
+@register(_sj.Stack)
+def _stack(level, cls, args, kwargs, phys):
+    dim, xs = args[0], args[1:]
+    n = ldim(xs[0])
+    d = wrap_dim(dim, n + 1)
+    if d is None:
+        return NotImplemented
+    return cls.apply(d + 1, *(materialize(level, x, p) for x, p in zip(xs, phys[1:])), **kwargs)
+
+
+@register(_sj.SplitViews, _sj.UnbindViews)
+@_first_only
+def _split(cls, p, n, rest, kwargs):
+    keys, d, stack_back = rest
+    if n == 0:
+        return NotImplemented
+    return _view(cls, p, [_key(k) for k in keys], d + 1, stack_back)
+
+
+# --- indexing ------------------------------------------------------------------------------------------------------
+def _key(key):
+    return (slice(None),) + (key if isinstance(key, tuple) else (key,))
+
+
+def _advanced_adjacent(key):
+    """Whether the key's advanced parts (arrays, and ints beside them) are next to each other (NumPy then keeps
+    their result dims in place, after the batch dim)."""
+    key = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, (np.ndarray, Tensor, list)) for k in key):
+        return True
+    adv = [i for i, k in enumerate(key) if isinstance(k, (np.ndarray, Tensor, list, int, np.integer))
+           and not isinstance(k, bool)]
+    return adv[-1] - adv[0] + 1 == len(adv)
+
+
+@register(_sj._Basic, _sj.Select, _sj.Slice, _sj.NarrowCopy)
+@_first_only
+def _basic(cls, p, n, rest, kwargs):
+    if cls is _sj.NarrowCopy:
+        return cls.apply(p, _key(rest[0]), *rest[1:], **kwargs)
+    return _view(cls, p, _key(rest[0]), *rest[1:], **kwargs)
+
+
+@register(_sub.Index)
+@_first_only
+def _index(cls, p, n, rest, kwargs):
+    key = rest[0]
+    if not _advanced_adjacent(key):
+        return NotImplemented
+    if any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in (key if isinstance(key, tuple) else (key,))):
+        return NotImplemented
+    return cls.apply(p, _key(key), *rest[1:], **kwargs)
