@@ -522,7 +522,12 @@ def _rtruediv(self, other):
 
 
 def _rpow(self, other):
-    return RPow.apply(self, other)
+    # a Tensor reaches here only through an explicit x.__rpow__(t) (torch: pow(t, x))
+    return pow(other, self) if isinstance(other, Tensor) else RPow.apply(self, other)
+
+
+def _rsub(self, other):
+    return Sub.apply(other, self) if isinstance(other, Tensor) else Rsub.apply(self, other)
 
 
 def _float_power_(self, exponent):
@@ -574,9 +579,9 @@ bind(
     __add__=lambda self, other: Add.apply(self, other),
     __radd__=lambda self, other: Add.apply(other, self) if isinstance(other, Tensor) else
     Add.apply(self, other),
-    __sub__=lambda self, other: Sub.apply(self, other), __rsub__=lambda self, other: Rsub.apply(self, other),
+    __sub__=lambda self, other: Sub.apply(self, other), __rsub__=_rsub,
     __mul__=lambda self, other: Mul.apply(self, other), __rmul__=lambda self, other: Mul.apply(self, other),
-    __truediv__=lambda self, other: Div.apply(self, other), __rtruediv__=_rtruediv, __div__=div,
+    __truediv__=lambda self, other: Div.apply(self, other), __rtruediv__=_rtruediv, __rdiv__=_rtruediv, __div__=div,
     __floordiv__=floor_divide, __rfloordiv__=_rfloordiv, __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=_pos,
     __iadd__=_iop(add), __isub__=_iop(sub), __imul__=_iop(mul), __itruediv__=_iop(div), __ipow__=_iop(pow),
     __ifloordiv__=_iop(floor_divide),
