@@ -125,6 +125,28 @@ def _sub_check(a, b):
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+class RsubTensor(Primitive):
+    """b - a for a Tensor b (``a.__rsub__(b)`` called explicitly: torch's RsubBackward0)."""
+
+    node_name = "RsubBackward0"
+    _scalar_edges = True
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _sub_check(b, a)
+        a, b, _ = promote(a, b)
+        return b - a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, grad
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(None if ta is None else -ta, tb)
+
+
 class Rsub(Primitive):
     """number - a (Python's ``2 - x``)."""
 
@@ -527,7 +549,7 @@ def _rpow(self, other):
 
 
 def _rsub(self, other):
-    return Sub.apply(other, self) if isinstance(other, Tensor) else Rsub.apply(self, other)
+    return RsubTensor.apply(self, other) if isinstance(other, Tensor) else Rsub.apply(self, other)
 
 
 def _float_power_(self, exponent):
