@@ -137,4 +137,8 @@ from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, Double
                       HalfTensor, IntTensor, LongTensor, ShortTensor, typename)
 
 
+from ._api_state import *  # noqa: E402,F403  (switches and predicates: determinism, anomaly, default device...)
+from ._api_funcs import *  # noqa: E402,F403  (ATen's forms of nn ops, range, frombuffer, cond, while_loop...)
+from . import _tensor_api  # noqa: E402  (binds the rest of the Tensor surface: storage_offset, resize_, set_...)
+
 _aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py
