@@ -12,6 +12,7 @@ import numpy as np
 
 from . import _dtype
 from ._tensor_api import _REMOVED_EIG, _REMOVED_SYMEIG
+from .ops._util import Primitive
 from .tensor import Tensor
 
 __all__ = ["range", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_", "alias_copy", "binomial",
@@ -98,9 +99,28 @@ def addmv_(input, mat, vec, *, beta=1, alpha=1):
     return input.addmv_(mat, vec, beta=beta, alpha=alpha)
 
 
+class _AliasCopy(Primitive):
+    """The copying form of an alias view: a copy whose gradient passes through."""
+
+    node_name = "AliasBackward0_copy"
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+    @staticmethod
+    def jvp(ctx, tx):
+        return tx
+
+
 def alias_copy(input, *, out=None):
     """A copy (torch's ``alias_copy``: the copying form of an alias view)."""
-    r = input.clone()
+    r = _AliasCopy.apply(input)
     if out is not None:
         out.copy_(r)
         return out

@@ -32,3 +32,70 @@ SPECS = [
            lambda m, x, u, k, **kw: F(m).fractional_max_pool3d(x, k, _random_samples=u.detach(), **kw),
            lambda r: [S(np.zeros((0, 1, 4, 5, 4)), np.zeros((0, 1, 3)), (2, 2, 1), output_size=2)]),
 ]
+
+
+def _rnn_params(r, layers, dirs, gates, inp, hid, bias=True):
+    out = []
+    for layer in range(layers):
+        for _ in range(dirs):
+            i = inp if layer == 0 else hid * dirs
+            out += [randn(r, gates * hid, i) * 0.5, randn(r, gates * hid, hid) * 0.5]
+            if bias:
+                out += [randn(r, gates * hid) * 0.5, randn(r, gates * hid) * 0.5]
+    return out
+
+
+def _grid(r, n, h, w):
+    return randn(r, n, h, w, 2, low=-1.1, high=1.1)
+
+
+SPECS += [
+    # ATen's forms of the nn ops (torch's top-level names)
+    OpSpec("convolution", lambda m, x, w, b, *a: m.convolution(x, w, b, *a), lambda r: [
+        S(randn(r, 2, 2, 5, 5), randn(r, 3, 2, 3, 3), randn(r, 3), (1, 1), (1, 0), (1, 1), False, (0, 0), 1,
+          name="conv2d"),
+        S(randn(r, 1, 2, 5), randn(r, 2, 3, 2), None, (2,), (0,), (1,), True, (1,), 1, name="transposed1d")]),
+    OpSpec("constant_pad_nd", lambda m, x, p, *v: m.constant_pad_nd(x, p, *v), lambda r: [
+        S(randn(r, 2, 3), (1, 2)), S(randn(r, 2, 3, 2), (1, 0, 0, 2), 1.5, name="value")]),
+    OpSpec("grid_sampler_2d", lambda m, x, g, *a: m.grid_sampler_2d(x, g, *a), lambda r: [
+        S(randn(r, 1, 2, 4, 4), _grid(r, 1, 3, 3), 0, 0, False),
+        S(randn(r, 1, 1, 4, 5), _grid(r, 1, 2, 3), 0, 1, True, name="border_aligned")], gradgrad=False),
+    OpSpec("affine_grid_generator", lambda m, t, *a: m.affine_grid_generator(t, *a), lambda r: [
+        S(randn(r, 2, 2, 3), (2, 1, 3, 4), False)]),
+    OpSpec("native_group_norm", lambda m, x, w, b, *a: m.native_group_norm(x, w, b, *a), lambda r: [
+        S(randn(r, 2, 4, 3), randn(r, 4), randn(r, 4), 2, 4, 3, 2, 1e-5)], check_grad_fn=False),
+    OpSpec("max_pool1d_with_indices", lambda m, x, *a: m.max_pool1d_with_indices(x, *a), lambda r: [
+        S(randn(r, 1, 2, 7), 3, 2)], output_process=lambda out: out[0]),
+    OpSpec("rnn_tanh_cell", lambda m, x, h, *w: m.rnn_tanh_cell(x, h, *w), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 4), randn(r, 4, 3), randn(r, 4, 4), randn(r, 4), randn(r, 4))],
+        check_grad_fn=False),
+    OpSpec("rnn_relu_cell", lambda m, x, h, *w: m.rnn_relu_cell(x, h, *w), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 4), randn(r, 4, 3), randn(r, 4, 4))], check_grad_fn=False),
+    OpSpec("lstm_cell", lambda m, x, h, c, *w: m.lstm_cell(x, (h, c), *w), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 4), randn(r, 2, 4), randn(r, 16, 3), randn(r, 16, 4), randn(r, 16),
+          randn(r, 16))], check_grad_fn=False),
+    OpSpec("gru_cell", lambda m, x, h, *w: m.gru_cell(x, h, *w), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 4), randn(r, 12, 3), randn(r, 12, 4), randn(r, 12), randn(r, 12))],
+        check_grad_fn=False),
+    OpSpec("lstm", lambda m, x, h, c, *p, nl=1, bi=False, bf=False: m.lstm(x, (h, c), list(p), True, nl, 0.0, False,
+                                                                           bi, bf),
+           lambda r: [S(randn(r, 3, 2, 3), randn(r, 2, 2, 4) * 0.5, randn(r, 2, 2, 4) * 0.5,
+                        *_rnn_params(r, 2, 1, 4, 3, 4), nl=2, name="two_layers"),
+                      S(randn(r, 2, 3, 3), randn(r, 2, 2, 4) * 0.5, randn(r, 2, 2, 4) * 0.5,
+                        *_rnn_params(r, 1, 2, 4, 3, 4), bi=True, bf=True, name="bidirectional_batch_first")],
+           check_grad_fn=False, gradgrad=False),
+    OpSpec("gru", lambda m, x, h, *p: m.gru(x, h, list(p), True, 1, 0.0, False, False, False), lambda r: [
+        S(randn(r, 3, 2, 3), randn(r, 1, 2, 4) * 0.5, *_rnn_params(r, 1, 1, 3, 3, 4))],
+        check_grad_fn=False, gradgrad=False),
+    OpSpec("rnn_tanh", lambda m, x, h, *p: m.rnn_tanh(x, h, list(p), False, 1, 0.0, False, False, False), lambda r: [
+        S(randn(r, 3, 3), randn(r, 1, 4) * 0.5, *_rnn_params(r, 1, 1, 1, 3, 4, bias=False), name="unbatched")],
+        check_grad_fn=False, gradgrad=False),
+    OpSpec("rnn_relu", lambda m, x, h, *p: m.rnn_relu(x, h, list(p), True, 1, 0.0, False, False, False), lambda r: [
+        S(randn(r, 3, 2, 3), randn(r, 1, 2, 4) * 0.5, *_rnn_params(r, 1, 1, 1, 3, 4))],
+        check_grad_fn=False, gradgrad=False),
+    OpSpec("alias_copy", lambda m, x: m.alias_copy(x), lambda r: [S(randn(r, 2, 3))]),
+    OpSpec("Tensor.cdouble", lambda m, x: x.cdouble(), lambda r: [S(randn(r, 2, 3))]),
+    OpSpec("nonzero_static", lambda m, x, **kw: m.nonzero_static(x, **kw), lambda r: [
+        S(np.array([[0, 1.5], [2, 0], [0, 3]]), size=2), S(np.array([0.0, 1.0]), size=3, fill_value=-7,
+                                                            name="padded")], grad=False),
+]
