@@ -33,7 +33,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
                   "inconsistent with Python's range builtin. Instead, use torch.arange, which produces values in "
                   "[start, end).", UserWarning, stacklevel=2)
     if end is None:
-        start, end = 0, start
+        raise TypeError('range() missing 1 required positional arguments: "end"')
     if step == 0:
         raise RuntimeError("step must be nonzero")
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()

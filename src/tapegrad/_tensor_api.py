@@ -311,6 +311,11 @@ def _no_grad_target(self, name):
         raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
 
 
+def _same_type(name, self, other, what):
+    if other.dtype is not self.dtype:
+        raise TypeError(f"{name}: expected {self.type()} {what} (got {other.type()})")
+
+
 def apply_(self, callable):
     """Replace each element ``v`` by ``callable(v)`` (a Python loop, as torch's; CPU tensors only)."""
     _no_grad_target(self, "apply_")
@@ -324,6 +329,7 @@ def apply_(self, callable):
 def map_(self, tensor, callable):
     """``self[i] = callable(self[i], tensor[i])``, ``tensor`` broadcast to this shape."""
     _no_grad_target(self, "map_")
+    _same_type("map_", self, tensor, "for 'other'")
     a = self._array
     b = np.broadcast_to(tensor._array, a.shape)
     vals = [callable(x, y) for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())]
@@ -335,6 +341,8 @@ def map_(self, tensor, callable):
 def map2_(self, x, y, callable):
     """``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast to this shape."""
     _no_grad_target(self, "map2_")
+    _same_type("map2_", self, x, "for argument 'x'")
+    _same_type("map2_", self, y, "for argument 'y'")
     a = self._array
     b, c = np.broadcast_to(x._array, a.shape), np.broadcast_to(y._array, a.shape)
     vals = [callable(p, q, r) for p, q, r in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist(),
@@ -376,8 +384,10 @@ def as_subclass(self, cls):
     """This tensor's data and autograd history as an instance of ``cls`` (a Tensor subclass)."""
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise TypeError(f"as_subclass(): expected a Tensor subclass, got {cls!r}")
-    out = self.view_as(self) if self._rg else self._alias()
-    out.__class__ = cls
+    src = self.view_as(self) if self._rg else self._alias()
+    out = object.__new__(cls)
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+        setattr(out, slot, getattr(src, slot))
     return out
 
 
