@@ -16,6 +16,8 @@ from .ops.linalg import (matrix_exp, matrix_norm, matrix_power, matrix_rank, mul
 __all__ = ["LinAlgError", "cholesky", "cholesky_ex", "cond", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv",
            "inv_ex", "lstsq", "matmul", "matrix_exp", "matrix_norm", "matrix_power", "matrix_rank", "multi_dot", "norm",
            "pinv", "qr", "slogdet", "solve", "solve_ex", "solve_triangular", "svd", "svdvals", "vecdot", "vector_norm"]
+from .ops.linalg.tensors import tensorinv, tensorsolve  # noqa: E402
+__all__ += ["tensorinv", "tensorsolve"]
 
 from . import _aliases  # noqa: E402
 _aliases.install(globals(), "linalg")   # torch.linalg.vector_norm(x, axis=0, keepdims=True): see _aliases.py

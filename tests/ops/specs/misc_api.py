@@ -99,3 +99,14 @@ SPECS += [
         S(np.array([[0, 1.5], [2, 0], [0, 3]]), size=2), S(np.array([0.0, 1.0]), size=3, fill_value=-7,
                                                             name="padded")], grad=False),
 ]
+
+SPECS += [
+    OpSpec("linalg.tensorinv", lambda m, a, **kw: m.linalg.tensorinv(a, **kw), lambda r: [
+        S(randn(r, 4, 6, 8, 3) * 0.3 + np.eye(24).reshape(4, 6, 8, 3), name="ind2"),
+        S(randn(r, 6, 2, 3) * 0.3 + np.eye(6).reshape(6, 2, 3), ind=1, name="ind1")],
+        check_grad_fn=False, notes="torch's last node is ReshapeAliasBackward0 (its inverse's layout), tapegrad's "
+                                   "ViewBackward0"),
+    OpSpec("linalg.tensorsolve", lambda m, a, b, **kw: m.linalg.tensorsolve(a, b, **kw), lambda r: [
+        S(randn(r, 2, 3, 6) * 0.3 + np.eye(6).reshape(2, 3, 6), randn(r, 2, 3)),
+        S(randn(r, 6, 2, 3) * 0.3 + np.eye(6).reshape(6, 2, 3), randn(r, 2, 3), dims=(0,), name="dims")]),
+]
