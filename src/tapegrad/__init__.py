@@ -34,7 +34,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "masked"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}

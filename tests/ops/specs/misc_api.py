@@ -110,3 +110,16 @@ SPECS += [
         S(randn(r, 2, 3, 6) * 0.3 + np.eye(6).reshape(2, 3, 6), randn(r, 2, 3)),
         S(randn(r, 6, 2, 3) * 0.3 + np.eye(6).reshape(6, 2, 3), randn(r, 2, 3), dims=(0,), name="dims")]),
 ]
+
+_MASK = np.array([[True, False, True, True], [False, False, False, False], [True, True, False, True]])
+
+SPECS += [
+    # tapegrad.masked (the whole family runs against torch's op_db in tests/ops/test_torch_op_db.py)
+    OpSpec("masked.sum", lambda m, x, mk, *a, **kw: m.masked.sum(x, *a, mask=mk, **kw), lambda r: [
+        S(randn(r, 3, 4), _MASK, 1), S(randn(r, 3, 4), _MASK[0], name="broadcast_mask_all_dims")]),
+    OpSpec("masked.softmax", lambda m, x, mk, *a, **kw: m.masked.softmax(x, *a, mask=mk, **kw), lambda r: [
+        S(randn(r, 3, 4), _MASK | np.array([[False], [True], [False]]), 1)]),
+    OpSpec("masked.var", lambda m, x, mk, *a, **kw: m.masked.var(x, *a, mask=mk, **kw), lambda r: [
+        S(randn(r, 3, 4), _MASK | np.array([[False], [True], [False]]), 1, unbiased=False),
+        S(randn(r, 3, 4), _MASK, (0, 1), keepdim=True, name="all_dims")]),
+]
