@@ -19,7 +19,8 @@ __all__ = ["range", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addm
            "embedding_renorm_", "resize_as_", "cond", "while_loop", "eig", "symeig", "nonzero_static",
            "max_pool1d_with_indices", "native_dropout", "native_group_norm", "constant_pad_nd", "convolution",
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
-           "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru"]
+           "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "_unsafe_masked_index",
+           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit"]
 
 
 def _tg():
@@ -371,3 +372,64 @@ def lstm(input, hx, params, has_biases, num_layers, dropout, train, bidirectiona
 
 
 Tensor.nonzero_static = lambda self, *, size, fill_value=-1: nonzero_static(self, size=size, fill_value=fill_value)
+
+
+# --- private ATen ops that torch's op database tests (used by torch's compiler and FSDP) ---------------------
+
+def _clamped(indices, shape):
+    """Index tensors clamped into range: the "unsafe" ops read/write only where the mask is True, so an
+    out-of-range index elsewhere must not fail."""
+    out = []
+    for k, ix in enumerate(indices):
+        out.append(None if ix is None else ix.clamp(-shape[k], shape[k] - 1))
+    return out
+
+
+def _unsafe_masked_index(input, mask, indices, fill):
+    """``input[indices]`` where ``mask`` is True, ``fill`` elsewhere."""
+    tg = _tg()
+    vals = input[tuple(_clamped(indices, input.shape))]
+    return tg.where(mask, vals, tg.tensor(fill, dtype=input.dtype))
+
+
+def _unsafe_masked_index_put_accumulate(input, mask, indices, values):
+    """``input.index_put(indices, values, accumulate=True)`` taking only the values where ``mask`` is True."""
+    tg = _tg()
+    vals = tg.where(mask, values, tg.zeros((), dtype=values.dtype))
+    return input.index_put(tuple(_clamped(indices, input.shape)), vals, accumulate=True)
+
+
+def _chunk_cat(tensors, dim, num_chunks, *, out=None):
+    """Each tensor padded with zeros along ``dim`` to a multiple of ``num_chunks``, viewed as
+    ``(*lead, num_chunks, -1)`` and concatenated along ``dim + 1`` (torch's FSDP helper)."""
+    tg = _tg()
+    if not tensors:
+        raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    from .ops._util import normalize_dim
+    d = normalize_dim(dim, tensors[0].dim())
+    lead = tuple(tensors[0].shape[:d])
+    parts = []
+    for t in tensors:
+        if tuple(t.shape[:d]) != lead:
+            raise RuntimeError("_chunk_cat expects same sizes of 0,...,dim-1 dimensions for all tensors")
+        size = t.shape[d]
+        chunk = -(-size // num_chunks)
+        if chunk * num_chunks != size:
+            pad_shape = tuple(t.shape[:d]) + (chunk * num_chunks - size,) + tuple(t.shape[d + 1:])
+            t = tg.cat([t, t.new_zeros(pad_shape)], d)
+        parts.append(t.reshape(lead + (num_chunks, -1)))
+    r = tg.cat(parts, d + 1)
+    if out is not None:
+        out.copy_(r)
+        return out
+    return r
+
+
+def _native_batch_norm_legit(input, weight, bias, running_mean, running_var=None, training=None, momentum=None,
+                             eps=None):
+    """``native_batch_norm``'s (output, save_mean, save_invstd); the overload without running statistics is
+    ``(input, weight, bias, training, momentum, eps)``."""
+    tg = _tg()
+    if isinstance(running_mean, bool):          # the no-stats overload
+        running_mean, running_var, training, momentum, eps = None, None, running_mean, running_var, training
+    return tg.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)

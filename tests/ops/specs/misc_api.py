@@ -123,3 +123,13 @@ SPECS += [
         S(randn(r, 3, 4), _MASK | np.array([[False], [True], [False]]), 1, unbiased=False),
         S(randn(r, 3, 4), _MASK, (0, 1), keepdim=True, name="all_dims")]),
 ]
+
+SPECS += [
+    # private ATen ops torch's op_db tests (torch's compiler and FSDP use them)
+    OpSpec("_chunk_cat", lambda m, a, b, *args: m._chunk_cat([a, b], *args), lambda r: [
+        S(randn(r, 2, 3), randn(r, 2, 5), 1, 2), S(randn(r, 2, 3), randn(r, 2, 5), 0, 3, name="dim0")],
+        grad=False, notes="torch has no derivative for it (tapegrad's, a pad-reshape-cat, has one)"),
+    OpSpec("_unsafe_masked_index", lambda m, x, mk, i, j, f: m._unsafe_masked_index(x, mk, [i, j], f), lambda r: [
+        S(randn(r, 3, 4), np.arange(20).reshape(4, 5) % 3 == 0, np.arange(4).reshape(4, 1) * 2 - 2,
+          np.arange(5).reshape(1, 5) - 1, -1.5)], check_grad_fn=False),
+]
