@@ -18,15 +18,18 @@ from ops import torch_op_db as R  # noqa: E402
 OPS = R.load_op_db()
 PRESENT = [op for op in OPS if not R.exclusion(op) and R.resolve(op) is not None]
 MAX_MISSING = 40
+_RESULTS = {}      # op id -> Result, from test_op_agrees_with_torch (reused by test_at_most_40_missing)
 
 
 @pytest.mark.parametrize("op", PRESENT, ids=[R.op_id(op) for op in PRESENT])
 def test_op_agrees_with_torch(op):
     torch.set_num_threads(1)
     torch.set_default_dtype(torch.float32)
-    res = R.run_op(op)
+    res = _RESULTS[R.op_id(op)] = R.run_op(op)
     if res.status == "known":
         return       # a documented difference (KNOWN_EXCEPTIONS, README): it still differs, as documented
+    if res.status == "missing":   # the op exists but reaches a name tapegrad lacks (counted as missing below)
+        pytest.skip(f"{res.id} needs a missing name: {res.reason}")
     assert res.status == "agree", f"{res.id}: {res.status} {res.reason}\n" + "\n".join(res.details[:10])
     assert res.samples > 0 or res.inexpressible, f"{res.id}: no sample compared"
 
@@ -48,6 +51,9 @@ def test_exclusions_are_stated():
 def test_at_most_40_missing():
     """The issue's target. (Ops other branches add count only once merged: the list is printed.)"""
     missing = [R.op_id(op) for op in OPS if not R.exclusion(op) and R.resolve(op) is None]
+    # ops that exist but reach a name tapegrad lacks (e.g. masked.logaddexp needs logaddexp)
+    missing += [R.op_id(op) for op in PRESENT
+                if (_RESULTS.get(R.op_id(op)) or R.run_op(op, cap=1)).status == "missing"]
     print(f"{len(missing)} ops of torch's op_db missing in tapegrad: {' '.join(missing)}")
     assert len(missing) <= MAX_MISSING, f"{len(missing)} missing (target <= {MAX_MISSING}): {' '.join(missing)}"
 
