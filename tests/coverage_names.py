@@ -51,6 +51,8 @@ EXCLUSION_RULES = {
                               lambda n: n in _SYNC_BN),
     "accelerator moves": ("moves to other devices and their streams (ipu, xpu, mtia, mkldnn)",
                           lambda n: n in _DEVICE_MOVES),
+    "first-class dims": ("Tensor.index binds dims to functorch.dim's first-class Dim objects (not an indexing op)",
+                         lambda n: n == "index"),
 }
 
 # Names other issues own: counted as present once they exist in tapegrad (listed so the table says so).

@@ -340,6 +340,10 @@ def test_addmv_alias_copy_binomial_embedding_renorm(torch):
     np.testing.assert_allclose(tw.numpy(), thw.numpy(), rtol=1e-6)
 
 
+def test_thread_safe_generator(torch):
+    assert tapegrad.thread_safe_generator() is None and torch.thread_safe_generator() is None
+
+
 def test_cond_and_while_loop(torch):
     def run(m):
         x = m.tensor([1.0, 2.0])

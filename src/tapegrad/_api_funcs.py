@@ -15,7 +15,8 @@ from ._tensor_api import _REMOVED_EIG, _REMOVED_SYMEIG
 from .ops._util import Primitive
 from .tensor import Tensor
 
-__all__ = ["range", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_", "alias_copy", "binomial",
+__all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_",
+           "alias_copy", "binomial",
            "embedding_renorm_", "resize_as_", "cond", "while_loop", "eig", "symeig", "nonzero_static",
            "max_pool1d_with_indices", "native_dropout", "native_group_norm", "constant_pad_nd", "convolution",
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
@@ -94,6 +95,14 @@ def from_dlpack(ext_tensor):
 def to_dlpack(tensor):
     """A DLPack capsule over this tensor's memory."""
     return tensor._array.__dlpack__()
+
+
+def thread_safe_generator():
+    """The generator of the DataLoader thread worker this runs in, else None (the global generator). tapegrad's
+    DataLoader loads in the main process, so this is None, as torch's is there."""
+    from .utils.data import get_worker_info
+    info = get_worker_info()
+    return getattr(getattr(info, "rng", None), "torch_generator", None) if info is not None else None
 
 
 def addmv_(input, mat, vec, *, beta=1, alpha=1):

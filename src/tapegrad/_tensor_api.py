@@ -11,6 +11,7 @@ import numpy as np
 
 from . import _dtype
 from .autograd.grad_mode import _state as _grad_state
+from .ops._util import bind
 from .tensor import Tensor
 
 _REMOVED_EIG = (
@@ -412,14 +413,13 @@ Tensor.name = property(lambda self: None)        # named tensors: tapegrad's ten
 Tensor.volatile = property(_volatile)
 Tensor.grad_dtype = property(lambda self: self.dtype)
 
-for _name, _fn in dict(
-        eig=eig, symeig=symeig, reinforce=_reinforce, storage_offset=storage_offset, untyped_storage=untyped_storage,
-        storage=storage, share_memory_=share_memory_, is_shared=is_shared, pin_memory=pin_memory,
-        is_pinned=lambda self, device=None: False, get_device=lambda self: -1, is_set_to=is_set_to,
-        dim_order=dim_order, resize_=resize_, resize_as_=resize_as_, resize=resize, resize_as=resize_as, set_=set_,
-        new_empty_strided=new_empty_strided, apply_=apply_, map_=map_, map2_=map2_, is_signed=is_signed,
-        is_nonzero=is_nonzero, is_same_size=is_same_size, module_load=module_load, as_subclass=as_subclass,
-        to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
-        const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self: self.to(_dtype.complex128),
-        cfloat=lambda self: self.to(_dtype.complex64)).items():
-    setattr(Tensor, _name, _fn)
+bind(
+    eig=eig, symeig=symeig, reinforce=_reinforce, storage_offset=storage_offset, untyped_storage=untyped_storage,
+    storage=storage, share_memory_=share_memory_, is_shared=is_shared, pin_memory=pin_memory,
+    is_pinned=lambda self, device=None: False, get_device=lambda self: -1, is_set_to=is_set_to,
+    dim_order=dim_order, resize_=resize_, resize_as_=resize_as_, resize=resize, resize_as=resize_as, set_=set_,
+    new_empty_strided=new_empty_strided, apply_=apply_, map_=map_, map2_=map2_, is_signed=is_signed,
+    is_nonzero=is_nonzero, is_same_size=is_same_size, module_load=module_load, as_subclass=as_subclass,
+    to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
+    const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self: self.to(_dtype.complex128),
+    cfloat=lambda self: self.to(_dtype.complex64))
