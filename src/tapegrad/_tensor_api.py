@@ -421,5 +421,5 @@ bind(
     new_empty_strided=new_empty_strided, apply_=apply_, map_=map_, map2_=map2_, is_signed=is_signed,
     is_nonzero=is_nonzero, is_same_size=is_same_size, module_load=module_load, as_subclass=as_subclass,
     to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
-    const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self: self.to(_dtype.complex128),
-    cfloat=lambda self: self.to(_dtype.complex64))
+    const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self, memory_format=None: self.to(_dtype.complex128),
+    cfloat=lambda self, memory_format=None: self.to(_dtype.complex64))
