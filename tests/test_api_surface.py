@@ -340,6 +340,23 @@ def test_addmv_alias_copy_binomial_embedding_renorm(torch):
     np.testing.assert_allclose(tw.numpy(), thw.numpy(), rtol=1e-6)
 
 
+def test_segment_reduce_errors_and_offsets(torch):
+    d = np.arange(1.0, 6.0)
+    for kw in ({"lengths": [2, 0, 3]}, {"offsets": [0, 2, 2, 5]}, {"lengths": [2, 0, 3], "initial": 10.0}):
+        for red in ("sum", "mean", "max", "min", "prod"):
+            a = tapegrad.segment_reduce(tapegrad.tensor(d), red, **{k: tapegrad.tensor(v) if isinstance(v, list) else v
+                                                                  for k, v in kw.items()})
+            b = torch.segment_reduce(torch.tensor(d), red, **{k: torch.tensor(v) if isinstance(v, list) else v
+                                                            for k, v in kw.items()})
+            np.testing.assert_allclose(a.numpy(), b.numpy(), equal_nan=True)
+    for kw in ({"reduce": "foo", "lengths": [5]}, {"reduce": "sum"}, {"reduce": "sum", "lengths": [2, 2]},
+               {"reduce": "sum", "indices": [0, 1]}):
+        _raises_same(torch, lambda: tapegrad.segment_reduce(tapegrad.tensor(d), **{
+            k: tapegrad.tensor(v) if isinstance(v, list) else v for k, v in kw.items()}),
+            lambda: torch.segment_reduce(torch.tensor(d), **{
+                k: torch.tensor(v) if isinstance(v, list) else v for k, v in kw.items()}))
+
+
 def test_thread_safe_generator(torch):
     assert tapegrad.thread_safe_generator() is None and torch.thread_safe_generator() is None
 

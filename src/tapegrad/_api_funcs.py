@@ -6,6 +6,7 @@ torch's error."""
 from __future__ import annotations
 
 import builtins
+import math
 import warnings
 
 import numpy as np
@@ -16,9 +17,9 @@ from .ops._util import Primitive
 from .tensor import Tensor
 
 __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_",
-           "alias_copy", "binomial",
-           "embedding_renorm_", "resize_as_", "cond", "while_loop", "eig", "symeig", "nonzero_static",
-           "max_pool1d_with_indices", "native_dropout", "native_group_norm", "constant_pad_nd", "convolution",
+           "alias_copy", "binomial", "embedding_renorm_", "resize_as_", "cond", "while_loop", "eig", "symeig",
+           "nonzero_static", "segment_reduce", "max_pool1d_with_indices", "native_dropout", "native_group_norm",
+           "constant_pad_nd", "convolution",
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
            "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "_unsafe_masked_index",
            "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit"]
@@ -209,6 +210,59 @@ def nonzero_static(input, *, size, fill_value=-1):
     out = np.full((size, input._array.ndim), fill_value, np.int64)
     out[:idx.shape[0]] = idx
     return Tensor._make(out)
+
+
+def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, axis=0, unsafe=False, initial=None):
+    """Reduce consecutive segments of ``data`` along ``axis`` (``lengths``, or ``offsets`` of their starts and
+    end; batched over the dims before ``axis``): sum, prod, mean, max/amax, min/amin, with ``initial`` as a
+    value every segment includes (an empty segment gives ``initial``; without it 0, 1, NaN, -inf or inf).
+    Composed of slices and reductions, so gradients are theirs."""
+    tg = _tg()
+    from .ops._util import normalize_dim
+    kind = {"amax": "max", "amin": "min"}.get(reduce, reduce)
+    if kind not in ("sum", "prod", "mean", "max", "min"):
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
+    if indices is not None:
+        raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
+    if lengths is None and offsets is None:
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
+    axis = normalize_dim(axis, data.dim())
+    if lengths is not None:
+        L = np.asarray(lengths._array, np.int64)
+    else:
+        o = np.asarray(offsets._array, np.int64)
+        L = o[..., 1:] - o[..., :-1]
+    lead, n, trail = tuple(data.shape[:axis]), data.shape[axis], tuple(data.shape[axis + 1:])
+    if L.ndim != axis + 1 or tuple(L.shape[:-1]) != lead:
+        raise RuntimeError("segment_reduce(): Expected data and lengths to be of the same shape up to axis")
+    if not unsafe and (L.sum(-1) != n).any():
+        raise RuntimeError("segment_reduce(): Expected all rows of lengths along axis to sum to "
+                           "data.size(lengths.dim()-1) when !unsafe.")
+    empty = {"sum": 0.0, "prod": 1.0, "mean": math.nan, "max": -math.inf, "min": math.inf}[kind]
+    rows = []
+    for idx in np.ndindex(*lead):
+        row = data[idx] if idx else data
+        starts = np.concatenate([[0], np.cumsum(L[idx])[:-1]])
+        segs = []
+        for st, ln in zip(starts.tolist(), L[idx].tolist()):
+            if ln == 0:
+                segs.append(tg.full(trail, empty if initial is None else initial, dtype=data.dtype))
+                continue
+            seg = row[st:st + ln]
+            if kind == "sum":
+                r = seg.sum(0) if initial is None else seg.sum(0) + initial
+            elif kind == "prod":
+                r = seg.prod(0) if initial is None else seg.prod(0) * initial
+            elif kind == "mean":
+                r = seg.mean(0) if initial is None else (seg.sum(0) + initial) / ln
+            elif kind == "max":
+                r = seg.amax(0) if initial is None else tg.clamp(seg.amax(0), min=initial)
+            else:
+                r = seg.amin(0) if initial is None else tg.clamp(seg.amin(0), max=initial)
+            segs.append(r)
+        rows.append(tg.stack(segs) if segs else data.new_zeros((0,) + trail))
+    out = tg.stack(rows) if lead else rows[0]
+    return out.reshape(lead + (L.shape[-1],) + trail)
 
 
 # --- ATen's forms of the nn ops --------------------------------------------------------------------------

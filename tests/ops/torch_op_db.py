@@ -173,6 +173,9 @@ def resolve(op):
     found = _getpath(tapegrad, name)
     if found is None and op.method_variant is not None and "." not in name:
         found = getattr(tapegrad.Tensor, name, None)
+    if found is None and type(fn).__name__ == "builtin_function_or_method" and fn is getattr(
+            __import__("torch"), fn.__name__, None):          # an OpInfo named apart from its torch.X function
+        found = getattr(tapegrad, fn.__name__, None)
     return found
 
 

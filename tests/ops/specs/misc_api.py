@@ -133,3 +133,13 @@ SPECS += [
         S(randn(r, 3, 4), np.arange(20).reshape(4, 5) % 3 == 0, np.arange(4).reshape(4, 1) * 2 - 2,
           np.arange(5).reshape(1, 5) - 1, -1.5)], check_grad_fn=False),
 ]
+
+SPECS += [
+    OpSpec("segment_reduce", lambda m, x, red, ln, **kw: m.segment_reduce(x, red, lengths=ln, **kw), lambda r: [
+        S(randn(r, 6), "sum", np.array([2, 0, 4])), S(randn(r, 6, 2), "mean", np.array([3, 3]), name="mean"),
+        S(randn(r, 5), "max", np.array([2, 0, 3]), initial=0.5, name="max_initial"),
+        S(randn(r, 2, 5), "prod", np.array([[2, 3], [4, 1]]), axis=1, name="batched_axis1"),
+        S(randn(r, 5), "amin", np.array([1, 4]), name="amin")],
+        check_grad_fn=False, gradgrad=False,
+        notes="tapegrad composes slices and reductions (torch: one SegmentReduceBackward0, no second derivative)"),
+]
