@@ -143,3 +143,10 @@ SPECS += [
         check_grad_fn=False, gradgrad=False,
         notes="tapegrad composes slices and reductions (torch: one SegmentReduceBackward0, no second derivative)"),
 ]
+
+SPECS += [
+    # tolerances as tensors over the batch, and an empty batch with empty tolerance tensors (torch's op_db)
+    OpSpec("linalg.matrix_rank_tensor_tolerances", lambda m, a, at, rt: m.linalg.matrix_rank(a, atol=at, rtol=rt),
+           lambda r: [S(randn(r, 2, 4, 3), np.array([0.5, 0.0]), np.array([0.0, 0.3])),
+                      S(randn(r, 0, 3, 3), np.zeros(0), np.zeros(0), name="empty_batch")], grad=False),
+]
