@@ -63,6 +63,6 @@ def test_runner_sees_a_disagreement():
     op = next(o for o in OPS if o.name == "abs")
     res = R.check_sample(op, tapegrad.neg, next(iter(op.sample_inputs("cpu", torch.float64))), "float64", False)
     assert res and "values differ" in res
-    fake = type("FakeOp", (), {"name": "no_such_op_anywhere", "variant_test_name": "", "op": torch.abs,
+    fake = type("FakeOp", (), {"name": "no_such_op_anywhere", "variant_test_name": "", "op": torch.q_scale,
                                "method_variant": None})()
     assert R.resolve(fake) is None
