@@ -377,8 +377,10 @@ def _samples(op, dtype, cap):
     import torch
     torch.manual_seed(0)      # torch's samples come from its global generator: the same ones in any test order
     grad = op.supports_autograd and dtype.is_floating_point
-    gen = op.sample_inputs("cpu", dtype, requires_grad=grad)
-    return list(gen if cap is None else itertools.islice(gen, cap))
+    with warnings.catch_warnings():      # (torch's own deprecation warnings while it builds samples)
+        warnings.simplefilter("ignore")
+        gen = op.sample_inputs("cpu", dtype, requires_grad=grad)
+        return list(gen if cap is None else itertools.islice(gen, cap))
 
 
 def _call(fn, sample, wrapper):
