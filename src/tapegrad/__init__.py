@@ -35,7 +35,7 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -185,5 +185,9 @@ def get_num_threads():
 from ._legacy import (BFloat16Tensor, BoolTensor, ByteTensor, CharTensor, DoubleTensor, FloatTensor,  # noqa: E402
                       HalfTensor, IntTensor, LongTensor, ShortTensor, typename)
 
+
+from ._api_state import *  # noqa: E402,F403  (switches and predicates: determinism, anomaly, default device...)
+from ._api_funcs import *  # noqa: E402,F403  (ATen's forms of nn ops, range, frombuffer, cond, while_loop...)
+from . import _tensor_api  # noqa: E402  (binds the rest of the Tensor surface: storage_offset, resize_, set_...)
 
 _aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py

@@ -670,7 +670,7 @@ def _fractional_cls(d):
                 koff = np.arange(kernel[i]).reshape([1] * (1 + d + i) + [kernel[i]] + [1] * (d - i - 1))
                 flat = flat * S[i] + (starts.reshape(shape) + koff)
             K = math.prod(kernel)
-            win = np.take_along_axis(x.reshape(P, -1), flat.reshape(P, -1), axis=1)
+            win = np.take_along_axis(x.reshape(P, math.prod(S)), flat.reshape(P, math.prod(flat.shape[1:])), axis=1)
             win = win.reshape((P,) + tuple(out_sizes) + (K,))
             pick = np.argmax(win, axis=-1)
             nan = np.isnan(win)

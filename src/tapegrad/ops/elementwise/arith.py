@@ -125,6 +125,28 @@ def _sub_check(a, b):
                            "trying to invert a mask, use the `~` or `logical_not()` operator instead.")
 
 
+class RsubTensor(Primitive):
+    """b - a for a Tensor b (``a.__rsub__(b)`` called explicitly: torch's RsubBackward0)."""
+
+    node_name = "RsubBackward0"
+    _scalar_edges = True
+    array_backward = True
+
+    @staticmethod
+    def forward(ctx, a, b):
+        _sub_check(b, a)
+        a, b, _ = promote(a, b)
+        return b - a
+
+    @staticmethod
+    def backward(ctx, grad):
+        return -grad, grad
+
+    @staticmethod
+    def jvp(ctx, ta, tb):
+        return add_tangents(None if ta is None else -ta, tb)
+
+
 class Rsub(Primitive):
     """number - a (Python's ``2 - x``)."""
 
@@ -522,7 +544,12 @@ def _rtruediv(self, other):
 
 
 def _rpow(self, other):
-    return RPow.apply(self, other)
+    # a Tensor reaches here only through an explicit x.__rpow__(t) (torch: pow(t, x))
+    return pow(other, self) if isinstance(other, Tensor) else RPow.apply(self, other)
+
+
+def _rsub(self, other):
+    return RsubTensor.apply(self, other) if isinstance(other, Tensor) else Rsub.apply(self, other)
 
 
 def _float_power_(self, exponent):
@@ -574,9 +601,9 @@ bind(
     __add__=lambda self, other: Add.apply(self, other),
     __radd__=lambda self, other: Add.apply(other, self) if isinstance(other, Tensor) else
     Add.apply(self, other),
-    __sub__=lambda self, other: Sub.apply(self, other), __rsub__=lambda self, other: Rsub.apply(self, other),
+    __sub__=lambda self, other: Sub.apply(self, other), __rsub__=_rsub,
     __mul__=lambda self, other: Mul.apply(self, other), __rmul__=lambda self, other: Mul.apply(self, other),
-    __truediv__=lambda self, other: Div.apply(self, other), __rtruediv__=_rtruediv, __div__=div,
+    __truediv__=lambda self, other: Div.apply(self, other), __rtruediv__=_rtruediv, __rdiv__=_rtruediv, __div__=div,
     __floordiv__=floor_divide, __rfloordiv__=_rfloordiv, __pow__=pow, __rpow__=_rpow, __neg__=neg, __pos__=_pos,
     __iadd__=_iop(add), __isub__=_iop(sub), __imul__=_iop(mul), __itruediv__=_iop(div), __ipow__=_iop(pow),
     __ifloordiv__=_iop(floor_divide),

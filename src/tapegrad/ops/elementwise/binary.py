@@ -505,7 +505,8 @@ def xlogy(input, other):  # noqa: A002
 
 
 def _rmod(self, other):
-    return RRemainder.apply(self, other)
+    # a Tensor reaches here only through an explicit x.__rmod__(t) (torch: remainder(t, x))
+    return remainder(other, self) if isinstance(other, Tensor) else RRemainder.apply(self, other)
 
 
 xlogy_, fmod_, remainder_, atan2_, hypot_, lerp_, addcmul_, addcdiv_, copysign_ = (

@@ -5,6 +5,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ...autograd.function import _active
@@ -235,7 +237,7 @@ def _unique_consecutive(ctx, x, dim, return_inverse, return_counts):
     else:
         moved = np.moveaxis(x, dim, 0)
         n = moved.shape[0]
-        rows = moved.reshape(n, -1)
+        rows = moved.reshape(n, math.prod(moved.shape[1:]))     # (no -1: n may be 0)
         start = np.ones(n, np.bool_)
         start[1:] = np.any(rows[1:] != rows[:-1], axis=1) if rows.shape[1] else False
         vals = np.moveaxis(moved[start], 0, dim)

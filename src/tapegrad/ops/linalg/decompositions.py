@@ -552,13 +552,19 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     """
     a = A._array
     _check_matrix("linalg.matrix_rank", a)
+    if a.size == 0:           # (before the tolerances: torch's op_db passes empty tolerance tensors here)
+        return Tensor._make(np.zeros(a.shape[:-2], np.int64))
     if tol is not None:
         atol, rtol = tol, 0.0
-    atol, rtol = _tols(a, atol, rtol)
-    if a.size == 0:
-        return Tensor._make(np.zeros(a.shape[:-2], np.int64))
+    # tolerances may be tensors over the batch (torch's rule: no rtol and a positive atol means rtol = 0)
+    at = np.asarray(0.0 if atol is None else (atol._array if isinstance(atol, Tensor) else atol), np.float64)
+    if rtol is None:
+        rt = np.where(at > 0, 0.0, np.finfo(a.dtype).eps * max(a.shape[-2:])) if atol is not None else \
+            np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:]))
+    else:
+        rt = np.asarray(rtol._array if isinstance(rtol, Tensor) else rtol, np.float64)
     s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
-    cut = np.maximum(atol, rtol * s.max(-1, keepdims=True))
+    cut = np.maximum(at[..., None], rt[..., None] * s.max(-1, keepdims=True))
     return Tensor._make(np.asarray((s > cut).sum(-1), np.int64))
 
 

@@ -126,6 +126,13 @@ class LinalgVectorNorm(Primitive):
         sign = x.sgn() if xa.dtype.kind == "c" else _const(_sign(xa))   # (z / |z|: not constant for complex)
         if p == 1:
             return g * sign, None, None, None
+        if p < 1 and not math.isinf(p):
+            # torch's form for p < 1 (negative p included): |x|^(p-1) is 0 where x is, and n^(1-p) is 0 at a zero
+            # norm, so zeros get the zero subgradient instead of 0 * inf
+            nonzero = _const((xa != 0).astype(xa.dtype))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                scaled = sign * (x.abs() + _const((xa == 0).astype(xa.dtype))) ** (p - 1) * nonzero
+            return scaled * g * n ** (1 - p), None, None, None
         if math.isinf(p):
             mask = (np.abs(xa) == n._array).astype(xa.dtype)
             count = np.maximum(mask.sum(axis=dims, keepdims=True), 1)     # (a NaN norm matches nothing: 0)

@@ -183,6 +183,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"{_size_repr(shape)}")
     elif running_mean is None or running_var is None:
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    if input._array.size == 0:
+        # torch: an empty input skips the checks; a clone (so the graph is kept) times weight[0] plus bias[0]
+        out = input.clone()
+        if weight is not None:
+            out = out * weight[0]
+        return out if bias is None else out + bias[0]
     C = shape[1] if len(shape) > 1 else 1
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight),
                     ("bias", bias)):

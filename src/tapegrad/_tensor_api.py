@@ -1,0 +1,425 @@
+"""The rest of torch's Tensor surface on a CPU: device predicates, storage offsets and minimal storages,
+resizing and ``set_``, Python callables applied elementwise (``apply_``, ``map_``, ``map2_``), complex casts, and
+the methods torch removed long ago that still answer with torch's error (``reinforce``, ``eig``, ``symeig``)."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from . import _dtype
+from .autograd.grad_mode import _state as _grad_state
+from .ops._util import bind
+from .tensor import Tensor
+
+_REMOVED_EIG = (
+    "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex tensors "
+    "of dtype `cfloat` or `cdouble` rather than real tensors mimicking complex tensors.\n\nL, _ = torch.eig(A) "
+    "should be replaced with:\nL_complex = torch.linalg.eigvals(A)\n\nand\n\nL, V = torch.eig(A, "
+    "eigenvectors=True) should be replaced with:\nL_complex, V_complex = torch.linalg.eig(A)")
+_REMOVED_SYMEIG = (
+    "This function was deprecated since version 1.9 and is now removed. The default behavior has changed from "
+    "using the upper triangular portion of the matrix by default to using the lower triangular portion.\n\nL, _ = "
+    "torch.symeig(A, upper=upper) should be replaced with:\nL = torch.linalg.eigvalsh(A, UPLO='U' if upper else "
+    "'L')\n\nand\n\nL, V = torch.symeig(A, eigenvectors=True) should be replaced with:\nL, V = "
+    "torch.linalg.eigh(A, UPLO='U' if upper else 'L')")
+_REMOVED_REINFORCE = (
+    "reinforce() was removed.\nUse torch.distributions instead.\nSee "
+    "https://pytorch.org/docs/main/distributions.html\n\nInstead of:\n\nprobs = policy_network(state)\naction = "
+    "probs.multinomial()\nnext_state, reward = env.step(action)\naction.reinforce(reward)\naction.backward()\n\n"
+    "Use:\n\nprobs = policy_network(state)\n# NOTE: categorical is equivalent to what used to be called "
+    "multinomial\nm = torch.distributions.Categorical(probs)\naction = m.sample()\nnext_state, reward = "
+    "env.step(action)\nloss = -m.log_prob(action) * reward\nloss.backward()\n")
+
+
+def eig(self, eigenvectors=False):
+    raise RuntimeError(_REMOVED_EIG)
+
+
+def symeig(self, eigenvectors=False, upper=True):
+    raise RuntimeError(_REMOVED_SYMEIG)
+
+
+def _reinforce(self, reward):
+    raise RuntimeError(_REMOVED_REINFORCE)
+
+
+# --- memory ------------------------------------------------------------------------------------------------
+
+def _root(a: np.ndarray) -> np.ndarray:
+    """The ndarray that owns the memory ``a`` views (the tensor's storage)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def storage_offset(self) -> int:
+    """Where this tensor starts in its storage, in elements."""
+    a = self._array
+    root = _root(a)
+    start = a.__array_interface__["data"][0]
+    return (start - root.__array_interface__["data"][0]) // a.itemsize if a.size else 0
+
+
+class UntypedStorage:
+    """The bytes under a tensor (``x.untyped_storage()``), sharing its memory: writes show in the tensor."""
+
+    def __init__(self, array):
+        self._bytes = _root(array).reshape(-1).view(np.uint8)
+
+    device = property(lambda self: _cpu())
+
+    def nbytes(self) -> int:
+        return self._bytes.size
+
+    def size(self) -> int:
+        return self._bytes.size
+
+    __len__ = size
+
+    def data_ptr(self) -> int:
+        return self._bytes.__array_interface__["data"][0]
+
+    def element_size(self) -> int:
+        return 1
+
+    def __getitem__(self, i):
+        return self._bytes[i].tolist()
+
+    def __setitem__(self, i, v):
+        self._bytes[i] = v
+
+    def tolist(self):
+        return self._bytes.tolist()
+
+    def is_shared(self) -> bool:
+        return id(self._bytes.base) in _SHARED
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self._bytes.tolist())
+        return f"{body}\n[tapegrad.storage.UntypedStorage(device=cpu) of size {self._bytes.size}]"
+
+
+class TypedStorage:
+    """``x.storage()``: the elements of a tensor's storage in its dtype (deprecated in torch, with its warning)."""
+
+    def __init__(self, array, dtype):
+        self._array = _root(array).reshape(-1).view(array.dtype)
+        self.dtype = dtype
+
+    device = property(lambda self: _cpu())
+
+    def size(self) -> int:
+        return self._array.size
+
+    __len__ = size
+
+    def nbytes(self) -> int:
+        return self._array.nbytes
+
+    def element_size(self) -> int:
+        return self._array.itemsize
+
+    def data_ptr(self) -> int:
+        return self._array.__array_interface__["data"][0]
+
+    def untyped(self):
+        return UntypedStorage(self._array)
+
+    def __getitem__(self, i):
+        return self._array[i].tolist()
+
+    def __setitem__(self, i, v):
+        self._array[i] = v
+
+    def tolist(self):
+        return self._array.tolist()
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self._array.tolist())
+        return f"{body}\n[tapegrad.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self._array.size}]"
+
+
+def _cpu():
+    from .tensor import device
+    return device("cpu")
+
+
+def untyped_storage(self):
+    return UntypedStorage(self._array)
+
+
+def storage(self):
+    warnings.warn("TypedStorage is deprecated. It will be removed in the future and UntypedStorage will be the only "
+                  "storage class. This should only matter to you if you are using storages directly.  To access "
+                  "UntypedStorage directly, use tensor.untyped_storage() instead of tensor.storage()", UserWarning,
+                  stacklevel=2)
+    return TypedStorage(self._array, self.dtype)
+
+
+_SHARED: set = set()     # ids of the storages share_memory_() was called on (torch's is_shared flag)
+
+
+def share_memory_(self):
+    """Mark the storage as shared, as torch's flag does. (tapegrad has no torch.multiprocessing: nothing moves;
+    NumPy memory is already visible to the threads of this process.)"""
+    _SHARED.add(id(_root(self._array)))
+    return self
+
+
+def is_shared(self) -> bool:
+    return id(_root(self._array)) in _SHARED
+
+
+def pin_memory(self, device=None):
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+def is_set_to(self, tensor) -> bool:
+    """True when both tensors are the same memory, shape and strides."""
+    a, b = self._array, tensor._array
+    return (a.__array_interface__["data"][0] == b.__array_interface__["data"][0] and a.shape == b.shape
+            and a.strides == b.strides and _root(a) is _root(b))
+
+
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory (torch's order: a contiguous tensor is 0..n-1, then by
+    decreasing stride, ties and zero strides keeping their order)."""
+    n = self._array.ndim
+    if self._array.flags.c_contiguous:
+        return tuple(range(n))
+    st, sh = self.stride(), self._array.shape
+    perm = list(reversed(range(n)))
+
+    def should_swap(a, b):
+        if st[a] == 0 or st[b] == 0:
+            return 0
+        if st[a] != st[b]:
+            return -1 if st[a] < st[b] else 1
+        return 1 if sh[a] > sh[b] else 0
+
+    for i in range(1, n):
+        d1 = i
+        for d0 in reversed(range(i)):
+            c = should_swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return tuple(reversed(perm))
+
+
+def _size_arg(size):
+    if len(size) == 1 and isinstance(size[0], (tuple, list)):
+        size = tuple(size[0])
+    return tuple(int(s) for s in size)
+
+
+def resize_(self, *size, memory_format=None):
+    """Give this tensor the shape ``size`` in place: the elements it had in order, and new ones (zeros here;
+    uninitialised memory in torch) where it grows."""
+    if self._rg:
+        raise RuntimeError("cannot resize variables that require grad")
+    size = _size_arg(size)
+    if any(s < 0 for s in size):
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
+    n = math.prod(size)
+    flat = self._array.reshape(-1)
+    if n <= flat.size:
+        new = flat[:n].reshape(size)
+        if not np.shares_memory(new, self._array) and n:
+            new = new.copy()
+    else:
+        new = np.zeros(n, self._array.dtype)
+        new[:flat.size] = flat
+        new = new.reshape(size)
+    self._array = new
+    self._bump()
+    return self
+
+
+def resize_as_(self, the_template, memory_format=None):
+    return resize_(self, tuple(the_template.shape))
+
+
+def resize(self, *size):
+    warnings.warn("non-inplace resize is deprecated", UserWarning, stacklevel=2)
+    from .autograd import no_grad
+    with no_grad():
+        return resize_(self.detach().clone(), *size)
+
+
+def resize_as(self, tensor):
+    warnings.warn("non-inplace resize_as is deprecated", UserWarning, stacklevel=2)
+    from .autograd import no_grad
+    with no_grad():
+        return resize_(self.detach().clone(), tuple(tensor.shape))
+
+
+def set_(self, source=None, storage_offset=0, size=None, stride=None):
+    """Make this tensor view ``source``'s memory (a tensor; None: become empty)."""
+    if _grad_state.enabled and self._rg and self.grad_fn is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    if source is None:
+        self._array = np.empty(0, self._array.dtype)
+    elif isinstance(source, Tensor):
+        if source.dtype is not self.dtype:
+            raise RuntimeError(f"Could not set tensor of type {source.dtype._legacy} to a tensor of type "
+                               f"{self.dtype._legacy}")
+        arr = source._array
+        if size is not None:
+            item = arr.itemsize
+            root = _root(arr).reshape(-1).view(arr.dtype)
+            stride = stride if stride is not None else _contig_strides(tuple(size))
+            arr = np.lib.stride_tricks.as_strided(root[storage_offset:], tuple(size),
+                                                  tuple(s * item for s in stride))
+        self._array = arr
+    else:
+        raise TypeError(f"set_(): source must be a Tensor or None, not {type(source).__name__}")
+    self._bump()
+    return self
+
+
+def _contig_strides(size):
+    out, acc = [], 1
+    for s in reversed(size):
+        out.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(out))
+
+
+def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
+                      pin_memory=False):
+    """A new tensor with the given shape and strides (in elements), values uninitialised."""
+    d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
+    size, stride = tuple(size), tuple(stride)
+    if len(size) != len(stride):
+        raise RuntimeError("mismatch in length of strides and shape")
+    n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
+    buf = np.empty(n, d.np)
+    arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))
+    out = Tensor._make(arr)
+    return out.requires_grad_(requires_grad) if requires_grad else out
+
+
+# --- elementwise Python callables ------------------------------------------------------------------------
+
+def _no_grad_target(self, name):
+    if self._rg:
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use var.detach().{name}() instead.")
+
+
+def _same_type(name, self, other, what):
+    if other.dtype is not self.dtype:
+        raise TypeError(f"{name}: expected {self.type()} {what} (got {other.type()})")
+
+
+def apply_(self, callable):
+    """Replace each element ``v`` by ``callable(v)`` (a Python loop, as torch's; CPU tensors only)."""
+    _no_grad_target(self, "apply_")
+    a = self._array
+    out = np.array([callable(v) for v in a.reshape(-1).tolist()], dtype=object) if a.size else a.reshape(-1)
+    a[...] = out.reshape(a.shape).astype(a.dtype)
+    self._bump()
+    return self
+
+
+def map_(self, tensor, callable):
+    """``self[i] = callable(self[i], tensor[i])``, ``tensor`` broadcast to this shape."""
+    _no_grad_target(self, "map_")
+    _same_type("map_", self, tensor, "for 'other'")
+    a = self._array
+    b = np.broadcast_to(tensor._array, a.shape)
+    vals = [callable(x, y) for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())]
+    a[...] = np.array(vals, dtype=object).reshape(a.shape).astype(a.dtype) if a.size else a
+    self._bump()
+    return self
+
+
+def map2_(self, x, y, callable):
+    """``self[i] = callable(self[i], x[i], y[i])``, ``x`` and ``y`` broadcast to this shape."""
+    _no_grad_target(self, "map2_")
+    _same_type("map2_", self, x, "for argument 'x'")
+    _same_type("map2_", self, y, "for argument 'y'")
+    a = self._array
+    b, c = np.broadcast_to(x._array, a.shape), np.broadcast_to(y._array, a.shape)
+    vals = [callable(p, q, r) for p, q, r in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist(),
+                                                 c.reshape(-1).tolist())]
+    a[...] = np.array(vals, dtype=object).reshape(a.shape).astype(a.dtype) if a.size else a
+    self._bump()
+    return self
+
+
+# --- small predicates and conversions -----------------------------------------------------------------------
+
+def is_signed(self) -> bool:
+    return self._array.dtype.kind in "ifc"
+
+
+def is_nonzero(self) -> bool:
+    n = self._array.size
+    if n == 0:
+        raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
+    if n > 1:
+        raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    return bool(self._array.reshape(()) != 0)
+
+
+def is_same_size(self, other) -> bool:
+    return self._array.shape == other._array.shape
+
+
+def module_load(self, other, assign=False):
+    """How ``load_state_dict`` turns ``other`` into this parameter's new value (torch's default)."""
+    if assign:
+        return other.detach()
+    from .autograd import no_grad
+    with no_grad():
+        return self.copy_(other).detach()
+
+
+def as_subclass(self, cls):
+    """This tensor's data and autograd history as an instance of ``cls`` (a Tensor subclass)."""
+    if not (isinstance(cls, type) and issubclass(cls, Tensor)):
+        raise TypeError(f"as_subclass(): expected a Tensor subclass, got {cls!r}")
+    src = self.view_as(self) if self._rg else self._alias()
+    out = object.__new__(cls)
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+        setattr(out, slot, getattr(src, slot))
+    return out
+
+
+def _volatile(self):
+    warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
+    return False
+
+
+def _false(self):
+    return False
+
+
+for _name in ("is_distributed",):
+    setattr(Tensor, _name, _false)
+for _name in ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia", "is_nested", "is_vulkan", "is_xla",
+              "is_sparse_csr"):
+    setattr(Tensor, _name, property(_false))
+
+Tensor.is_cpu = property(lambda self: True)
+Tensor.output_nr = property(lambda self: self._output_nr)
+Tensor.name = property(lambda self: None)        # named tensors: tapegrad's tensors have no names
+Tensor.volatile = property(_volatile)
+Tensor.grad_dtype = property(lambda self: self.dtype)
+
+bind(
+    eig=eig, symeig=symeig, reinforce=_reinforce, storage_offset=storage_offset, untyped_storage=untyped_storage,
+    storage=storage, share_memory_=share_memory_, is_shared=is_shared, pin_memory=pin_memory,
+    is_pinned=lambda self, device=None: False, get_device=lambda self: -1, is_set_to=is_set_to,
+    dim_order=dim_order, resize_=resize_, resize_as_=resize_as_, resize=resize, resize_as=resize_as, set_=set_,
+    new_empty_strided=new_empty_strided, apply_=apply_, map_=map_, map2_=map2_, is_signed=is_signed,
+    is_nonzero=is_nonzero, is_same_size=is_same_size, module_load=module_load, as_subclass=as_subclass,
+    to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
+    const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self, memory_format=None: self.to(_dtype.complex128),
+    cfloat=lambda self, memory_format=None: self.to(_dtype.complex64))

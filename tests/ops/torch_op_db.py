@@ -1,0 +1,574 @@
+"""PyTorch's own op database run against tapegrad.
+
+torch ships ``torch.testing._internal.common_methods_invocations.op_db``: one ``OpInfo`` per op (~700), each
+with sample inputs. For every OpInfo this module finds the op in tapegrad (by its name: ``torch.X``,
+``Tensor.X``, ``nn.functional.X``, ``linalg.X``, ``fft.X``, ``special.X``...; an OpInfo whose op is a lambda or
+a wrapper written in torch's test modules runs that very code with ``torch`` bound to tapegrad), takes torch's
+sample inputs in float64 and float32 (the dtypes the op supports), converts them to tapegrad tensors and compares
+values, dtypes and gradients (the vector-Jacobian product of one random cotangent) with torch's.
+
+    python tests/ops/torch_op_db.py            # summary table: agree / disagree / missing / excluded, the lists
+    python tests/ops/torch_op_db.py --all      # every sample (default: the first few per dtype)
+    python tests/ops/torch_op_db.py -v abs     # one op, with each sample's verdict
+
+``tests/ops/test_torch_op_db.py`` runs it in the suite (a few samples per op and dtype).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import os
+import sys
+import types
+import warnings
+
+import numpy as np
+
+if __name__ == "__main__":   # the CLI: the worktree's tapegrad first, as tests/conftest.py does
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "src"))
+
+import tapegrad  # noqa: E402
+
+DTYPES = ("float64", "float32")
+SAMPLES_PER_DTYPE = 3      # the suite's cap; the CLI's --all takes every sample
+
+# The OpInfos left out, each rule with its reason (the issue: sparse, quantized and accelerator-only ops aside).
+EXCLUDED_RULES = {
+    "sparse": "sparse layouts: tapegrad has dense tensors only",
+    "quantized": "quantized tensors: not part of tapegrad",
+    "accelerator": "accelerator-only: no dtype is supported on the CPU (CUDA jiterator ops, flash/efficient "
+                   "attention kernels, the cudnn-less batch_norm variant)",
+    "aten-internal": "private ATen overloads called through torch.ops.aten (not torch's Python API; their public "
+                     "counterparts have OpInfos of their own)",
+}
+EXCLUDED = {
+    "sparse.sampled_addmm": "sparse", "sparse.mm": "sparse", "to_sparse": "sparse",
+    "_softmax_backward_data": "aten-internal", "_batch_norm_with_update": "aten-internal",
+    "_upsample_bilinear2d_aa": "aten-internal", "torch.ops.aten._safe_softmax.default": "aten-internal",
+    "slice": "aten-internal", "native_dropout_backward": "aten-internal",
+    "max_pool2d_with_indices_backward": "aten-internal",
+}
+
+# Ops tapegrad deliberately does differently (README "What is different"), with the reason.
+KNOWN_EXCEPTIONS: dict[str, str] = {
+    "bfloat16": "NumPy has no bfloat16: tapegrad stores it as float32 and x.bfloat16() is float32 (README)",
+}
+
+# float64: tight; float32: relative to the result's scale (different summation orders and algorithms)
+TOL = {"float64": dict(rtol=1e-7, atol=1e-7), "float32": dict(rtol=1e-4, atol=1e-4, scaled=True)}
+# Where torch's own value is the less accurate one, a wider tolerance, with the evidence.
+TOL_OVERRIDES = {
+    # torch's float64 bessel_j0 / bessel_y1 lose ~3e-7 (absolute) near their zeros: at x = -5.4215 torch gives
+    # -0.0337815018, mpmath and tapegrad -0.0337813128 (tapegrad's error 7e-17)
+    "special.bessel_j0": dict(rtol=1e-7, atol=1e-6),
+    "special.bessel_y1": dict(rtol=1e-7, atol=1e-6),
+}
+
+
+def load_op_db():
+    warnings.filterwarnings("ignore", category=UserWarning)
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def op_id(op):
+    return op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+
+
+def exclusion(op):
+    """The exclusion rule that applies to this OpInfo, or None."""
+    if op.name in EXCLUDED:
+        return EXCLUDED[op.name]
+    if "sparse" in op.name:
+        return "sparse"
+    if op.name.startswith(("quantized", "fake_quantize", "quantize_")):
+        return "quantized"
+    if not op.supported_dtypes("cpu") or type(op.op).__name__ == "_JittedFunction":
+        return "accelerator"
+    if op.name.startswith("torch.ops.aten"):
+        return "aten-internal"
+    return None
+
+
+# --- finding the op in tapegrad ------------------------------------------------------------------------------
+
+_TORCH_TEST_MODULES = ("torch.testing._internal",)
+
+
+def _tg_wrapper_set_seed(op, *args, **kwargs):
+    """tapegrad's side of torch's ``wrapper_set_seed``: seed, then call (random ops compare structure only)."""
+    tapegrad.manual_seed(42)
+    return op(*args, **kwargs)
+
+
+_REBOUND: dict = {}
+
+
+def _rebind(fn):
+    """``fn`` (a lambda or helper written in torch's test modules) with ``torch`` meaning tapegrad, and the helpers
+    it calls rebound the same way."""
+    if id(fn) in _REBOUND:
+        return _REBOUND[id(fn)][1]
+    g = dict(fn.__globals__)
+    g["torch"] = tapegrad
+    g["wrapper_set_seed"] = _tg_wrapper_set_seed
+    for name in _code_names(fn.__code__):
+        v = g.get(name)
+        if isinstance(v, types.FunctionType) and (v.__module__ or "").startswith(_TORCH_TEST_MODULES) \
+                and name != "wrapper_set_seed":
+            g[name] = _rebind(v)
+    new = types.FunctionType(fn.__code__, g, fn.__name__, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    _REBOUND[id(fn)] = (fn, new)
+    return new
+
+
+def _code_names(code):
+    names = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names |= _code_names(c)
+    return names
+
+
+def _from_test_module(fn):
+    return isinstance(fn, types.FunctionType) and (fn.__module__ or "").startswith(_TORCH_TEST_MODULES)
+
+
+def uninitialized(op):
+    """An op whose values are uninitialised memory in torch (``empty`` and friends): shapes and dtypes only."""
+    return op.name.split(".")[-1].startswith(("empty", "new_empty"))
+
+
+def is_random(op):
+    """An op whose values depend on the random stream (torch's OpInfo wraps it in ``wrapper_set_seed``):
+    tapegrad's generator is not torch's, so only shapes and dtypes are compared."""
+    return _from_test_module(op.op) and "wrapper_set_seed" in _code_names(op.op.__code__)
+
+
+def _getpath(root, path):
+    obj = root
+    for part in path.split("."):
+        try:
+            obj = getattr(obj, part)
+        except Exception:
+            return None
+    return obj
+
+
+def resolve(op):
+    """The tapegrad callable for an OpInfo, or None where tapegrad lacks it. A lambda of torch's test module runs
+    as is (rebound) when every torch name it reaches exists in tapegrad."""
+    fn = op.op
+    if _from_test_module(fn):
+        new = _rebind(fn)
+        return new if _reaches_existing(fn) else None
+    name = op.name
+    if name.startswith("__") or type(fn).__name__ in ("method_descriptor", "wrapper_descriptor") \
+            or (getattr(fn, "__qualname__", "").startswith(("Tensor.", "TensorBase."))):
+        m = getattr(tapegrad.Tensor, name, None)
+        return m
+    found = _getpath(tapegrad, name)
+    if found is None and op.method_variant is not None and "." not in name:
+        found = getattr(tapegrad.Tensor, name, None)
+    if found is None and type(fn).__name__ == "builtin_function_or_method" and fn is getattr(
+            __import__("torch"), fn.__name__, None):          # an OpInfo named apart from its torch.X function
+        found = getattr(tapegrad, fn.__name__, None)
+    return found
+
+
+def _reaches_existing(fn):
+    """Whether every ``torch.a.b`` chain and every Tensor method a test-module lambda reaches exists in tapegrad
+    (else: the op is missing)."""
+    import torch
+    if any(_getpath(tapegrad, chain) is None for chain in _torch_chains(fn.__code__)):
+        return False
+    return all(hasattr(tapegrad.Tensor, m) for m in _method_names(fn.__code__) if hasattr(torch.Tensor, m))
+
+
+def _method_names(code):
+    """Attributes read from anything but the ``torch`` module (``x.clone().resize_(...)``)."""
+    import dis
+    names, in_chain = [], False
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL":
+            in_chain = ins.argval == "torch"
+        elif ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            if not in_chain:
+                names.append(ins.argval)
+        else:
+            in_chain = False
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            names += _method_names(c)
+    return names
+
+
+def _torch_chains(code):
+    """``torch.x.y`` chains read by a code object (from its bytecode: LOAD_GLOBAL torch, LOAD_ATTR...)."""
+    import dis
+    chains, cur = [], None
+    for ins in dis.get_instructions(code):
+        if ins.opname == "LOAD_GLOBAL" and ins.argval == "torch":
+            cur = []
+        elif cur is not None and ins.opname in ("LOAD_ATTR", "LOAD_METHOD"):
+            cur.append(ins.argval)
+        else:
+            if cur:
+                chains.append(".".join(cur))
+            cur = None
+    if cur:
+        chains.append(".".join(cur))
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            chains += _torch_chains(c)
+    return chains
+
+
+# --- converting samples --------------------------------------------------------------------------------------
+
+class Missing(Exception):
+    """The op's code reaches a name tapegrad lacks."""
+
+
+class Inexpressible(Exception):
+    """A sample argument tapegrad has no counterpart for."""
+
+
+def to_tg(obj, memo):
+    import torch
+    if isinstance(obj, torch.Tensor):
+        if id(obj) in memo:
+            return memo[id(obj)]
+        if obj.layout != torch.strided:
+            raise Inexpressible(f"layout {obj.layout}")
+        t = obj.detach().resolve_conj().resolve_neg()
+        dt = str(t.dtype).split(".")[1]
+        arr = t.float().numpy() if dt == "bfloat16" else t.numpy()
+        out = tapegrad.tensor(arr.copy(), dtype=getattr(tapegrad, dt), requires_grad=obj.requires_grad)
+        memo[id(obj)] = out
+        return out
+    if isinstance(obj, torch.dtype):
+        return getattr(tapegrad, str(obj).split(".")[1])
+    if isinstance(obj, torch.device):
+        return tapegrad.device(str(obj))
+    if isinstance(obj, torch.Size):
+        return tapegrad.Size(obj)
+    if isinstance(obj, (torch.memory_format, torch.layout)):
+        name = str(obj).split(".")[-1]
+        if not hasattr(tapegrad, name):
+            raise Inexpressible(f"{type(obj).__name__} {obj}")
+        return getattr(tapegrad, name)
+    if isinstance(obj, torch.Generator):
+        raise Inexpressible("a torch.Generator")
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(to_tg(o, memo) for o in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(to_tg(o, memo) for o in obj)
+    if isinstance(obj, dict):
+        return {k: to_tg(v, memo) for k, v in obj.items()}
+    if isinstance(obj, torch.nn.Module):
+        cls = getattr(tapegrad.nn, type(obj).__name__, None)
+        if cls is None or any(True for _ in obj.parameters()):
+            raise Inexpressible(f"the module {type(obj).__name__}")
+        mod = cls()
+        for k, v in vars(obj).items():
+            if not k.startswith("_") and isinstance(v, (bool, int, float, str, type(None))):
+                setattr(mod, k, v)
+        return mod
+    if callable(obj) and _from_test_module(obj):
+        return _rebind(obj)
+    if callable(obj) and (getattr(obj, "__module__", None) or "").startswith("torch") and hasattr(obj, "__name__"):
+        found = _getpath(tapegrad, obj.__module__.replace("torch.", "", 1).replace("torch", "") + "." + obj.__name__) \
+            if obj.__module__ != "torch" else getattr(tapegrad, obj.__name__, None)
+        if found is None:
+            raise Inexpressible(f"the function {obj.__module__}.{obj.__name__}")
+        return found
+    return obj
+
+
+def flatten(obj):
+    """Tensors of a (nested) result, in order; Python numbers and bools as 0-d arrays; None kept."""
+    import torch
+    if isinstance(obj, (torch.Tensor, tapegrad.Tensor)):
+        return [obj]
+    if isinstance(obj, (list, tuple)):
+        return [t for o in obj for t in flatten(o)]
+    if isinstance(obj, dict):
+        return [t for k in obj for t in flatten(obj[k])]
+    return [obj]
+
+
+def _np(x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        x = x.detach().resolve_conj().resolve_neg()
+        return (x.float() if x.dtype == torch.bfloat16 else x).numpy(force=True)
+    if isinstance(x, tapegrad.Tensor):
+        return np.asarray(x.detach().numpy())
+    return x
+
+
+def _dtype_name(x):
+    return str(x.dtype).split(".")[-1]
+
+
+def _close(x, y, tol):
+    atol = tol["atol"]
+    if tol.get("scaled") and y.size:
+        finite = np.abs(y[np.isfinite(y)])
+        atol *= max(1.0, float(finite.max()) if finite.size else 1.0)
+    return x.shape == y.shape and bool(np.allclose(x, y, rtol=tol["rtol"], atol=atol, equal_nan=True))
+
+
+def compare(tg, th, tol, what, structure_only=False):
+    """None if ``tg`` (tapegrad's result) matches ``th`` (torch's), else a short description."""
+    import torch
+    a, b = flatten(tg), flatten(th)
+    if len(a) != len(b):
+        return f"{what}: {len(a)} results, torch {len(b)}"
+    for k, (x, y) in enumerate(zip(a, b)):
+        if isinstance(y, torch.Tensor):
+            if not isinstance(x, tapegrad.Tensor):
+                return f"{what}[{k}]: {type(x).__name__}, torch a Tensor"
+            if tuple(x.shape) != tuple(y.shape):
+                return f"{what}[{k}]: shape {tuple(x.shape)}, torch {tuple(y.shape)}"
+            if _dtype_name(x) != _dtype_name(y):
+                return f"{what}[{k}]: dtype {_dtype_name(x)}, torch {_dtype_name(y)}"
+            if structure_only:
+                continue
+            xa, ya = _np(x), _np(y)
+            if ya.dtype.kind in "fc":
+                if not _close(xa, ya, tol):
+                    with np.errstate(invalid="ignore"):
+                        err = np.max(np.abs(xa - ya), initial=0, where=~np.isnan(xa - ya))
+                    return f"{what}[{k}]: values differ (max abs err {err:.3g})"
+            elif not np.array_equal(xa, ya):
+                return f"{what}[{k}]: values differ"
+        elif y is None or isinstance(y, (bool, int, float, complex, str, torch.dtype, torch.Size)):
+            if isinstance(y, torch.dtype):
+                ok = str(x).split(".")[-1] == str(y).split(".")[-1]
+            elif isinstance(y, torch.Size):
+                ok = tuple(x) == tuple(y)
+            elif isinstance(y, (float, complex)) and not structure_only:
+                ok = isinstance(x, (int, float, complex)) and _close(np.asarray(x), np.asarray(y), tol)
+            else:
+                ok = structure_only or x == y
+            if not ok:
+                return f"{what}[{k}]: {x!r}, torch {y!r}"
+    return None
+
+
+# --- running one op ------------------------------------------------------------------------------------------
+
+@dataclasses.dataclass
+class Result:
+    id: str
+    status: str                      # agree / disagree / missing / excluded / known
+    reason: str = ""
+    samples: int = 0
+    inexpressible: int = 0           # samples with an argument tapegrad can't express
+    details: list = dataclasses.field(default_factory=list)
+
+
+def _samples(op, dtype, cap):
+    import torch
+    torch.manual_seed(0)      # torch's samples come from its global generator: the same ones in any test order
+    grad = op.supports_autograd and dtype.is_floating_point
+    with warnings.catch_warnings():      # (torch's own deprecation warnings while it builds samples)
+        warnings.simplefilter("ignore")
+        gen = op.sample_inputs("cpu", dtype, requires_grad=grad)
+        return list(gen if cap is None else itertools.islice(gen, cap))
+
+
+def _call(fn, sample, wrapper):
+    return wrapper(fn, sample.input, *sample.args, **sample.kwargs)
+
+
+def _grad_leaves(objs):
+    import torch
+    return [t for t in flatten(objs) if isinstance(t, (torch.Tensor, tapegrad.Tensor)) and t.requires_grad]
+
+
+def check_sample(op, tg_fn, sample, dtype_name, random_op):
+    """None when tapegrad agrees with torch on this sample, else the disagreement."""
+    import torch
+    tol = TOL_OVERRIDES.get(op_id(op), TOL[dtype_name])
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            th_out = _call(op.op, sample, op.gradcheck_wrapper)
+        except Exception:
+            return "skip"                     # torch itself refuses this sample: nothing to compare
+        memo = {}
+        tg_sample = types.SimpleNamespace(input=to_tg(sample.input, memo), args=to_tg(tuple(sample.args), memo),
+                                          kwargs=to_tg(dict(sample.kwargs), memo))
+        tg_wrapper = _rebind(op.gradcheck_wrapper) if _from_test_module(op.gradcheck_wrapper) else op.gradcheck_wrapper
+        try:
+            tg_out = _call(tg_fn, tg_sample, tg_wrapper)
+        except AttributeError as e:
+            if "has no attribute" in str(e) and ("tapegrad" in str(e) or "'Tensor'" in str(e)):
+                raise Missing(str(e)) from None
+            return f"raises AttributeError: {e}"
+        except Exception as e:
+            return f"raises {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+    bad = compare(tg_out, th_out, tol, "value", structure_only=random_op)
+    process = sample.output_process_fn_grad
+    tg_process = _rebind(process) if _from_test_module(process) else process
+    if bad and not random_op:
+        # gauge freedom (signs/phases of singular vectors and eigenvectors): torch's own processed outputs
+        try:
+            if compare(tg_process(tg_out), process(th_out), tol, "value") is None:
+                bad = None
+        except Exception:
+            pass
+    if bad:
+        return bad
+    if not op.supports_autograd:
+        return None
+    th_ins = _grad_leaves([sample.input, sample.args, sample.kwargs])
+    tg_ins = _grad_leaves([tg_sample.input, tg_sample.args, tg_sample.kwargs])
+    if not th_ins:
+        return None
+    try:
+        th_outs = [t for t in flatten(process(th_out)) if isinstance(t, torch.Tensor)]
+    except Exception:
+        return None
+    pairs = [(k, t) for k, t in enumerate(th_outs) if t.requires_grad and (t.is_floating_point() or t.is_complex())]
+    if not pairs:
+        return None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tg_outs = [t for t in flatten(tg_process(tg_out)) if isinstance(t, tapegrad.Tensor)]
+    if len(tg_outs) != len(th_outs):
+        return "outputs for the gradient differ in number"
+    gen = torch.Generator().manual_seed(1)
+    cots = [torch.randn(t.shape, dtype=t.dtype, generator=gen) for _, t in pairs]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            th_g = torch.autograd.grad([t for _, t in pairs], th_ins, cots, allow_unused=True)
+        except Exception:
+            return None                       # torch can't differentiate this sample
+        tg_pairs = [tg_outs[k] for k, _ in pairs]
+        if not all(t.requires_grad for t in tg_pairs):
+            return "an output does not require grad, torch's does"
+        try:
+            tg_g = tapegrad.autograd.grad(tg_pairs, tg_ins, [to_tg(c, {}) for c in cots], allow_unused=True)
+        except Exception as e:
+            return f"backward raises {type(e).__name__}: {str(e).splitlines()[0][:120] if str(e) else ''}"
+    th_g = [torch.zeros_like(i) if g is None else g for g, i in zip(th_g, th_ins)]
+    tg_g = [tapegrad.zeros_like(i) if g is None else g for g, i in zip(tg_g, tg_ins)]
+    return compare(tg_g, th_g, tol, "grad", structure_only=random_op)
+
+
+def run_op(op, cap=SAMPLES_PER_DTYPE, verbose=False):
+    import torch
+    rid = op_id(op)
+    rule = exclusion(op)
+    if rule:
+        return Result(rid, "excluded", rule)
+    tg_fn = resolve(op)
+    if tg_fn is None:
+        return Result(rid, "missing")
+    random_op = is_random(op) or uninitialized(op)
+    res = Result(rid, "agree")
+    supported = op.supported_dtypes("cpu")
+    dtypes = [d for d in DTYPES if getattr(torch, d) in supported]
+    if not dtypes:     # an op without float support (bitwise, integer-only): its first supported dtype
+        dtypes = [str(d).split(".")[1] for d in sorted(supported, key=str)][:1]
+    for dn in dtypes:
+        try:
+            samples = _samples(op, getattr(torch, dn), cap)
+        except Exception:
+            continue
+        for k, s in enumerate(samples):
+            try:
+                bad = check_sample(op, tg_fn, s, dn if dn in TOL else "float64", random_op)
+            except Missing as e:
+                return Result(rid, "missing", str(e))
+            except Inexpressible as e:
+                res.inexpressible += 1
+                res.details.append(f"{dn}#{k}: inexpressible ({e})")
+                continue
+            if bad == "skip":
+                continue
+            res.samples += 1
+            if bad:
+                res.details.append(f"{dn}#{k}: {bad}")
+                if res.status == "agree":
+                    res.status, res.reason = "disagree", f"{dn}#{k}: {bad}"
+            elif verbose:
+                res.details.append(f"{dn}#{k}: ok")
+    if res.status == "disagree" and rid in KNOWN_EXCEPTIONS:
+        res.status, res.reason = "known", KNOWN_EXCEPTIONS[rid]
+    return res
+
+
+def run_all(cap=SAMPLES_PER_DTYPE, only=None, verbose=False):
+    import torch
+    torch.set_num_threads(1)
+    results = []
+    for op in load_op_db():
+        if only and op.name not in only and op_id(op) not in only:
+            continue
+        tapegrad.set_default_dtype(tapegrad.float32)
+        torch.set_default_dtype(torch.float32)
+        try:
+            results.append(run_op(op, cap, verbose))
+        except Inexpressible:
+            raise
+        except Exception as e:   # a failure of the comparison itself counts against tapegrad, visibly
+            results.append(Result(op_id(op), "disagree", f"runner error {type(e).__name__}: {e}"[:160]))
+    return results
+
+
+def summary(results):
+    by = {}
+    for r in results:
+        by.setdefault(r.status, []).append(r)
+    lines = ["torch's op_db against tapegrad", ""]
+    lines.append(f"{'ops':<12}{len(results):>5}")
+    for st in ("agree", "disagree", "known", "missing", "excluded"):
+        lines.append(f"{st:<12}{len(by.get(st, [])):>5}")
+    inex = sum(r.inexpressible for r in results)
+    lines.append(f"{'samples compared':<24}{sum(r.samples for r in results):>6}")
+    lines.append(f"{'samples inexpressible':<24}{inex:>6}")
+    for st in ("disagree", "known"):
+        if by.get(st):
+            lines += ["", f"{st}:"] + [f"  {r.id}: {r.reason}" for r in by[st]]
+    if by.get("missing"):
+        lines += ["", "missing:", "  " + " ".join(r.id for r in by["missing"])]
+    if by.get("excluded"):
+        lines += ["", "excluded:"]
+        for rule, why in EXCLUDED_RULES.items():
+            ids = [r.id for r in by["excluded"] if r.reason == rule]
+            if ids:
+                lines.append(f"  {rule} ({why}): {' '.join(ids)}")
+    if inex:
+        lines += ["", "samples with arguments tapegrad can't express:"]
+        lines += [f"  {r.id}: {r.inexpressible}" for r in results if r.inexpressible]
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("ops", nargs="*", help="only these OpInfos (name or name.variant)")
+    p.add_argument("--all", action="store_true", help="every sample (default: the first few per dtype)")
+    p.add_argument("--cap", type=int, default=SAMPLES_PER_DTYPE)
+    p.add_argument("-v", "--verbose", action="store_true", help="each sample's verdict")
+    a = p.parse_args(argv)
+    results = run_all(None if a.all else a.cap, set(a.ops) or None, a.verbose)
+    print(summary(results))
+    if a.verbose or a.ops:
+        for r in results:
+            for d in r.details:
+                print(f"{r.id} {d}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
