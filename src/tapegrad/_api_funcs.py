@@ -227,10 +227,11 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     axis = normalize_dim(axis, data.dim())
+    # the segments are data: read through tolist(), which a transform sees (compile breaks the graph there)
     if lengths is not None:
-        L = np.asarray(lengths._array, np.int64)
+        L = np.asarray(lengths.tolist(), np.int64).reshape(tuple(lengths.shape))
     else:
-        o = np.asarray(offsets._array, np.int64)
+        o = np.asarray(offsets.tolist(), np.int64).reshape(tuple(offsets.shape))
         L = o[..., 1:] - o[..., :-1]
     lead, n, trail = tuple(data.shape[:axis]), data.shape[axis], tuple(data.shape[axis + 1:])
     if L.ndim != axis + 1 or tuple(L.shape[:-1]) != lead:

@@ -8,8 +8,6 @@ the generator seeded the same before each call."""
 
 from __future__ import annotations
 
-import warnings
-
 import numpy as np
 import pytest
 
@@ -69,14 +67,6 @@ def _same(a, b, what):
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("spec,sample", CASES)
 def test_compiled_equals_eager(spec, sample, dtype):
-    with warnings.catch_warnings():     # the op's own expected warnings are checked by test_op_db
-        for pattern in (spec.warns, spec.torch_warns):
-            if pattern:
-                warnings.filterwarnings("ignore", message=f".*(?:{pattern})")
-        _compiled_equals_eager(spec, sample, dtype)
-
-
-def _compiled_equals_eager(spec, sample, dtype):
     args = [to_tg(a, dtype, spec.grad) for a in sample.args]
     kwargs = sample.kwargs
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind
+from .._util import Primitive, Tensor, bind, broadcast_or_error
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _cholesky_info, _const, _diag_embed,
                       _eye_like, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
                       linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
@@ -563,6 +563,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
             np.asarray(np.finfo(a.dtype).eps * max(a.shape[-2:]))
     else:
         rt = np.asarray(rtol._array if isinstance(rtol, Tensor) else rtol, np.float64)
+    broadcast_or_error(a.shape[:-2], at.shape, rt.shape)      # (torch's RuntimeError)
     s = np.abs(np.linalg.eigvalsh(a)) if hermitian else np.linalg.svd(a, compute_uv=False)
     cut = np.maximum(at[..., None], rt[..., None] * s.max(-1, keepdims=True))
     return Tensor._make(np.asarray((s > cut).sum(-1), np.int64))

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim
+from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, normalize_dim
 from ._common import _write_out, return_types
 
 _range = builtins.range
@@ -287,7 +287,7 @@ def dist(input, other, p=2):
     _need_tensor("dist", "input", 1, input)
     _need_tensor("dist", "other", 2, other)
     p = float(p.item() if isinstance(p, Tensor) else p)
-    np.broadcast_shapes(input._array.shape, other._array.shape)
+    broadcast_or_error(input._array.shape, other._array.shape)     # (torch's RuntimeError)
     return Dist.apply(input, other, p)
 
 
