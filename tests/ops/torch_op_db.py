@@ -246,8 +246,11 @@ def to_tg(obj, memo):
             raise Inexpressible(f"layout {obj.layout}")
         t = obj.detach().resolve_conj().resolve_neg()
         dt = str(t.dtype).split(".")[1]
-        arr = t.float().numpy() if dt == "bfloat16" else t.numpy()
-        out = tapegrad.tensor(arr.copy(), dtype=getattr(tapegrad, dt), requires_grad=obj.requires_grad)
+        if _is_view_of_more(t) and dt != "bfloat16":
+            out = _tg_view(t, memo).requires_grad_(obj.requires_grad)
+        else:
+            arr = t.float().numpy() if dt == "bfloat16" else t.numpy()
+            out = tapegrad.tensor(arr.copy(), dtype=getattr(tapegrad, dt), requires_grad=obj.requires_grad)
         memo[id(obj)] = out
         return out
     if isinstance(obj, torch.dtype):
@@ -286,6 +289,60 @@ def to_tg(obj, memo):
         if found is None:
             raise Inexpressible(f"the function {obj.__module__}.{obj.__name__}")
         return found
+    return obj
+
+
+def _is_view_of_more(t):
+    """Whether ``t`` sees its storage other than as one whole C-contiguous array (an offset, other strides, or a
+    storage larger than itself): then ops that read the storage (``as_strided``) need that storage, not a copy."""
+    if t.numel() == 0:
+        return False
+    return not t.is_contiguous() or t.storage_offset() != 0 \
+        or t.untyped_storage().nbytes() != t.numel() * t.element_size()
+
+
+def _storage_1d(t):
+    """``t``'s whole storage as a 1-d torch tensor of its dtype (sharing memory)."""
+    n = t.untyped_storage().nbytes() // t.element_size()
+    return t.as_strided((n,), (1,), 0)
+
+
+def _tg_view(t, memo):
+    """A view like torch's ``t`` (sizes, strides, storage offset) over a tapegrad copy of ``t``'s whole storage (one
+    copy per storage, so that the sample's tensors sharing memory in torch share it in tapegrad too); a leaf."""
+    key = ("storage", t.untyped_storage().data_ptr(), t.dtype)
+    base = memo.get(key)
+    if base is None:
+        base = memo[key] = tapegrad.tensor(_storage_1d(t).numpy().copy())
+    with tapegrad.no_grad():
+        return tapegrad.as_strided(base, tuple(t.shape), tuple(t.stride()), t.storage_offset()).detach()
+
+
+def upcast(obj, memo=None):
+    """torch's float32 tensors of a (nested) sample argument in float64, with the same geometry and requires_grad
+    (views stay views of an upcast copy of their storage); anything else as is."""
+    import torch
+    memo = {} if memo is None else memo
+    if isinstance(obj, torch.Tensor):
+        if obj.dtype != torch.float32:
+            return obj
+        if id(obj) not in memo:
+            t = obj.detach()
+            if _is_view_of_more(t):
+                key = ("storage", t.untyped_storage().data_ptr())
+                if key not in memo:
+                    memo[key] = _storage_1d(t).double()
+                new = memo[key].as_strided(tuple(t.shape), tuple(t.stride()), t.storage_offset())
+            else:
+                new = t.double()
+            memo[id(obj)] = new.detach().requires_grad_(obj.requires_grad)
+        return memo[id(obj)]
+    if isinstance(obj, tuple) and hasattr(obj, "_fields"):
+        return type(obj)(*(upcast(o, memo) for o in obj))
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(upcast(o, memo) for o in obj)
+    if isinstance(obj, dict):
+        return {k: upcast(v, memo) for k, v in obj.items()}
     return obj
 
 
