@@ -4,8 +4,13 @@ torch ships ``torch.testing._internal.common_methods_invocations.op_db``: one ``
 with sample inputs. For every OpInfo this module finds the op in tapegrad (by its name: ``torch.X``,
 ``Tensor.X``, ``nn.functional.X``, ``linalg.X``, ``fft.X``, ``special.X``...; an OpInfo whose op is a lambda or
 a wrapper written in torch's test modules runs that very code with ``torch`` bound to tapegrad), takes torch's
-sample inputs in float64 and float32 (the dtypes the op supports), converts them to tapegrad tensors and compares
-values, dtypes and gradients (the vector-Jacobian product of one random cotangent) with torch's.
+sample inputs in float64 and float32 (the dtypes the op supports), converts them to tapegrad tensors (a view of part
+of its storage: the same view of a copy of that storage) and compares values, dtypes and gradients (the
+vector-Jacobian product of one random cotangent) with torch's.
+
+Two rules temper torch's authority (each stated where it is applied): where the op_db itself skips or xfails
+torch's gradcheck (``test_fn_grad``), finite differences can vouch for tapegrad's gradient instead of torch's; and
+a float32 result that differs from torch's float32 one is judged by its distance from torch's float64 answer.
 
     python tests/ops/torch_op_db.py            # summary table: agree / disagree / missing / excluded, the lists
     python tests/ops/torch_op_db.py --all      # every sample (default: the first few per dtype)
