@@ -159,7 +159,8 @@ def test_device_predicates_and_small_properties(torch):
     _raises_same(torch, lambda: tapegrad.symeig(x), lambda: torch.symeig(y))
 
 
-@pytest.mark.parametrize("view", ["x", "x[1]", "x[:, 1:]", "x.t()", "x[1:, ::2]", "x.reshape(-1)[2:]"])
+@pytest.mark.parametrize("view", ["x", "x[1]", "x[:, 1:]", "x.t()", "x[1:, ::2]", "x.reshape(-1)[2:]",
+                                  "x.as_strided((2, 2), (1, 2), 3)", "x[1:].as_strided((2,), (3,))"])
 def test_storage_offset_storages_dim_order(torch, view):
     a = np.arange(12.0).reshape(3, 4)
     tv = eval(view, {"x": tapegrad.tensor(a)})

@@ -49,10 +49,10 @@ def _reinforce(self, reward):
 # --- memory ------------------------------------------------------------------------------------------------
 
 def _root(a: np.ndarray) -> np.ndarray:
-    """The ndarray that owns the memory ``a`` views (the tensor's storage)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
+    """The ndarray that owns the memory ``a`` views (the tensor's storage; also through the holder NumPy's
+    ``as_strided`` puts in between, so an ``as_strided`` view's storage is its input's)."""
+    from .ops.shape.strided import _storage
+    return _storage(a)
 
 
 def storage_offset(self) -> int:

@@ -327,6 +327,18 @@ def test_householder_errors(torch):
     same_error(torch, lambda m: m.geqrf(t(m, np.eye(3), requires_grad=True))[0].sum().backward())
 
 
+def test_householder_product_of_no_reflector(torch):
+    """No reflector (tau with 0 entries): the identity's columns, in the graph (requires grad, torch's node), and
+    no gradient reaches A or tau."""
+    for m in (tapegrad, torch):
+        a = m.randn(2, 3, 2, requires_grad=True)
+        tau = m.zeros(2, 0, requires_grad=True)
+        r = m.linalg.householder_product(a, tau)
+        assert r.requires_grad and type(r.grad_fn).__name__ == "LinalgHouseholderProductBackward0"
+        assert (r.detach().numpy() == np.broadcast_to(np.eye(3, 2), (2, 3, 2))).all()
+        assert m.autograd.grad(r.sum(), [a, tau], allow_unused=True) == (None, None)
+
+
 def test_vander_tensorinv_tensorsolve_errors(torch):
     same_error(torch, lambda m: m.linalg.vander(m.tensor([1.0, 2.0]), N=1))
     same_error(torch, lambda m: m.linalg.vander(m.tensor(1.0)))

@@ -66,3 +66,51 @@ def test_runner_sees_a_disagreement():
     fake = type("FakeOp", (), {"name": "no_such_op_anywhere", "variant_test_name": "", "op": torch.q_scale,
                                "method_variant": None})()
     assert R.resolve(fake) is None
+
+
+def test_view_samples_keep_their_storage():
+    """A sample that views part of a bigger storage (as_strided.partial_views) reaches tapegrad as the same view of
+    a copy of that storage, so as_strided reads the same elements; upcast keeps the geometry too."""
+    base = torch.arange(20.)
+    view = base[5:15]
+    t = R.to_tg(view, {})
+    assert t.storage_offset() == 5 and tuple(t.stride()) == (1,) and tuple(t.shape) == (10,)
+    assert (tapegrad.as_strided(t, (2, 2), (1, 2), 10).numpy()
+            == torch.as_strided(view, (2, 2), (1, 2), 10).numpy()).all()
+    up = R.upcast(view)
+    assert up.dtype == torch.float64 and up.storage_offset() == 5 and up.untyped_storage().nbytes() == 20 * 8
+    both = R.to_tg([view, base[2:4]], {})       # two views of one storage share one tapegrad storage
+    assert both[1].storage_offset() == 2
+    assert both[0].untyped_storage().data_ptr() == both[1].untyped_storage().data_ptr()
+
+
+def test_untrusted_torch_gradient_is_checked_by_finite_differences():
+    """The op_db xfails test_fn_grad for as_strided_scatter (torch's input gradient is wrong): the runner checks
+    tapegrad's gradient against finite differences instead, which torch's own gradient fails, and so does a
+    slightly wrong one."""
+    op = next(o for o in OPS if R.op_id(o) == "as_strided_scatter")
+    assert R.torch_grad_untrusted(op) == "xfail"
+    assert R.torch_grad_untrusted(next(o for o in OPS if o.name == "abs")) is None
+    torch.manual_seed(0)
+    sample = list(op.sample_inputs("cpu", torch.float64, requires_grad=True))[2]
+    th = R.torch_answer(op, sample)
+    s = R.tg_sample(sample)
+    out, err = R.tg_call(op, tapegrad.as_strided_scatter, s)
+    assert err is None
+    mine = R.tg_grads(out, s, th)
+    assert R.fd_check(op, tapegrad.as_strided_scatter, sample, th, mine, "float64") is None
+    torchs = [R.to_tg(g, {}) for g in th.grads]
+    assert "finite differences" in R.fd_check(op, tapegrad.as_strided_scatter, sample, th, torchs, "float64")
+    off = [g * 1.01 for g in mine]
+    assert "finite differences" in R.fd_check(op, tapegrad.as_strided_scatter, sample, th, off, "float64")
+
+
+def test_float32_is_judged_against_float64():
+    """A float32 result that differs from torch's float32 one passes when it is as close to torch's float64 result
+    as torch's own float32 result is (within a factor 2), not when it is farther off."""
+    th64 = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    th32 = torch.tensor([1.001, 2.0])
+    tol = R.TOL["float32"]
+    assert R.as_accurate(tapegrad.tensor([1.0015, 2.0]), th32, th64, tol)
+    assert not R.as_accurate(tapegrad.tensor([1.003, 2.0]), th32, th64, tol)
+    assert not R.as_accurate(tapegrad.tensor([1.0, float("nan")]), th32, th64, tol)

@@ -114,7 +114,25 @@ def householder_product(A, tau, *, out=None):
     _check_reflectors("linalg.householder_product", A, tau)
     m, n = A.shape[-2:]
     eye = _const(np.eye(m, n, dtype=A._array.dtype))
+    if tau.shape[-1] == 0:
+        return _NoReflector.apply(A, tau)
     return _reflect_all(A, tau, eye.expand(A.shape[:-2] + (m, n)) if A.ndim > 2 else eye)
+
+
+class _NoReflector(Primitive):
+    """``householder_product`` of no reflector: the identity's first n columns, a node of the graph (as torch's
+    result is) through which no gradient flows."""
+
+    node_name = "LinalgHouseholderProductBackward0"
+
+    @staticmethod
+    def forward(ctx, a, tau):
+        m, n = a.shape[-2:]
+        return np.ascontiguousarray(np.broadcast_to(np.eye(m, n, dtype=a.dtype), a.shape))
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None
 
 
 def orgqr(input, tau):
