@@ -9,6 +9,7 @@ Conventions every op module follows:
 
 from __future__ import annotations
 
+import warnings
 import weakref
 
 import numpy as np
@@ -620,3 +621,45 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
                                      "jvp": real_only(jvp),
                                      "node_name": node_name or name + "Backward0", "__doc__": f"{name} op",
                                      "array_backward": array_backward})
+
+
+# --- out= ---------------------------------------------------------------------------------------------------------
+def write_out(op, result, out):
+    """torch's ``out=``: the result is copied (cast, resized with torch's warning) into ``out``, which is returned.
+
+    ``out=`` does not record a graph, so an input that requires grad is torch's error.
+    """
+    if out is None:
+        return result
+    if isinstance(result, tuple):
+        outs = tuple(write_out(op, r, o) for r, o in zip(result, out))
+        return type(result)(*outs) if hasattr(result, "_fields") else outs
+    if _state.enabled and (result._rg or out._rg):
+        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
+                           "but one of the arguments requires grad.")
+    arr = result._array
+    if out._array.shape != arr.shape:
+        if out._array.size:
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"[{', '.join(map(str, out._array.shape))}], which does not match the required output "
+                          f"shape [{', '.join(map(str, arr.shape))}]. This behavior is deprecated, and in a future "
+                          "PyTorch release outputs will not be resized unless they have zero elements. You can "
+                          "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
+                          "t.resize_(0).", UserWarning, stacklevel=3)
+        out._array = np.empty(arr.shape, out._array.dtype)
+    np.copyto(out._array, arr, casting="unsafe")
+    out._vc[0] += 1
+    return out
+
+
+def writes_out(fn):
+    """torch's ``out=`` for a function computed without it: the result is written into ``out`` (see
+    ``write_out``; a tuple of tensors for a function with several outputs)."""
+    import functools
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(*args, out=None, **kwargs):
+        res = fn(*args, **kwargs)
+        return res if out is None else write_out(name, res, out)
+    return wrapper

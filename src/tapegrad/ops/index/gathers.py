@@ -12,6 +12,7 @@ import numpy as np
 
 from ... import _dtype
 from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp, normalize_dim, shape_str
+from .._util import writes_out
 from ._common import (_check_gather, _dim_key, _gather_np, _inplace, _scatter_counts,
                       _scatter_np, _tensor, _zeros)
 from .subscript import IndexPut, _index_array, _index_put_values, _np_key
@@ -145,6 +146,7 @@ class ScatterReduce(Primitive):
         return (gx if need[0] else None), None, None, (gs if need[3] else None), None, None
 
 
+@writes_out
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Values of ``input`` read along ``dim`` at ``index`` (same number of dims as input).
 
@@ -409,6 +411,7 @@ class IndexFillTensor(Primitive):
         return gx, None, None, gv, None
 
 
+@writes_out
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``.
 
@@ -617,6 +620,7 @@ def put(input, index, source, accumulate=False):
     return Put.apply(input, idx, source, bool(accumulate))
 
 
+@writes_out
 def take_along_dim(input, indices, dim=None, *, out=None):
     """Values of ``input`` at ``indices`` along ``dim`` (broadcasting the other dims); flattened when dim is None.
 

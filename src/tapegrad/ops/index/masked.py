@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, bind, broadcast_or_error
+from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out
 from ._common import _arr, _inplace, _tensor, _zeros
 
 
@@ -158,6 +158,7 @@ class MaskedSelect(Primitive):
         return MaskedScatter.apply(_zeros(m.shape, grad._array.dtype), m, grad), None
 
 
+@writes_out
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True (broadcast together), as a 1-d tensor.
 
@@ -176,6 +177,7 @@ def masked_select(input, mask, *, out=None):
 # ============================================================================================================
 # nonzero / argwhere
 # ============================================================================================================
+@writes_out
 def nonzero(input, *, out=None, as_tuple=False):
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or one 1-d tensor per dim (as_tuple).
 

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str
+from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str, writes_out
 from ._common import _arr, _zeros
 from .gathers import Scatter
 
@@ -102,6 +102,7 @@ class SortStable(Sort):
     node_name = "SortBackward1"
 
 
+@writes_out
 def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     """Values sorted along ``dim`` (stable: equal values keep their order) and their original indices.
 
@@ -130,6 +131,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     return Tensor._make(_sort_idx(a, normalize_dim(dim, a.ndim), descending).astype(np.int64))
 
 
+@writes_out
 def msort(input, *, out=None):
     """``input`` sorted along its first dim (``sort(input, dim=0).values``).
 
@@ -155,6 +157,7 @@ class Topk(_Selecting):
         return _selecting_forward(ctx, x, dim, idx, np.take_along_axis(x, idx, dim), True, 4)
 
 
+@writes_out
 def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A002 - torch's name
     """The ``k`` largest (``largest=False``: smallest) values along ``dim``, in sorted order, and their indices.
 
@@ -187,6 +190,7 @@ class Kthvalue(_Selecting):
         return _selecting_forward(ctx, x, dim, idx, vals, keepdim, 3)
 
 
+@writes_out
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest value (1-based) along ``dim`` and its index.
 
@@ -296,6 +300,7 @@ def _search(seq, values, right):
     return cmp(seq[..., None, :], values[..., :, None]).sum(-1)
 
 
+@writes_out
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """Where each value of ``input`` would be inserted into ``sorted_sequence`` (its last dim) to keep it sorted.
 
@@ -329,6 +334,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return Tensor._make(np.asarray(res, np.int32 if out_int32 else np.int64))
 
 
+@writes_out
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The index of the bucket of each value of ``input``, given the sorted 1-d ``boundaries``.
 

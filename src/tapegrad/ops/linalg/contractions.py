@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, input_shape, linear_jvp, multilinear_jvp, promote
+from .._util import writes_out
 from ._common import _const, _dtname, _eye_like
 from .products import mm
 
@@ -195,6 +196,7 @@ def einsum(equation, *operands):
     return _einsum_apply(eq, operands)
 
 
+@writes_out
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` dims of ``a`` with ``b``: an int (last dims of a with first of b) or a pair of lists.
 
@@ -244,6 +246,7 @@ def tensordot(a, b, dims=2, out=None):
     return _einsum_apply("".join(sa) + "," + "".join(sb) + "->" + "".join(out_s), (a, b), Einsum)
 
 
+@writes_out
 def inner(input, other, *, out=None):
     """Inner product over the last dim (a 0-d operand multiplies).
 
@@ -296,6 +299,7 @@ class Kron(Primitive):
         return ga, gb
 
 
+@writes_out
 def kron(input, other, *, out=None):
     """Kronecker product.
 
@@ -346,6 +350,7 @@ def _cross(input, other, dim, op):
     return LinalgCross.apply(input, other, d)
 
 
+@writes_out
 def cross(input, other, dim=None, *, out=None):
     """Cross product of 3-vectors along ``dim`` (default: the first dim of size 3, as torch.cross).
 
@@ -365,6 +370,7 @@ def cross(input, other, dim=None, *, out=None):
     return _cross(input, other, dim, "linalg.cross")
 
 
+@writes_out
 def linalg_cross(input, other, *, dim=-1, out=None):
     """Cross product of 3-vectors along ``dim`` (default -1), broadcasting.
 
@@ -401,6 +407,7 @@ def trace(input):
     return Trace.apply(input)
 
 
+@writes_out
 def multi_dot(tensors, *, out=None):
     """Product of a chain of matrices (the first may be a row vector, the last a column vector).
 
@@ -439,6 +446,7 @@ def multi_dot(tensors, *, out=None):
     return res.view(out_shape)
 
 
+@writes_out
 def chain_matmul(*matrices, out=None):
     """Product of 2-d matrices (deprecated in torch: use ``linalg.multi_dot``).
 

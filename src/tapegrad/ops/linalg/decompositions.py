@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, broadcast_or_error
+from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _cholesky_info, _const, _diag_embed,
                       _eye_like, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
                       linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
@@ -69,6 +69,7 @@ def _raise_cholesky(info, batched):
                           f"{bad[1]} is not positive-definite).")
 
 
+@writes_out
 def linalg_cholesky(A, *, upper=False, out=None):
     """Cholesky factor L of a symmetric positive-definite A (A = L L^T); U = L^T with ``upper=True``.
 
@@ -82,6 +83,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
     return L
 
 
+@writes_out
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): info > 0 is the order of the leading minor that is not positive-definite."""
     _check_square("linalg.cholesky_ex", A._array)
@@ -91,6 +93,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return linalg_cholesky_ex_rt(L, info)
 
 
+@writes_out
 def cholesky(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch): lower factor, or upper with ``upper=True``.
 
@@ -157,6 +160,7 @@ def _qr_backward_tall(gQ, gR, Q, R):
     return _mH(LinalgSolveEx.apply(R, _mH(b), True, False))
 
 
+@writes_out
 def linalg_qr(A, mode="reduced", *, out=None):
     """QR decomposition A = Q R (named tuple Q, R); ``mode`` is 'reduced', 'complete' or 'r'.
 
@@ -169,6 +173,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
     return linalg_qr_rt(*LinalgQr.apply(A, mode))
 
 
+@writes_out
 def qr(input, some=True, *, out=None):
     """torch.qr (deprecated in torch): reduced (``some=True``) or complete QR.
 
@@ -214,6 +219,7 @@ def _check_uplo(uplo):
     return uplo.upper()
 
 
+@writes_out
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, as (eigenvalues, eigenvectors).
 
@@ -224,6 +230,7 @@ def eigh(A, UPLO="L", *, out=None):
     return linalg_eigh_rt(*LinalgEigh.apply(A, _check_uplo(UPLO)))
 
 
+@writes_out
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix.
 
@@ -308,6 +315,7 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
     return matmul(U, matmul(gA, Vh)) if m >= n else matmul(matmul(U, gA), Vh)
 
 
+@writes_out
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition A = U diag(S) Vh (named tuple U, S, Vh; S descending).
 
@@ -318,6 +326,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     return linalg_svd_rt(*LinalgSvd.apply(A, bool(full_matrices), True))
 
 
+@writes_out
 def svdvals(A, *, driver=None, out=None):
     """Singular values (descending).
 
@@ -328,6 +337,7 @@ def svdvals(A, *, driver=None, out=None):
     return LinalgSvd.apply(A, False, True)[1]
 
 
+@writes_out
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with V (not Vh); reduced unless ``some=False``.
 
@@ -396,6 +406,7 @@ class LinalgPinv(Primitive):
         return _pinv_backward(grad, P, A), None, None, None
 
 
+@writes_out
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Pseudo-inverse (via SVD, or eigh with ``hermitian=True``).
 
@@ -427,6 +438,7 @@ class _EyeCopy(Primitive):
         return grad * 0
 
 
+@writes_out
 def matrix_power(A, n, *, out=None):
     """A^n for an integer n (negative n: powers of the inverse), batched.
 
@@ -544,6 +556,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return linalg_lstsq_rt(*LinalgLstsq.apply(A, B, rcond, driver, vector))
 
 
+@writes_out
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above max(atol, rtol * s_max) (int64).
 
@@ -569,6 +582,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     return Tensor._make(np.asarray((s > cut).sum(-1), np.int64))
 
 
+@writes_out
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim``, the first conjugated (batch dims broadcast).
 

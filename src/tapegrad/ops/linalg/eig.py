@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor
+from .._util import Primitive, Tensor, writes_out
 from ._common import _check_square, _const, _eye_like, _mH, _rt
 from .products import matmul
 from .solvers import solve
@@ -71,6 +71,7 @@ class LinalgEig(Primitive):
         return solve(Vh, matmul(inner, Vh))
 
 
+@writes_out
 def eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (complex, eigenvectors of unit norm), as a named tuple.
 
@@ -81,6 +82,7 @@ def eig(A, *, out=None):
     return linalg_eig_rt(*LinalgEig.apply(A))
 
 
+@writes_out
 def eigvals(A, *, out=None):
     """The eigenvalues of a square matrix (complex).
 

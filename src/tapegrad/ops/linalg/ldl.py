@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, shape_str
+from .._util import Primitive, shape_str, writes_out
 from ._common import _batch_prefix, _check_float, _first_bad, _rt
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
@@ -213,6 +213,7 @@ def _check(op, a):
                            f"{a.shape[-1]} matrices")
 
 
+@writes_out
 def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     """(LD, pivots, info) of the LDL^T (``hermitian``: LDL^H) factorisation with Bunch-Kaufman pivoting; LD holds
     L's strict lower triangle and the 1 x 1 / 2 x 2 blocks of D, its upper triangle is zero.
@@ -235,6 +236,7 @@ def _raise(info, batched):
                            f"be completed because the input is singular: D[{bad[1]},{bad[1]}] is zero.")
 
 
+@writes_out
 def ldl_factor(A, *, hermitian=False, out=None):
     """(LD, pivots) of ``ldl_factor_ex``; a zero block of D is an error.
 
@@ -248,6 +250,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
     return linalg_ldl_factor_rt(LD, piv)
 
 
+@writes_out
 def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
     """Solve A X = B from ``ldl_factor``'s LD and pivots.
 

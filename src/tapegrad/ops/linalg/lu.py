@@ -22,7 +22,7 @@ import warnings
 import numpy as np
 
 from .. import _util
-from .._util import Primitive, Tensor, bind
+from .._util import Primitive, Tensor, bind, writes_out
 from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt
 from .products import matmul
 from .solvers import solve_triangular
@@ -221,6 +221,7 @@ def _raise_singular(op, info, batched):
                            "factorization, consider calling linalg.lu(A, pivot) or linalg.lu_factor_ex(A, pivot)")
 
 
+@writes_out
 def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     """(LU, pivots, info): LU with partial pivoting packed in one matrix, LAPACK's pivots (1-based row swaps)
     and info (> 0: the first zero pivot).
@@ -235,6 +236,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     return linalg_lu_factor_ex_rt(LU, piv, info)
 
 
+@writes_out
 def lu_factor(A, *, pivot=True, out=None):
     """(LU, pivots) of A = P L U; a singular matrix (a zero pivot) is an error, as in torch.
 
@@ -249,6 +251,7 @@ def lu_factor(A, *, pivot=True, out=None):
     return linalg_lu_factor_rt(LU, piv)
 
 
+@writes_out
 def linalg_lu(A, *, pivot=True, out=None):
     """(P, L, U) with A = P L U: P a permutation, L unit lower triangular, U upper triangular.
 
@@ -261,6 +264,7 @@ def linalg_lu(A, *, pivot=True, out=None):
     return linalg_lu_rt(*LinalgLu.apply(A, bool(pivot)))
 
 
+@writes_out
 def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=None):
     """(P, L, U) from ``lu_factor``'s packed LU and pivots (empty tensors for the parts not asked for).
 
@@ -288,6 +292,7 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
     return lu_unpack_rt(P, L, U)
 
 
+@writes_out
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve A X = B (``left=False``: X A = B; ``adjoint``: with A^H) from ``lu_factor``'s output.
 
@@ -327,6 +332,7 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     return solve_triangular(_mH(U), x, upper=False, left=False)
 
 
+@writes_out
 def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     """torch.lu_solve (deprecated in torch): ``linalg.lu_solve(LU_data, LU_pivots, b)``."""
     warnings.warn("torch.lu_solve is deprecated in favor of torch.linalg.lu_solveand will be removed in a future "
@@ -336,6 +342,7 @@ def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     return lu_solve(LU_data, LU_pivots, b)
 
 
+@writes_out
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu (deprecated in torch): (LU, pivots), with ``get_infos`` also info; without it a singular matrix is
     an error."""
@@ -352,6 +359,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     return lu_with_info_rt(LU, piv, info)
 
 
+@writes_out
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve (deprecated in torch): (solution of A X = b, a copy of A); ``transpose``: A^T X = b.
 

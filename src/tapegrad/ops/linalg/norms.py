@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind
+from .._util import Primitive, Tensor, bind, writes_out
 from ._common import _check_float, _check_matrix, _check_square, _const, _dtname
 from .products import _same_dtype
 from .solvers import inv
@@ -157,6 +157,7 @@ def _norm_dims(dim, ndim):
     return dims
 
 
+@writes_out
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector norm of ``x`` over ``dim`` (all elements when None): ord = 2, 1, inf, -inf, 0 or any float.
 
@@ -207,6 +208,7 @@ class Amin(Amax):
     reducer = staticmethod(np.min)
 
 
+@writes_out
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf.
 
@@ -242,6 +244,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
+@writes_out
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``ord`` is given for a 2-d input).
 
@@ -274,6 +277,7 @@ def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     return vector_norm(A, ord, None, keepdim, dtype=dtype)
 
 
+@writes_out
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: a vector norm over ``dim`` (``p`` a number or 'fro'), or the nuclear norm (``p='nuc'``).
 
@@ -289,6 +293,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
+@writes_out
 def cond(A, p=None, *, out=None):
     """Condition number: s_max / s_min for p None/2 (-2: the reverse); else norm(A, p) * norm(inv(A), p).
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from .._util import writes_out
 from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, mT, multilinear_jvp, op_error, promote,
                      sum_to_shape)
 from ._common import _const, _dtname, _mT
@@ -140,6 +141,7 @@ def _tensor_arg(x, fn, name):
                         f"Tensor, not {type(x).__name__}")
 
 
+@writes_out
 def matmul(input, other, *, out=None):
     """Matrix product with broadcasting (``a @ b``): dot, matrix-vector, matrix-matrix or batched.
 
@@ -152,6 +154,7 @@ def matmul(input, other, *, out=None):
     return cls.apply(input, other)
 
 
+@writes_out
 def mm(input, mat2, *, out=None):
     """Product of two matrices (2-d only, no broadcasting).
 
@@ -169,6 +172,7 @@ def mm(input, mat2, *, out=None):
     return Mm.apply(input, mat2)
 
 
+@writes_out
 def bmm(input, mat2, *, out=None):
     """Batched product of (b, n, m) and (b, m, p) tensors (no broadcasting).
 
@@ -186,6 +190,7 @@ def bmm(input, mat2, *, out=None):
     return Bmm.apply(input, mat2)
 
 
+@writes_out
 def mv(input, vec, *, out=None):
     """Matrix-vector product.
 
@@ -213,6 +218,7 @@ def _dot_check(fn, a, b):
                            "respectively")
 
 
+@writes_out
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-d tensors.
 
@@ -223,6 +229,7 @@ def dot(input, tensor, *, out=None):
     return Dot.apply(input, tensor)
 
 
+@writes_out
 def vdot(input, other, *, out=None):
     """Inner product of two 1-d tensors, conjugating the first (real tensors: same as ``dot``).
 
@@ -233,6 +240,7 @@ def vdot(input, other, *, out=None):
     return Vdot.apply(input, other)
 
 
+@writes_out
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-d tensors: ``out[i, j] = input[i] * vec2[j]``.
 
@@ -247,6 +255,7 @@ def outer(input, vec2, *, out=None):
     return input.reshape(input._array.shape[0], 1) * vec2
 
 
+@writes_out
 def ger(input, vec2, *, out=None):
     """Alias of ``outer``."""
     return outer(input, vec2)
@@ -393,6 +402,7 @@ def _check_add_shape(fn, inp, shape):
                            f"[{', '.join(map(str, inp._array.shape))}]")
 
 
+@writes_out
 def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat1 @ mat2)`` (input broadcasts to the product's shape).
 
@@ -412,6 +422,7 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1, out=None):
     return Addmm.apply(input, mat1, mat2, beta, alpha)
 
 
+@writes_out
 def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * (mat @ vec)``.
 
@@ -428,6 +439,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return Addmv.apply(input, mat, vec, beta, alpha)
 
 
+@writes_out
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -453,6 +465,7 @@ def _bmm_check(a, b):
                            f"{a.shape[2]}] but got: [{b.shape[0]}, {b.shape[1]}].")
 
 
+@writes_out
 def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * bmm(batch1, batch2)``.
 
@@ -465,6 +478,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
+@writes_out
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``.
 

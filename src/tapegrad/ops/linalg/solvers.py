@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind
+from .._util import Primitive, Tensor, bind, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
                       _mH, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt)
 from .products import _cat_last, _same_dtype, matmul
@@ -48,6 +48,7 @@ class LinalgInvEx(Primitive):
         return -matmul(ih, matmul(grad, ih))
 
 
+@writes_out
 def inv_ex(A, *, check_errors=False, out=None):
     """Inverse plus an ``info`` tensor (int32, 0 where the matrix was invertible) instead of an error.
 
@@ -68,6 +69,7 @@ def _raise_inv(info, batched, op="linalg.inv"):
                           "inversion could not be completed because the input matrix is singular.")
 
 
+@writes_out
 def inv(A, *, out=None):
     """Inverse of a square matrix (or a batch of them); singular input raises ``LinAlgError``.
 
@@ -81,6 +83,7 @@ def inv(A, *, out=None):
     return res
 
 
+@writes_out
 def inverse(input, *, out=None):
     """Alias of ``linalg.inv``."""
     return inv(input)
@@ -100,6 +103,7 @@ class LinalgDet(Primitive):
         return (grad * d.conj()).unsqueeze(-1).unsqueeze(-1) * _mH(inv(a))
 
 
+@writes_out
 def det(A, *, out=None):
     """Determinant of a square matrix (or batch).
 
@@ -147,6 +151,7 @@ def _slogdet(A, op, rt):
     return rt(*LinalgSlogdet.apply(A))
 
 
+@writes_out
 def linalg_slogdet(A, *, out=None):
     """(sign, logabsdet) of the determinant, as a named tuple.
 
@@ -156,6 +161,7 @@ def linalg_slogdet(A, *, out=None):
     return _slogdet(A, "linalg.slogdet", linalg_slogdet_rt)
 
 
+@writes_out
 def slogdet(input, *, out=None):
     """(sign, logabsdet) of the determinant (``torch.slogdet``).
 
@@ -248,6 +254,7 @@ class LinalgSolveEx(Primitive):
         return ga, (gb if need[1] else None), None, None
 
 
+@writes_out
 def solve(A, B, *, left=True, out=None):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``); batch dims broadcast; B may be a vector.
 
@@ -258,6 +265,7 @@ def solve(A, B, *, left=True, out=None):
     return LinalgSolveEx.apply(A, B, bool(left), vector)
 
 
+@writes_out
 def solve_ex(A, B, *, left=True, check_errors=False, out=None):
     """``solve`` that returns (result, info); a singular matrix still raises here (info is always 0)."""
     x = solve(A, B, left=left)
@@ -331,6 +339,7 @@ def _tri_subst(t, b, upper):
     return x
 
 
+@writes_out
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve a triangular system ``A X = B`` (``left=False``: ``X A = B``), reading one triangle of A.
 
@@ -377,6 +386,7 @@ class CholeskySolve(Primitive):
         return (gb if need[0] else None), gl, None
 
 
+@writes_out
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve A X = B given A's Cholesky factor (``input`` is B, ``input2`` is L, or U with ``upper=True``).
 
@@ -408,6 +418,7 @@ class CholeskyInverse(Primitive):
         return -(matmul(l, common) if ctx.upper else matmul(common, l)), None
 
 
+@writes_out
 def cholesky_inverse(input, upper=False, *, out=None):
     """Inverse of A = L L^T from its Cholesky factor L (U with ``upper=True``).
 

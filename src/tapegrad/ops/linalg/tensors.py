@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._util import Tensor
+from .._util import Tensor, writes_out
 from ._common import _mH
 from .norms import matrix_norm, vector_norm
 from .products import matmul
@@ -43,6 +43,7 @@ def vander(x, *, N=None):
     return cat([ones, powers], -1)
 
 
+@writes_out
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of ``A`` seen as a linear map from its dims ``ind:`` to its dims ``:ind``: the result has shape
     ``A.shape[ind:] + A.shape[:ind]`` and ``tensordot(result, A, ind)`` is the identity.
@@ -61,6 +62,7 @@ def tensorinv(A, ind=2, *, out=None):
     return inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
 
 
+@writes_out
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with ``tensordot(A, X, X.ndim) == B``; ``dims`` of A are moved to the end first.
 
@@ -80,6 +82,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(shape[k:])
 
 
+@writes_out
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """torch.nuclear_norm (deprecated in torch): ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``."""
     warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "
@@ -90,6 +93,7 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     return matrix_norm(input, "nuc", (-2, -1) if dim is None else tuple(dim), keepdim)
 
 
+@writes_out
 def frobenius_norm(input, dim, keepdim=False, *, out=None):
     """torch.frobenius_norm (deprecated in torch): ``linalg.vector_norm(input, 2, dim, keepdim)``."""
     warnings.warn("at::frobenius_norm is deprecated and it is just left for JIT compatibility. It will be removed "

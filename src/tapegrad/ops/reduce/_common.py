@@ -8,13 +8,11 @@ from __future__ import annotations
 
 import builtins
 import types
-import warnings
 
 import numpy as np
 
 from ... import _dtype
-from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, expand_to, normalize_dims
+from .._util import Primitive, Tensor, expand_to, normalize_dims, write_out
 
 
 _bmax = builtins.max
@@ -117,32 +115,7 @@ def _evenly(x, res_keep, axis, nan_match):
         return (mask / cnt).astype(x.dtype)
 
 
-def _write_out(op, result, out):
-    """torch's ``out=``: the result is copied (cast, resized with torch's warning) into ``out``, which is returned.
-
-    ``out=`` does not record a graph, so an input that requires grad is torch's error.
-    """
-    if out is None:
-        return result
-    if isinstance(result, tuple):
-        outs = tuple(_write_out(op, r, o) for r, o in zip(result, out))
-        return type(result)(*outs) if hasattr(result, "_fields") else outs
-    if _state.enabled and (result._rg or out._rg):
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    arr = result._array
-    if out._array.shape != arr.shape:
-        if out._array.size:
-            warnings.warn(f"An output with one or more elements was resized since it had shape "
-                          f"[{', '.join(map(str, out._array.shape))}], which does not match the required output "
-                          f"shape [{', '.join(map(str, arr.shape))}]. This behavior is deprecated, and in a future "
-                          "PyTorch release outputs will not be resized unless they have zero elements. You can "
-                          "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
-                          "t.resize_(0).", UserWarning, stacklevel=3)
-        out._array = np.empty(arr.shape, out._array.dtype)
-    np.copyto(out._array, arr, casting="unsafe")
-    out._vc[0] += 1
-    return out
+_write_out = write_out     # (the one implementation: ops/_util.py)
 
 
 # --- gather / scatter along a dim (the backward pair of index-selecting reductions) --------------------------
