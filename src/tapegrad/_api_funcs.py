@@ -13,7 +13,7 @@ import numpy as np
 
 from . import _dtype
 from ._tensor_api import _REMOVED_EIG, _REMOVED_SYMEIG
-from .ops._util import Primitive
+from .ops._util import Primitive, transform_visible
 from .tensor import Tensor
 
 __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_",
@@ -202,6 +202,7 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
     raise RuntimeError(_REMOVED_SYMEIG)
 
 
+@transform_visible()
 def nonzero_static(input, *, size, fill_value=-1):
     """The first ``size`` indices of non-zero elements, padded with ``fill_value`` rows (a fixed shape)."""
     if size < 0:

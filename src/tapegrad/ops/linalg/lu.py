@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _util
 from .._util import Primitive, Tensor, bind
-from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt
+from ._common import _batch_prefix, _const, _dtname, _first_bad, _info, _mH, _rt
 from .products import matmul
 from .solvers import solve_triangular
 
@@ -231,7 +231,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     _check_lu_input("linalg.lu_factor_ex", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
     if check_errors:
-        _raise_singular("torch.linalg.lu_factor_ex", info._array, A._array.ndim > 2)
+        _raise_singular("torch.linalg.lu_factor_ex", *_info(info))
     return linalg_lu_factor_ex_rt(LU, piv, info)
 
 
@@ -245,7 +245,7 @@ def lu_factor(A, *, pivot=True, out=None):
     """
     _check_lu_input("linalg.lu_factor", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
-    _raise_singular("torch.linalg.lu_factor", info._array, A._array.ndim > 2)
+    _raise_singular("torch.linalg.lu_factor", *_info(info))
     return linalg_lu_factor_rt(LU, piv)
 
 
@@ -347,7 +347,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     _check_lu_input("lu", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
     if not get_infos:
-        _raise_singular("torch.linalg.lu_factor_ex", info._array, A._array.ndim > 2)
+        _raise_singular("torch.linalg.lu_factor_ex", *_info(info))
         return LU, piv
     return lu_with_info_rt(LU, piv, info)
 
