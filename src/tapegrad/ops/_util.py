@@ -22,7 +22,7 @@ from ..tensor import Tensor
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
            "cj", "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor",
            "Primitive", "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only", "add_tangents",
-           "ELEMENTWISE", "transform_visible", "sample_data"]
+           "ELEMENTWISE", "transform_visible", "sample_data", "vmap_per_sample"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -59,6 +59,15 @@ _inside = [False]
 def array_op(fn, elementwise, args, kwargs=None):
     """``fn(*args, **kwargs)`` as an ``ArrayOp`` (called by ``fn`` itself while a transform is active)."""
     return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))
+
+
+def vmap_per_sample(fn, args, kwargs, watch):
+    """Called by a public function while a transform is active (``if _active[0]:``): under a vmap at which one of
+    the tensors ``watch`` is batched (an index or mask the function hands its Primitive as an array, which the
+    vmap cannot see), ``fn`` run once per sample and the results stacked (``func._vmap.per_sample``); otherwise
+    NotImplemented, and the function goes on."""
+    from ..func._vmap import per_sample
+    return per_sample(fn, args, kwargs or {}, watch)
 
 
 def sample_data(t) -> np.ndarray:

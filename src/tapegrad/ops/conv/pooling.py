@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from .. import _util
-from .._util import Primitive, op_error, shape_str
+from ...autograd.function import _active
+from .._util import Primitive, op_error, shape_str, vmap_per_sample
 from ._common import _AxisTaps, _GatherPlanes, _ScatterPlanes, _ntuple, _pad_array, _scalar, _taps, _windows
 
 
@@ -527,6 +528,11 @@ _MaxUnpool = {d: _max_unpool_cls(d) for d in (2, 3)}
 
 
 def _max_unpool(op, d, input, indices, kernel_size, stride, padding, output_size):
+    if _active[0]:       # (vmap with a batched indices: once per sample)
+        r = vmap_per_sample(_max_unpool, (op, d, input, indices, kernel_size, stride, padding, output_size), None,
+                            (indices,))
+        if r is not NotImplemented:
+            return r
     kernel = _ntuple(kernel_size, d, "kernel_size", op)
     stride = kernel if stride is None else _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)

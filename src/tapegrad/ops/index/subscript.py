@@ -16,6 +16,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, check_view_inplace, kernel, linear_jvp,
+                     vmap_per_sample,
                      mark_view, shape_str)
 from ...autograd.function import _active
 from ._common import _arr, _zeros
@@ -406,6 +407,10 @@ def getitem(self, key):
     result, tensors = _apply_slicing(self, items, single)
     if not tensors:
         return _alias(result) if result is self else result
+    if _active[0]:       # (vmap with a batched index tensor: once per sample)
+        r = vmap_per_sample(getitem, (self, key), None, key if isinstance(key, (tuple, list)) else (key,))
+        if r is not NotImplemented:
+            return r
     return Index.apply(result, _np_key(result._array.shape, tensors))
 
 
