@@ -151,3 +151,25 @@ def test_array_functions_under_jvp_and_eager_unchanged():
     np.testing.assert_allclose(primal.numpy(), eager.numpy() + x.numpy()[:5])
     np.testing.assert_allclose(tangent.numpy(), np.ones(5))
     assert tapegrad.histc.__name__ == "histc" and "equal bins" in tapegrad.histc.__doc__
+
+
+@pytest.mark.parametrize("case", ["gather", "getitem", "embedding", "cross_entropy_like"])
+def test_batched_indices_per_sample_values_and_grads_as_torch(case):
+    """A batched index runs the function once per sample, through ops: per-sample gradients, nested vmap."""
+    xs = RNG.standard_normal((3, 4, 5))
+    idx = RNG.integers(0, 4, (3, 4, 5))
+
+    def f(m, x, i):
+        return {"gather": lambda: m.gather(x, 0, i).sin().sum(),
+                "getitem": lambda: (x[i[0], i[1] % 5] ** 2).sum(),
+                "embedding": lambda: m.nn.functional.embedding(i[:2], x).tanh().sum(),
+                "cross_entropy_like": lambda: m.nn.functional.multi_margin_loss(x, i[:, 0])}[case]()
+
+    def run(m):
+        x, i = m.tensor(xs), m.tensor(idx)
+        V = m.func.vmap
+        vals = V(lambda a, b: f(m, a, b))(x, i)
+        grads = V(m.func.grad(lambda a, b: f(m, a, b)))(x, i)
+        nested = V(V(lambda a, b: f(m, a, b), in_dims=(None, 0)), in_dims=(0, None))(x, i)
+        return vals, grads, nested
+    _same(_quiet(lambda: run(tapegrad)), _quiet(lambda: run(torch)))
