@@ -139,6 +139,7 @@ def alias_copy(input, *, out=None):
     return r
 
 
+@transform_visible()
 def binomial(count, prob, generator=None):
     """Samples of Binomial(count, prob), elementwise (NumPy's generator; dtype of ``count``)."""
     from ._random import _gen

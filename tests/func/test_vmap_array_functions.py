@@ -173,3 +173,14 @@ def test_batched_indices_per_sample_values_and_grads_as_torch(case):
         nested = V(V(lambda a, b: f(m, a, b), in_dims=(None, 0)), in_dims=(0, None))(x, i)
         return vals, grads, nested
     _same(_quiet(lambda: run(tapegrad)), _quiet(lambda: run(torch)))
+
+
+def test_binomial_per_sample_counts_and_is_nonzero_error():
+    counts = tapegrad.tensor([[10.0, 10.0], [1000.0, 1000.0], [0.0, 0.0]])
+    draws = _quiet(lambda: tapegrad.func.vmap(lambda c: tapegrad.binomial(c, tapegrad.tensor([0.5, 0.5])),
+                                              randomness="different")(counts)).numpy()
+    assert (draws[0] <= 10).all() and (draws[1] > 100).all() and (draws[2] == 0).all()     # each its own count
+    got = _err(lambda: tapegrad.func.vmap(lambda t: t if t.is_nonzero() else -t)(tapegrad.tensor([1.0, 0.0])))
+    want = _err(lambda: torch.func.vmap(lambda t: t if t.is_nonzero() else -t)(torch.tensor([1.0, 0.0])))
+    assert want is not None and got == want
+    assert tapegrad.tensor(3.0).is_nonzero() and not tapegrad.tensor(0.0).is_nonzero()
