@@ -184,3 +184,16 @@ def test_binomial_per_sample_counts_and_is_nonzero_error():
     want = _err(lambda: torch.func.vmap(lambda t: t if t.is_nonzero() else -t)(torch.tensor([1.0, 0.0])))
     assert want is not None and got == want
     assert tapegrad.tensor(3.0).is_nonzero() and not tapegrad.tensor(0.0).is_nonzero()
+
+
+def test_batched_index_under_jvp_inside_vmap_raises_and_jvp_of_vmap_works():
+    xs, ts = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4))
+    ix = RNG.integers(0, 4, (3, 4))
+    g = tapegrad.func.vmap(lambda x, t, i: tapegrad.func.jvp(lambda y: tapegrad.gather(y, 0, i).sin(), (x,), (t,)))
+    with pytest.raises(RuntimeError, match="gather with a batched index .* inside a forward transform"):
+        _quiet(lambda: g(tapegrad.tensor(xs), tapegrad.tensor(ts), tapegrad.tensor(ix)))
+
+    def run(m):
+        f = m.func.vmap(lambda y, i: m.gather(y, 0, i).sin())
+        return m.func.jvp(lambda y: f(y, m.tensor(ix)), (m.tensor(xs),), (m.tensor(ts),))
+    _same(_quiet(lambda: run(tapegrad)), _quiet(lambda: run(torch)))

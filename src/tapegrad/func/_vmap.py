@@ -231,13 +231,23 @@ def per_sample(fn, args, kwargs, watch):
     (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
     batched tensors among the arguments sliced (``select`` of their physical tensors, so gradients flow), the
     results stacked and wrapped. NotImplemented when the top transform is no vmap or none of ``watch`` is
-    batched at it (the call then goes on as usual)."""
+    batched at it (the call then goes on as usual). Under a forward transform inside a vmap (``vmap(jvp(f))``)
+    the samples cannot be run apart without losing the tangents: a batched ``watch`` that differs between the
+    samples is an error there (equal in every sample, sample 0's array is right for all)."""
     from ..autograd.grad_mode import _state
     from ..ops.shape import stack
     from ._reverse import _At
     top = _state.top
     lv = _state.interpreters[top] if top >= 0 else None
-    if not isinstance(lv, BatchedLevel) or all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
+    if not isinstance(lv, BatchedLevel):
+        below = next((i for i in _state.interpreters[top::-1] if isinstance(i, BatchedLevel)), None) \
+            if top >= 0 else None
+        if below is not None and not all(_same_in_every_sample(t) for t in watch if isinstance(t, Tensor)):
+            raise RuntimeError(f"vmap: {getattr(fn, '__name__', 'this function')} with a batched index (or mask, "
+                               "or target) inside a forward transform (jvp, jacfwd) inside vmap is not supported: "
+                               "call the forward transform outside vmap, or vmap inside it")
+        return NotImplemented
+    if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
         return NotImplemented
     _fallback_warning(None, (fn,))
     leaves, spec = tree_flatten((args, kwargs))
@@ -253,6 +263,18 @@ def per_sample(fn, args, kwargs, watch):
         outs, ospec = results[0]
         stacked = [stack([r[0][i] for r in results]) if isinstance(o, Tensor) else o for i, o in enumerate(outs)]
     return tree_unflatten([lv.wrap(t) if isinstance(t, Tensor) else t for t in stacked], ospec)
+
+
+def _same_in_every_sample(t):
+    """Whether ``t`` holds the same values in every sample of the vmaps it is batched in (then sample 0's array,
+    which an op handed ``t``'s array computes with, is every sample's)."""
+    from ..ops._util import sample_data
+    a = sample_data(t)
+    n = a.ndim - t._array.ndim
+    if n == 0:
+        return True
+    flat = a.reshape((-1,) + t._array.shape)
+    return bool((flat == flat[:1]).all())
 
 
 def _rows_jvp(po, pairs, nb):
