@@ -197,3 +197,20 @@ def test_batched_index_under_jvp_inside_vmap_raises_and_jvp_of_vmap_works():
         f = m.func.vmap(lambda y, i: m.gather(y, 0, i).sin())
         return m.func.jvp(lambda y: f(y, m.tensor(ix)), (m.tensor(xs),), (m.tensor(ts),))
     _same(_quiet(lambda: run(tapegrad)), _quiet(lambda: run(torch)))
+
+
+@pytest.mark.parametrize("op", ["lu_solve", "lu_unpack", "ldl_solve"])
+def test_pivots_of_each_sample(op):
+    """Pivots computed under vmap differ between the samples (random matrices): each sample's are used."""
+    a, b = RNG.standard_normal((4, 3, 3)), RNG.standard_normal((4, 3, 2))
+
+    def f(m):
+        return {"lu_solve": lambda x, y: m.linalg.lu_solve(*m.linalg.lu_factor(x), y),
+                "lu_unpack": lambda x, y: m.lu_unpack(*m.linalg.lu_factor(x)),
+                "ldl_solve": lambda x, y: m.linalg.ldl_solve(*m.linalg.ldl_factor(x + x.mT), y)}[op]
+    got = _quiet(lambda: tapegrad.func.vmap(f(tapegrad))(tapegrad.tensor(a), tapegrad.tensor(b)))
+    want = [f(torch)(torch.tensor(a[i]), torch.tensor(b[i])) for i in range(4)]
+    got = got if isinstance(got, tuple) else (got,)
+    for k, g in enumerate(got):
+        np.testing.assert_allclose(g.numpy(), np.stack([(w if isinstance(w, torch.Tensor) else w[k]).numpy()
+                                                        for w in want]), rtol=1e-10, atol=1e-12)

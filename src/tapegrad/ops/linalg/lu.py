@@ -284,8 +284,14 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         L, U = _unit_lower_unpack(LU_data, m, n)
     else:
         L = U = empty
-    P = Tensor._make(_p_matrix(piv, m, a.dtype)) if unpack_pivots else empty
+    P = _pivots_matrix(LU_pivots, m, a.dtype) if unpack_pivots else empty
     return lu_unpack_rt(P, L, U)
+
+
+@_util.transform_visible()
+def _pivots_matrix(pivots, m, dtype):
+    """The permutation matrix of LAPACK pivots (computed on the array: visible to vmap, once per sample)."""
+    return Tensor._make(_p_matrix(pivots._array, m, dtype))
 
 
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
