@@ -724,7 +724,8 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
     C = input.shape[nd - d - 1]
     if _random_samples is None:
         from ...creation import rand
-        samples = rand(n_batch, C, d, dtype=input.dtype)._array
+        _random_samples = rand(n_batch, C, d, dtype=input.dtype)
+        samples = _random_samples._array
     else:
         samples = _random_samples._array
         if samples.ndim != 3:
@@ -736,7 +737,7 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
                                f"{shape_str(samples.shape)}.")
         if samples.dtype != input._array.dtype:
             raise op_error(op, "Expect _random_samples to have the same dtype as input")
-    return _FractionalMax[d].apply(input, kernel, out, samples)
+    return _FractionalMax[d].apply(input, kernel, out, _random_samples)     # (a tensor: vmap sees its batch)
 
 
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,

@@ -131,7 +131,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_neg = _pairwise_distance(anchor, negative, p, eps, False)
     if swap:
         d_swap = _pairwise_distance(positive, negative, p, eps, False)
-        d_neg = _Where.apply(d_neg._array <= d_swap._array, d_neg, d_swap)
+        d_neg = _Where.apply(d_neg <= d_swap, d_neg, d_swap)   # (a comparison op: transforms see it)
     return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
 
 
@@ -270,7 +270,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_swap = dist(positive, negative)
-        d_neg = _Where.apply(d_neg._array <= d_swap._array, d_neg, d_swap)
+        d_neg = _Where.apply(d_neg <= d_swap, d_neg, d_swap)   # (a comparison op: transforms see it)
     return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
 
 
