@@ -214,3 +214,28 @@ def test_pivots_of_each_sample(op):
     for k, g in enumerate(got):
         np.testing.assert_allclose(g.numpy(), np.stack([(w if isinstance(w, torch.Tensor) else w[k]).numpy()
                                                         for w in want]), rtol=1e-10, atol=1e-12)
+
+
+def test_setitem_with_batched_index_as_torch():
+    xs = RNG.standard_normal((3, 5))
+    ix = RNG.integers(0, 5, (3, 2))
+
+    def run(m):
+        def f(x, i):
+            y = x * 1
+            y[i] = x[:2] * 3
+            return (y * y).sum()
+        vals = m.func.vmap(f)(m.tensor(xs), m.tensor(ix))
+        grads = m.func.vmap(m.func.grad(f))(m.tensor(xs), m.tensor(ix))
+        return vals, grads
+    _same(_quiet(lambda: run(tapegrad)), _quiet(lambda: run(torch)))
+
+    def write_unbatched(m):
+        x = m.zeros(5)
+
+        def f(i):
+            x[i] = 1.0
+            return x
+        return lambda: m.func.vmap(f)(m.tensor(ix))
+    got, want = _err(write_unbatched(tapegrad)), _err(write_unbatched(torch))
+    assert want is not None and got == want

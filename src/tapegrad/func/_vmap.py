@@ -226,7 +226,7 @@ class BatchedLevel(Interpreter):
         return a
 
 
-def per_sample(fn, args, kwargs, watch):
+def per_sample(fn, args, kwargs, watch, target=None):
     """``fn(*args, **kwargs)`` once per sample of the vmap that sees the call, when one of the tensors ``watch``
     (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
     batched tensors among the arguments sliced (``select`` of their physical tensors, so gradients flow), the
@@ -249,6 +249,9 @@ def per_sample(fn, args, kwargs, watch):
         return NotImplemented
     if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
         return NotImplemented
+    if target is not None and lv.physical(target) is None:      # (an in-place write of batched data)
+        raise RuntimeError(_INPLACE_ERROR.replace("inplace arithmetic", "index_put_").replace(
+            "operators instead of inplace arithmetic", "operators instead of index_put_"))
     _fallback_warning(None, (fn,))
     leaves, spec = tree_flatten((args, kwargs))
     phys = [lv.physical(t) if isinstance(t, Tensor) else None for t in leaves]

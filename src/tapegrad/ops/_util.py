@@ -61,13 +61,13 @@ def array_op(fn, elementwise, args, kwargs=None):
     return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))
 
 
-def vmap_per_sample(fn, args, kwargs, watch):
+def vmap_per_sample(fn, args, kwargs, watch, target=None):
     """Called by a public function while a transform is active (``if _active[0]:``): under a vmap at which one of
     the tensors ``watch`` is batched (an index or mask the function hands its Primitive as an array, which the
     vmap cannot see), ``fn`` run once per sample and the results stacked (``func._vmap.per_sample``); otherwise
     NotImplemented, and the function goes on."""
     from ..func._vmap import per_sample
-    return per_sample(fn, args, kwargs or {}, watch)
+    return per_sample(fn, args, kwargs or {}, watch, target)
 
 
 def sample_data(t) -> np.ndarray:

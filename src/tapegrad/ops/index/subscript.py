@@ -566,6 +566,10 @@ def setitem(self, key, value):
     sliced, tensors = _apply_slicing(self, items, False)
     if not tensors:
         return _copy_to(sliced, value)
+    if _active[0]:       # (vmap with a batched index tensor: each sample written with its own)
+        keys = key if isinstance(key, (tuple, list)) else (key,)
+        if vmap_per_sample(setitem, (self, key, value), None, keys, target=self) is not NotImplemented:
+            return
     k = _np_key(sliced._array.shape, tensors)
     masks = [it for it in items if it[0] == "tensor"]
     if len(masks) == 1 and masks[0][2] and value._array.ndim == 0:     # (torch's masked_fill_ path)
