@@ -107,14 +107,15 @@ def _visible_call(fn, elementwise, args, kwargs):
     if not where:
         return fn(*args, **kwargs)
     out_spec = []
+    consts = [None if isinstance(v, Tensor) else v for v in leaves]    # (a compiled program keeps ``flat``)
 
     def flat(*tensors):
-        full = list(leaves)
+        full = list(consts)
         for i, t in zip(where, tensors):
             full[i] = t
         a, kw = tree_unflatten(full, spec)
         outs, s = tree_flatten(fn(*a, **kw))
-        out_spec[:] = [s, outs]
+        out_spec[:] = [s, [_A_TENSOR if isinstance(o, Tensor) else o for o in outs]]
         tensors = tuple(o for o in outs if isinstance(o, Tensor))
         return tensors[0] if len(tensors) == 1 else tensors      # (one output: as a single-output op)
 
@@ -122,7 +123,10 @@ def _visible_call(fn, elementwise, args, kwargs):
     got = ArrayOp.apply(flat, elementwise, (True,) * len(where), *(leaves[i] for i in where))
     s, outs = out_spec
     it = iter(got if isinstance(got, tuple) else (got,))
-    return tree_unflatten([next(it) if isinstance(o, Tensor) else o for o in outs], s)
+    return tree_unflatten([next(it) if o is _A_TENSOR else o for o in outs], s)
+
+
+_A_TENSOR = object()     # (where a result of a visible function was a tensor)
 
 
 class Detach(Primitive):
