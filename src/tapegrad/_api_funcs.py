@@ -13,7 +13,8 @@ import numpy as np
 
 from . import _dtype
 from ._tensor_api import _REMOVED_EIG, _REMOVED_SYMEIG
-from .ops._util import Primitive
+from .autograd.function import _active
+from .ops._util import Primitive, transform_visible, vmap_per_sample
 from .tensor import Tensor
 
 __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_",
@@ -138,6 +139,7 @@ def alias_copy(input, *, out=None):
     return r
 
 
+@transform_visible()
 def binomial(count, prob, generator=None):
     """Samples of Binomial(count, prob), elementwise (NumPy's generator; dtype of ``count``)."""
     from ._random import _gen
@@ -202,6 +204,7 @@ def symeig(input, eigenvectors=False, upper=True, *, out=None):
     raise RuntimeError(_REMOVED_SYMEIG)
 
 
+@transform_visible()
 def nonzero_static(input, *, size, fill_value=-1):
     """The first ``size`` indices of non-zero elements, padded with ``fill_value`` rows (a fixed shape)."""
     if size < 0:
@@ -217,6 +220,12 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     end; batched over the dims before ``axis``): sum, prod, mean, max/amax, min/amin, with ``initial`` as a
     value every segment includes (an empty segment gives ``initial``; without it 0, 1, NaN, -inf or inf).
     Composed of slices and reductions, so gradients are theirs."""
+    if _active[0]:       # (vmap with batched lengths: once per sample)
+        r = vmap_per_sample(segment_reduce, (data, reduce), {"lengths": lengths, "indices": indices, "offsets": offsets,
+                                                             "axis": axis, "unsafe": unsafe, "initial": initial},
+                            (lengths, offsets))
+        if r is not NotImplemented:
+            return r
     tg = _tg()
     from .ops._util import normalize_dim
     kind = {"amax": "max", "amin": "min"}.get(reduce, reduce)
@@ -227,11 +236,10 @@ def segment_reduce(data, reduce, *, lengths=None, indices=None, offsets=None, ax
     if lengths is None and offsets is None:
         raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     axis = normalize_dim(axis, data.dim())
-    # the segments are data: read through tolist(), which a transform sees (compile breaks the graph there)
     if lengths is not None:
-        L = np.asarray(lengths.tolist(), np.int64).reshape(tuple(lengths.shape))
+        L = np.asarray(lengths, np.int64)     # (__array__: compile breaks the graph here)
     else:
-        o = np.asarray(offsets.tolist(), np.int64).reshape(tuple(offsets.shape))
+        o = np.asarray(offsets, np.int64)
         L = o[..., 1:] - o[..., :-1]
     lead, n, trail = tuple(data.shape[:axis]), data.shape[axis], tuple(data.shape[axis + 1:])
     if L.ndim != axis + 1 or tuple(L.shape[:-1]) != lead:

@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from .autograd import function as _function
 from .autograd.grad_mode import _state as _grad_state
 from .ops._util import bind
 from .tensor import Tensor
@@ -365,6 +366,8 @@ def is_nonzero(self) -> bool:
         raise RuntimeError("Boolean value of Tensor with no values is ambiguous")
     if n > 1:
         raise RuntimeError("Boolean value of Tensor with more than one value is ambiguous")
+    if _function._active[0]:      # (through bool(tensor): vmap's error for a batched tensor, compile's graph break)
+        return bool(self.ne(0))
     return bool(self._array.reshape(()) != 0)
 
 

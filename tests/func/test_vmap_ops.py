@@ -70,11 +70,21 @@ def _close(a, b, spec):
 
 @pytest.mark.parametrize("spec", CASES)
 def test_vmap_op(spec):
+    _vmap_op(spec, 1e-3 if spec.grad else 0.7)
+
+
+@pytest.mark.parametrize("spec", [pytest.param(s, id=s.name) for s in OPS if s.grad and s.name not in _KNOWN])
+def test_vmap_op_far_samples(spec):
+    """Differentiable ops with samples far apart, so that what they compute from the data besides the values
+    (pivots, orders, arg-maxima, masks) differs between the samples: each sample's must be used."""
+    _vmap_op(spec, 0.7, against_torch=False)
+
+
+def _vmap_op(spec, scale, against_torch=True):
     rng = np.random.default_rng(12345)        # (not the samples' seed: the noise must not be the sample itself)
     sample = spec.samples(np.random.default_rng(0))[0]
     # the samples of a batch differ: a little for differentiable ops (inside their domain), a lot for the others
     # (comparisons, arg-reductions: a small change would not change their results, hiding a wrong batching)
-    scale = 1e-3 if spec.grad else 0.7
     batches = []
     for a in sample.args:
         if isinstance(a, (list, tuple)) and a and all(isinstance(e, np.ndarray) for e in a):
@@ -98,6 +108,8 @@ def test_vmap_op(spec):
         flat_loop = [_flat(r) for r in loop]
         if not all(isinstance(o, tapegrad.Tensor) for o in flat_loop[0]):
             pytest.skip("the op returns non-tensors")
+        if any(tuple(o.shape) != tuple(r.shape) for lp in flat_loop[1:] for o, r in zip(lp, flat_loop[0])):
+            pytest.skip("the samples' shapes differ (a data-dependent shape: vmap cannot stack them)")
         fn = lambda *a: spec.fn(tapegrad, *a, **sample.kwargs)  # noqa: E731
         got = tapegrad.func.vmap(fn, in_dims=in_dims, randomness="different")(
             *_args(tapegrad, sample.args, batches, None))
@@ -109,6 +121,8 @@ def test_vmap_op(spec):
         return
     for i, g in enumerate(flat_got):
         _close(_np(g), np.stack([_np(r[i]) for r in flat_loop]), spec)
+    if not against_torch:
+        return
 
     torch = pytest.importorskip("torch", reason="torch.vmap is the second oracle here")
     try:      # (torch's own loop first: on inputs where torch's op and tapegrad's disagree, e.g. an SVD's signs or a
@@ -217,5 +231,56 @@ def test_vmap_jvp_op(spec):
         tapegrad.manual_seed(0)
         got = tapegrad.func.vmap(f, in_dims=(0, 0) + (None,) * len(rest), randomness="same")(
             tapegrad.tensor(batch), tapegrad.tensor(tans), *rest)
+    for i, g in enumerate(got):
+        _close(_np(g), np.stack([_np(r[i]) for r in loop]), spec)
+
+
+def _discrete(a):
+    return isinstance(a, np.ndarray) and a.dtype.kind in "biu" and a.size > 1
+
+
+def _shuffle(a, rng):
+    """A batch of B arrays of ``a``'s values in other orders (sample 0 is the original): indices stay in range,
+    masks keep their count, and a function that reads sample 0's data gives itself away."""
+    return np.stack([a] + [rng.permutation(a.reshape(-1)).reshape(a.shape) for _ in range(B - 1)])
+
+
+DISCRETE_CASES = [pytest.param(spec, id=spec.name) for spec in OPS if spec.name not in _KNOWN]
+
+
+@pytest.mark.parametrize("spec", DISCRETE_CASES)
+def test_vmap_op_discrete_inputs(spec):
+    """The integer and bool arguments batched (indices, masks, lengths, pivots: the sweep above batches only
+    floating ones), each sample a shuffle of the original values, against a per-sample loop: a function that
+    computes on a batched argument's array outside the op mechanism sees sample 0 only and fails this."""
+    rng = np.random.default_rng(54321)
+    sample = spec.samples(np.random.default_rng(0))[0]
+    batches = []
+    for a in sample.args:
+        if isinstance(a, (list, tuple)) and a and all(isinstance(e, np.ndarray) for e in a):
+            batches.append([_shuffle(e, rng) if _discrete(e) else None for e in a])
+        else:
+            batches.append(_shuffle(a, rng) if _discrete(a) else None)
+    if not any(b is not None and (not isinstance(b, list) or any(e is not None for e in b)) for b in batches):
+        pytest.skip("no integer or bool input to map over")
+    in_dims = tuple(type(a)([0 if e is not None else None for e in b]) if isinstance(b, list) else
+                    (0 if b is not None else None) for a, b in zip(sample.args, batches))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        state = _random.get_rng_state()
+        try:
+            loop = [_flat(spec.fn(tapegrad, *_args(tapegrad, sample.args, batches, b), **sample.kwargs))
+                    for b in range(B)]
+        except Exception as e:  # noqa: BLE001 - a shuffle that is no valid input (pivots, sorted offsets)
+            pytest.skip(f"the shuffled samples fail eagerly: {type(e).__name__}")
+        if not np.array_equal(_np(state), _np(_random.get_rng_state())):
+            pytest.skip("a random op")
+        if not all(isinstance(o, tapegrad.Tensor) for o in loop[0]):
+            pytest.skip("the op returns non-tensors")
+        if any(tuple(o.shape) != tuple(r.shape) for lp in loop[1:] for o, r in zip(lp, loop[0])):
+            pytest.skip("the samples' shapes differ (a data-dependent shape: vmap cannot stack them)")
+        fn = lambda *a: spec.fn(tapegrad, *a, **sample.kwargs)  # noqa: E731
+        got = _flat(tapegrad.func.vmap(fn, in_dims=in_dims)(*_args(tapegrad, sample.args, batches, None)))
+    assert len(got) == len(loop[0])
     for i, g in enumerate(got):
         _close(_np(g), np.stack([_np(r[i]) for r in loop]), spec)

@@ -45,7 +45,7 @@ def _fallback_warning(cls, args=()):
 
 
 def _op_name(cls, args=()):
-    if cls.__name__ == "ArrayOp" and args:       # (a function computed on arrays: its own name)
+    if cls is None or (cls.__name__ == "ArrayOp" and args):       # (a function computed on arrays: its own name)
         return f"tapegrad.{getattr(args[0], '__name__', 'function')}"
     return f"tapegrad.{cls.__module__.removeprefix('tapegrad.')}.{cls.__name__}"
 
@@ -224,6 +224,60 @@ class BatchedLevel(Interpreter):
             if p is not None:
                 return p.select(0, b)
         return a
+
+
+def per_sample(fn, args, kwargs, watch, target=None):
+    """``fn(*args, **kwargs)`` once per sample of the vmap that sees the call, when one of the tensors ``watch``
+    (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
+    batched tensors among the arguments sliced (``select`` of their physical tensors, so gradients flow), the
+    results stacked and wrapped. NotImplemented when the top transform is no vmap or none of ``watch`` is
+    batched at it (the call then goes on as usual). Under a forward transform inside a vmap (``vmap(jvp(f))``)
+    the samples cannot be run apart without losing the tangents: a batched ``watch`` that differs between the
+    samples is an error there (equal in every sample, sample 0's array is right for all)."""
+    from ..autograd.grad_mode import _state
+    from ..ops.shape import stack
+    from ._reverse import _At
+    top = _state.top
+    lv = _state.interpreters[top] if top >= 0 else None
+    if not isinstance(lv, BatchedLevel):
+        below = next((i for i in _state.interpreters[top::-1] if isinstance(i, BatchedLevel)), None) \
+            if top >= 0 else None
+        if below is not None and not all(_same_in_every_sample(t) for t in watch if isinstance(t, Tensor)):
+            raise RuntimeError(f"vmap: {getattr(fn, '__name__', 'this function')} with a batched index (or mask, "
+                               "or target) inside a forward transform (jvp, jacfwd) inside vmap is not supported: "
+                               "call the forward transform outside vmap, or vmap inside it")
+        return NotImplemented
+    if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
+        return NotImplemented
+    if target is not None and lv.physical(target) is None:      # (an in-place write of batched data)
+        raise RuntimeError(_INPLACE_ERROR.replace("inplace arithmetic", "index_put_").replace(
+            "operators instead of inplace arithmetic", "operators instead of index_put_"))
+    _fallback_warning(None, (fn,))
+    leaves, spec = tree_flatten((args, kwargs))
+    phys = [lv.physical(t) if isinstance(t, Tensor) else None for t in leaves]
+    state = _random.get_rng_state() if lv.randomness == "same" else None
+    results = []
+    with _At(lv.level - 1):
+        for b in range(lv.size):
+            if state is not None:
+                _random.set_rng_state(state)
+            a, kw = tree_unflatten([t if p is None else p.select(0, b) for t, p in zip(leaves, phys)], spec)
+            results.append(tree_flatten(fn(*a, **kw)))
+        outs, ospec = results[0]
+        stacked = [stack([r[0][i] for r in results]) if isinstance(o, Tensor) else o for i, o in enumerate(outs)]
+    return tree_unflatten([lv.wrap(t) if isinstance(t, Tensor) else t for t in stacked], ospec)
+
+
+def _same_in_every_sample(t):
+    """Whether ``t`` holds the same values in every sample of the vmaps it is batched in (then sample 0's array,
+    which an op handed ``t``'s array computes with, is every sample's)."""
+    from ..ops._util import sample_data
+    a = sample_data(t)
+    n = a.ndim - t._array.ndim
+    if n == 0:
+        return True
+    flat = a.reshape((-1,) + t._array.shape)
+    return bool((flat == flat[:1]).all())
 
 
 def _rows_jvp(po, pairs, nb):

@@ -10,6 +10,7 @@ Conventions every op module follows:
 from __future__ import annotations
 
 import warnings
+import functools
 import weakref
 
 import numpy as np
@@ -22,7 +23,7 @@ from ..tensor import Tensor
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
            "cj", "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor",
            "Primitive", "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only", "add_tangents",
-           "ELEMENTWISE"]
+           "ELEMENTWISE", "transform_visible", "sample_data", "vmap_per_sample"]
 
 
 from .._npcompat import quiet  # noqa: E402,F401  (re-exported for the op modules)
@@ -59,6 +60,74 @@ _inside = [False]
 def array_op(fn, elementwise, args, kwargs=None):
     """``fn(*args, **kwargs)`` as an ``ArrayOp`` (called by ``fn`` itself while a transform is active)."""
     return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))
+
+
+def vmap_per_sample(fn, args, kwargs, watch, target=None):
+    """Called by a public function while a transform is active (``if _active[0]:``): under a vmap at which one of
+    the tensors ``watch`` is batched (an index or mask the function hands its Primitive as an array, which the
+    vmap cannot see), ``fn`` run once per sample and the results stacked (``func._vmap.per_sample``); otherwise
+    NotImplemented, and the function goes on."""
+    from ..func._vmap import per_sample
+    return per_sample(fn, args, kwargs or {}, watch, target)
+
+
+def sample_data(t) -> np.ndarray:
+    """The array an error check on ``t``'s values reads: ``t``'s own eagerly; under ``vmap``, every sample's (the
+    physical array, the batch dims of the vmaps ``t`` is batched in first), so that a check fails where a
+    per-sample loop would (a logical tensor's array is sample 0's only)."""
+    if _active[0]:
+        for lv in reversed(_state.interpreters):
+            physical = getattr(lv, "physical", None)
+            p = None if physical is None else physical(t)
+            if p is not None:
+                t = p
+    return t._array
+
+
+def transform_visible(elementwise=False):
+    """Decorator of a public function computed on the arrays whose arguments or results are nested (tensors in
+    lists or keyword arguments, named tuples holding tuples): while a transform is active, the call is one
+    ``ArrayOp`` of the flat tensors (found anywhere in the arguments), and the results are rebuilt in their
+    structure. The eager call pays the same one check as the inline ``array_op`` pattern plus one wrapper call,
+    so hot functions keep the inline check; ``out=`` calls run as they are."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def visible(*args, **kwargs):
+            if _active[0] and not _inside[0] and kwargs.get("out") is None:
+                return _visible_call(fn, elementwise, args, kwargs)
+            return fn(*args, **kwargs)
+        visible.__wrapped_array_fn__ = fn
+        return visible
+    return deco
+
+
+def _visible_call(fn, elementwise, args, kwargs):
+    from ..func._forward import tree_flatten, tree_unflatten
+    leaves, spec = tree_flatten((args, kwargs))
+    where = [i for i, v in enumerate(leaves) if isinstance(v, Tensor)]
+    if not where:
+        return fn(*args, **kwargs)
+    out_spec = []
+    consts = [None if isinstance(v, Tensor) else v for v in leaves]    # (a compiled program keeps ``flat``)
+
+    def flat(*tensors):
+        full = list(consts)
+        for i, t in zip(where, tensors):
+            full[i] = t
+        a, kw = tree_unflatten(full, spec)
+        outs, s = tree_flatten(fn(*a, **kw))
+        out_spec[:] = [s, [_A_TENSOR if isinstance(o, Tensor) else o for o in outs]]
+        tensors = tuple(o for o in outs if isinstance(o, Tensor))
+        return tensors[0] if len(tensors) == 1 else tensors      # (one output: as a single-output op)
+
+    flat.__name__ = fn.__name__
+    got = ArrayOp.apply(flat, elementwise, (True,) * len(where), *(leaves[i] for i in where))
+    s, outs = out_spec
+    it = iter(got if isinstance(got, tuple) else (got,))
+    return tree_unflatten([next(it) if o is _A_TENSOR else o for o in outs], s)
+
+
+_A_TENSOR = object()     # (where a result of a visible function was a tensor)
 
 
 class Detach(Primitive):

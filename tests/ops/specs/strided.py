@@ -66,6 +66,11 @@ SPECS = [
     OpSpec("unfold_copy", lambda m, x, *a: m.unfold_copy(x, *a), lambda r: [S(randn(r, 3, 7), 1, 3, 2)]),
     OpSpec("unsqueeze_copy", lambda m, x, *a: m.unsqueeze_copy(x, *a), lambda r: [S(randn(r, 2, 3), -1)]),
     OpSpec("view_copy", lambda m, x, *a: m.view_copy(x, *a), lambda r: [S(randn(r, 2, 6), (3, 4))]),
+    # the copies computed on the arrays (no gradient): vmap must see every sample's values
+    OpSpec("view_copy_dtype", lambda m, x: m.view_copy(x, m.int32), lambda r: [S(randn(r, 2, 4))], grad=False),
+    OpSpec("detach_copy", lambda m, x: m.detach_copy(x), lambda r: [S(randn(r, 2, 3))], grad=False),
+    OpSpec("view_as_complex_copy", lambda m, x: m.view_as_complex_copy(x.detach()), lambda r: [S(randn(r, 3, 2))],
+           grad=False),
     OpSpec("view_as_real_copy", lambda m, x: m.view_as_real_copy(m.complex(x, 2 * x)), lambda r: [S(randn(r, 3))],
            check_grad_fn=False),
 ]

@@ -11,8 +11,9 @@ from ...ops.shape import rearrange as _re
 from ...ops.shape import split_join as _sj
 from ...ops.shape import views as _v
 from ...ops._util import mark_view
+from ...ops._util import shape_str as _shape_str
 from ...tensor import Tensor
-from . import ldim, materialize, only_first_batched, pad_to, phys_dim, register, wrap_dim
+from . import ldim, materialize, only_first_batched, pad_to, phys_dim, register, register_names, wrap_dim
 
 
 def _view(cls, p, *args, **kwargs):
@@ -218,3 +219,58 @@ def _index(cls, p, n, rest, kwargs):
     if any(isinstance(k, np.ndarray) and k.dtype == np.bool_ for k in (key if isinstance(key, tuple) else (key,))):
         return NotImplemented
     return cls.apply(p, _key(key), *rest[1:], **kwargs)
+
+
+# --- strided views: each sample's own block of the storage --------------------------------------------------------
+def _reach(sizes, strides, offset):
+    """``[first, end)`` of the storage positions a geometry reads (None when it reads nothing)."""
+    if 0 in sizes:
+        return None
+    return offset, offset + sum((n - 1) * s for n, s in zip(sizes, strides)) + 1
+
+
+def _batch_stride(p):
+    a = p._array
+    return a.strides[0] // a.itemsize
+
+
+def _as_strided(level, cls, args, kwargs, phys):
+    """torch's semantics: sample ``i`` reads the storage as if its own block began where sample 0's does (the
+    offset moves by the batch dim's stride), so the batch dim is prepended with that stride. The region asked for
+    must lie within the sample's own memory (torch's error otherwise: it would read other samples)."""
+    from ...ops.shape.strided import _check_geometry, _storage_offset_of
+    if not only_first_batched(phys):
+        return NotImplemented
+    x, size, stride, off = args
+    a = x._array
+    _check_geometry(a, size, stride, off)        # (the errors in the sample's terms)
+    want = _reach(size, stride, off)
+    have = _reach(a.shape, tuple(s // a.itemsize for s in a.strides), _storage_offset_of(x))
+    if want is not None and (have is None or want[0] < have[0] or want[1] > have[1]):
+        have = have or (0, 0)
+        raise RuntimeError(f"result = tensor.as_strided({_shape_str(size)}, {_shape_str(stride)}, {off}) can access "
+                           f"memory outside of `tensor`. `result` can access some memory in range [{want[0]}, "
+                           f"{want[1]}], but `tensor` can only access some memory in range [{have[0]}, {have[1]}]. "
+                           "This is not supported inside of vmap, please try to rewrite the `as_strided` call as a "
+                           "sequence of PyTorch view operations")
+    p = phys[0]
+    geometry = ((p.shape[0],) + tuple(size), (_batch_stride(p),) + tuple(stride), off)
+    out = cls.apply(p, *geometry)
+    if cls.__name__ == "AsStridedCopy":
+        return out
+    return mark_view(out, p, lambda t: cls.apply(t, *geometry))
+
+
+def _slice_inverse(level, cls, args, kwargs, phys):
+    """``input``'s storage read with ``src``'s geometry, per sample: the batch dim prepended with ``input``'s batch
+    stride (0 when ``input`` is not batched: every sample reads the same memory)."""
+    x, src, key, (size, stride, off) = args
+    px = materialize(level, x, phys[0])
+    geometry = ((px.shape[0],) + tuple(size), (_batch_stride(px),) + tuple(stride), off)
+    out = cls.apply(px, materialize(level, src, phys[1]), _key(key), geometry)
+    from ...ops.shape.strided import as_strided
+    return mark_view(out, px, lambda t: as_strided(t, *geometry))
+
+
+register_names({"tapegrad.ops.shape.strided": "AsStrided AsStridedCopy"}, _as_strided)
+register_names({"tapegrad.ops.shape.strided": "SliceInverse"}, _slice_inverse)

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from .. import _util
-from .._util import Primitive, op_error, shape_str
+from ...autograd.function import _active
+from .._util import Primitive, op_error, shape_str, vmap_per_sample
 from ._common import _AxisTaps, _GatherPlanes, _ScatterPlanes, _ntuple, _pad_array, _scalar, _taps, _windows
 
 
@@ -527,6 +528,11 @@ _MaxUnpool = {d: _max_unpool_cls(d) for d in (2, 3)}
 
 
 def _max_unpool(op, d, input, indices, kernel_size, stride, padding, output_size):
+    if _active[0]:       # (vmap with a batched indices: once per sample)
+        r = vmap_per_sample(_max_unpool, (op, d, input, indices, kernel_size, stride, padding, output_size), None,
+                            (indices,))
+        if r is not NotImplemented:
+            return r
     kernel = _ntuple(kernel_size, d, "kernel_size", op)
     stride = kernel if stride is None else _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)
@@ -718,7 +724,8 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
     C = input.shape[nd - d - 1]
     if _random_samples is None:
         from ...creation import rand
-        samples = rand(n_batch, C, d, dtype=input.dtype)._array
+        _random_samples = rand(n_batch, C, d, dtype=input.dtype)
+        samples = _random_samples._array
     else:
         samples = _random_samples._array
         if samples.ndim != 3:
@@ -730,7 +737,7 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
                                f"{shape_str(samples.shape)}.")
         if samples.dtype != input._array.dtype:
             raise op_error(op, "Expect _random_samples to have the same dtype as input")
-    return _FractionalMax[d].apply(input, kernel, out, samples)
+    return _FractionalMax[d].apply(input, kernel, out, _random_samples)     # (a tensor: vmap sees its batch)
 
 
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,

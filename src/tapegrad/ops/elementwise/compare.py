@@ -108,6 +108,8 @@ def bitwise_not(input):  # noqa: A002
 def _invert(self):
     if self.dtype.np.kind not in "iub":
         raise TypeError("~ (operator.invert) is only implemented on integer and Boolean-type tensors")
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(_invert, True, (self,))
     return Tensor._make(np.invert(self._array))
 
 

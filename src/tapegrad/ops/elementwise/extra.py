@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, cj, promote, unary
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, _inside, array_op, bind, cj, promote, unary
 from ._common import (_LN2, _cast_all, _inplace, _iop, _need_tensor, _not_implemented, _result, _w, _with_out,
                       _zeros_like)
 from .arith import _no_derivative, _sub_check
@@ -137,6 +138,8 @@ def gcd(input, other):  # noqa: A002
     >>> tapegrad.gcd(tapegrad.tensor([12, 18]), tapegrad.tensor([8, 12]))
     tensor([4, 6])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(gcd, True, (input, other))
     return _integer_op("gcd", np.gcd, input, other)
 
 
@@ -147,6 +150,8 @@ def lcm(input, other):  # noqa: A002
     >>> tapegrad.lcm(tapegrad.tensor([4, 6]), tapegrad.tensor([6, 4]))
     tensor([12, 12])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(lcm, True, (input, other))
     return _integer_op("lcm", np.lcm, input, other)
 
 
@@ -305,6 +310,8 @@ def bitwise_left_shift(input, other):  # noqa: A002
     >>> tapegrad.bitwise_left_shift(tapegrad.tensor([1, 2]), 2)
     tensor([4, 8])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(bitwise_left_shift, True, (input, other))
     return _shift(_operand(input), _operand(other), True)
 
 
@@ -315,6 +322,8 @@ def bitwise_right_shift(input, other):  # noqa: A002
     >>> tapegrad.bitwise_right_shift(tapegrad.tensor([-8, 8]), 2)
     tensor([-2,  2])
     """
+    if _active[0] and not _inside[0]:      # (a transform sees it as an op)
+        return array_op(bitwise_right_shift, True, (input, other))
     return _shift(_operand(input), _operand(other), False)
 
 

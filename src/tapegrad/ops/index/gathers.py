@@ -11,8 +11,9 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp, normalize_dim, shape_str
-from .._util import writes_out
+from .._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp, normalize_dim, shape_str,
+                     writes_out, vmap_per_sample)
+from ...autograd.function import _active
 from ._common import (_check_gather, _dim_key, _gather_np, _inplace, _scatter_counts,
                       _scatter_np, _tensor, _zeros)
 from .subscript import IndexPut, _index_array, _index_put_values, _np_key
@@ -154,6 +155,10 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
     tensor([[1, 1],
             [4, 3]])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(gather, (input, dim, index), {"sparse_grad": sparse_grad, "out": out}, (index,))
+        if r is not NotImplemented:
+            return r
     if _empty_index(index):         # torch checks nothing of an empty index (its dtype, its rank)
         return Gather.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64))
     d, idx = _gather_index("gather", input, dim, index)
@@ -195,6 +200,10 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     tensor([[0., 0., 1.],
             [1., 0., 0.]])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(scatter, (input, dim, index, src, value), {"reduce": reduce}, (index,))
+        if r is not NotImplemented:
+            return r
     if src is None:
         src = value
     if src is None:
@@ -223,6 +232,10 @@ def scatter_add(input, dim, index, src):
     >>> tapegrad.zeros(3).scatter_add(0, tapegrad.tensor([0, 0, 2]), tapegrad.ones(3))
     tensor([2., 0., 1.])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(scatter_add, (input, dim, index, src), None, (index,))
+        if r is not NotImplemented:
+            return r
     if _empty_index(index):
         return ScatterAdd.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64), src)
     d, idx = _scatter_args("scatter_add", input, dim, index, src)
@@ -235,6 +248,10 @@ def scatter_reduce(input, dim, index, src, reduce, *, include_self=True):
     >>> tapegrad.tensor([1., 2.]).scatter_reduce(0, tapegrad.tensor([0, 0, 1]), tapegrad.tensor([5., 3., 1.]), "amax")
     tensor([5., 2.])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(scatter_reduce, (input, dim, index, src, reduce), {"include_self": include_self}, (index,))
+        if r is not NotImplemented:
+            return r
     reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)   # torch accepts both spellings
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got {reduce}")
@@ -419,6 +436,10 @@ def index_select(input, dim, index, *, out=None):
     tensor([[3, 4],
             [3, 4]])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(index_select, (input, dim, index), {"out": out}, (index,))
+        if r is not NotImplemented:
+            return r
     d, idx = _dim_index("index_select", input, dim, index, select_msg=True)
     if input._array.ndim == 0 and idx.size != 1:
         raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
@@ -459,6 +480,10 @@ def index_add(input, dim, index, source, *, alpha=1):
     >>> tapegrad.zeros(3).index_add(0, tapegrad.tensor([0, 0]), tapegrad.tensor([1., 2.]))
     tensor([3., 0., 0.])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(index_add, (input, dim, index, source), {"alpha": alpha}, (index,))
+        if r is not NotImplemented:
+            return r
     _check_source_dtype("index_add_", input, source)
     d, idx = _dim_index("index_add_", input, dim, index, source=source)
     return IndexAdd.apply(input, d, idx, source, alpha)
@@ -470,6 +495,10 @@ def index_copy(input, dim, index, source):
     >>> tapegrad.zeros(3).index_copy(0, tapegrad.tensor([2]), tapegrad.tensor([5.]))
     tensor([0., 0., 5.])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(index_copy, (input, dim, index, source), None, (index,))
+        if r is not NotImplemented:
+            return r
     _check_source_dtype("index_copy_", input, source)
     d, idx = _dim_index("index_copy_", input, dim, index, source=source)
     return IndexCopy.apply(input, d, idx, source)
@@ -482,6 +511,10 @@ def index_fill(input, dim, index, value):
     tensor([[7., 0.],
             [7., 0.]])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(index_fill, (input, dim, index, value), None, (index,))
+        if r is not NotImplemented:
+            return r
     d, idx = _dim_index("index_fill_", input, dim, index)
     if isinstance(value, Tensor):
         if value._array.ndim:
@@ -521,6 +554,10 @@ def index_put(input, indices, values, accumulate=False):
     >>> tapegrad.zeros(3).index_put((tapegrad.tensor([0, 0]),), tapegrad.tensor(1.), accumulate=True)
     tensor([2., 0., 0.])
     """
+    if _active[0]:       # (vmap with a batched tuple(indices: once per sample)
+        r = vmap_per_sample(index_put, (input, indices, values, accumulate), None, tuple(indices))
+        if r is not NotImplemented:
+            return r
     if values.dtype is not input.dtype:
         raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
                            f"{input.dtype._legacy} for the destination and {values.dtype._legacy} for the source.")
@@ -599,6 +636,10 @@ def take(input, index):
     >>> tapegrad.tensor([[1, 2], [3, 4]]).take(tapegrad.tensor([0, 3]))
     tensor([1, 4])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(take, (input, index), None, (index,))
+        if r is not NotImplemented:
+            return r
     idx = _flat_index("take", index, input._array.size)
     return Take.apply(input, idx)
 
@@ -610,6 +651,10 @@ def put(input, index, source, accumulate=False):
     tensor([[0., 0.],
             [0., 9.]])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(put, (input, index, source, accumulate), None, (index,))
+        if r is not NotImplemented:
+            return r
     if source.dtype is not input.dtype:
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{input.dtype._legacy} and source.dtype = {source.dtype._legacy}")
@@ -627,6 +672,10 @@ def take_along_dim(input, indices, dim=None, *, out=None):
     >>> tapegrad.tensor([[10, 30, 20]]).take_along_dim(tapegrad.tensor([[1, 2, 0]]), 1)
     tensor([[30, 20, 10]])
     """
+    if _active[0]:       # (vmap with a batched indices: once per sample)
+        r = vmap_per_sample(take_along_dim, (input, indices, dim), {"out": out}, (indices,))
+        if r is not NotImplemented:
+            return r
     if dim is None:                 # the flattened input: gather's rules (int32 too, no negative index)
         return gather(input.reshape(-1), 0, indices.reshape(-1) if isinstance(indices, Tensor) else
                       Tensor._make(np.asarray(indices).reshape(-1)))

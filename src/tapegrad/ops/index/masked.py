@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out
+from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out, _inside, array_op, transform_visible
 from ._common import _arr, _inplace, _tensor, _zeros
 
 
@@ -185,12 +185,15 @@ def nonzero(input, *, out=None, as_tuple=False):
     tensor([[1],
             [3]])
     """
+    if _active[0] and not _inside[0] and out is None:      # (a transform sees it as an op)
+        return array_op(nonzero, False, (input,), {"as_tuple": as_tuple})
     a = input._array
     if as_tuple:
         return tuple(Tensor._make(i.astype(np.int64)) for i in np.nonzero(a.reshape(1) if a.ndim == 0 else a))
     return Tensor._make(np.argwhere(a).astype(np.int64))
 
 
+@transform_visible()
 def argwhere(input):
     """The same as ``nonzero(input)``: an ``(n, ndim)`` tensor of the indices of non-zero elements.
 
@@ -204,6 +207,7 @@ def argwhere(input):
 # ============================================================================================================
 # one_hot, tril_indices, triu_indices
 # ============================================================================================================
+@transform_visible()
 def one_hot(tensor, num_classes=-1):
     """``tensor`` (int64 class indices) as one-hot rows: a new last dim of size ``num_classes``.
 

@@ -13,7 +13,8 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, apply_inplace, bind, normalize_dim, transform_visible, vmap_per_sample
 
 _REDUCES = ("prod", "mean", "amax", "amin")
 
@@ -133,6 +134,11 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     >>> x.index_reduce(0, tapegrad.tensor([0, 0, 2]), tapegrad.tensor([2., 3., 4.]), "prod")
     tensor([6., 1., 4.])
     """
+    if _active[0]:       # (vmap with a batched index: once per sample)
+        r = vmap_per_sample(index_reduce, (input, dim, index, source, reduce),
+                            {"include_self": include_self, "out": out}, (index,))
+        if r is not NotImplemented:
+            return r
     warnings.warn("index_reduce() is in beta and the API may change at any time.", UserWarning, stacklevel=2)
     if reduce not in _REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or amin but got "
@@ -175,6 +181,7 @@ def _index_reduce_(self, dim, index, source, reduce, *, include_self=True):
 
 
 # --- isin ---------------------------------------------------------------------------------------------------------
+@transform_visible()
 def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None):
     """Whether each element of ``elements`` is in ``test_elements`` (either may be a number; NaN is in nothing):
     a bool tensor of ``elements``' shape (``invert``: the opposite).

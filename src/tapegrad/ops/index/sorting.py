@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str, writes_out
+from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str, writes_out, transform_visible
 from ._common import _arr, _zeros
 from .gathers import Scatter
 
@@ -301,6 +301,7 @@ def _search(seq, values, right):
 
 
 @writes_out
+@transform_visible()
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """Where each value of ``input`` would be inserted into ``sorted_sequence`` (its last dim) to keep it sorted.
 
@@ -335,6 +336,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
 
 
 @writes_out
+@transform_visible()
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The index of the bucket of each value of ``input``, given the sorted 1-d ``boundaries``.
 

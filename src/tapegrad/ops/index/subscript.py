@@ -16,6 +16,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, check_view_inplace, kernel, linear_jvp,
+                     vmap_per_sample,
                      mark_view, shape_str)
 from ...autograd.function import _active
 from ._common import _arr, _zeros
@@ -406,6 +407,10 @@ def getitem(self, key):
     result, tensors = _apply_slicing(self, items, single)
     if not tensors:
         return _alias(result) if result is self else result
+    if _active[0]:       # (vmap with a batched index tensor: once per sample)
+        r = vmap_per_sample(getitem, (self, key), None, key if isinstance(key, (tuple, list)) else (key,))
+        if r is not NotImplemented:
+            return r
     return Index.apply(result, _np_key(result._array.shape, tensors))
 
 
@@ -561,6 +566,10 @@ def setitem(self, key, value):
     sliced, tensors = _apply_slicing(self, items, False)
     if not tensors:
         return _copy_to(sliced, value)
+    if _active[0]:       # (vmap with a batched index tensor: each sample written with its own)
+        keys = key if isinstance(key, (tuple, list)) else (key,)
+        if vmap_per_sample(setitem, (self, key, value), None, keys, target=self) is not NotImplemented:
+            return
     k = _np_key(sliced._array.shape, tensors)
     masks = [it for it in items if it[0] == "tensor"]
     if len(masks) == 1 and masks[0][2] and value._array.ndim == 0:     # (torch's masked_fill_ path)

@@ -10,7 +10,7 @@ from collections import namedtuple
 import numpy as np
 
 from ... import _dtype
-from .._util import Tensor
+from .._util import Tensor, sample_data
 
 
 class LinAlgError(RuntimeError):
@@ -144,6 +144,13 @@ def _cholesky_info(a: np.ndarray) -> np.ndarray:
             except np.linalg.LinAlgError:
                 info[i] = k
     return info.reshape(a.shape[:-2])
+
+
+def _info(info: Tensor):
+    """(info array, batched?) for an error check: every sample's under vmap (so that a singular matrix in any
+    sample raises, as in a per-sample loop and in torch), the batch counted in "(Batch element i)"."""
+    a = sample_data(info)
+    return a, a.ndim > 0
 
 
 def _first_bad(info: np.ndarray):

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out
+from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out, transform_visible
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _cholesky_info, _const, _diag_embed,
-                      _eye_like, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
+                      _eye_like, _info, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
                       linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
 from .products import _cat_last, matmul
 from .solvers import LinalgSolveEx, inv
@@ -61,10 +61,10 @@ def _cholesky_backward(gL, L, upper):
     return matmul(_mH(Linv), matmul(P, Linv))
 
 
-def _raise_cholesky(info, batched):
+def _raise_cholesky(info, batched, op="linalg.cholesky"):
     bad = _first_bad(info)
     if bad is not None:
-        raise LinAlgError(f"linalg.cholesky: {_batch_prefix(bad[0], batched)}The factorization could not be "
+        raise LinAlgError(f"{op}: {_batch_prefix(bad[0], batched)}The factorization could not be "
                           "completed because the input is not positive-definite (the leading minor of order "
                           f"{bad[1]} is not positive-definite).")
 
@@ -79,7 +79,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
     """
     _check_square("linalg.cholesky", A._array)
     L, info = LinalgCholeskyEx.apply(A, bool(upper))
-    _raise_cholesky(info._array, A._array.ndim > 2)
+    _raise_cholesky(*_info(info))
     return L
 
 
@@ -89,7 +89,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     _check_square("linalg.cholesky_ex", A._array)
     L, info = LinalgCholeskyEx.apply(A, bool(upper))
     if check_errors:
-        _raise_cholesky(info._array, A._array.ndim > 2)
+        _raise_cholesky(*_info(info), "linalg.cholesky_ex")
     return linalg_cholesky_ex_rt(L, info)
 
 
@@ -103,7 +103,7 @@ def cholesky(input, upper=False, *, out=None):
     """
     _check_square("linalg.cholesky", input._array)
     L, info = Cholesky.apply(input, bool(upper))
-    _raise_cholesky(info._array, input._array.ndim > 2)
+    _raise_cholesky(*_info(info))
     return L
 
 
@@ -557,6 +557,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 
 @writes_out
+@transform_visible()
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above max(atol, rtol * s_max) (int64).
 

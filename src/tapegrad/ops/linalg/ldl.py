@@ -14,7 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import Primitive, shape_str, writes_out
-from ._common import _batch_prefix, _check_float, _first_bad, _rt
+from ._common import _batch_prefix, _check_float, _first_bad, _rt, _info
 
 __all__ = ["ldl_factor", "ldl_factor_ex", "ldl_solve"]
 
@@ -225,7 +225,7 @@ def ldl_factor_ex(A, *, hermitian=False, check_errors=False, out=None):
     _check("torch.linalg.ldl_factor_ex", A._array)
     LD, piv, info = LinalgLdlFactorEx.apply(A, bool(hermitian))
     if check_errors:
-        _raise(info._array, A._array.ndim > 2)
+        _raise(*_info(info))
     return linalg_ldl_factor_ex_rt(LD, piv, info)
 
 
@@ -246,7 +246,7 @@ def ldl_factor(A, *, hermitian=False, out=None):
     """
     _check("torch.linalg.ldl_factor_ex", A._array)
     LD, piv, info = LinalgLdlFactorEx.apply(A, bool(hermitian))
-    _raise(info._array, A._array.ndim > 2)
+    _raise(*_info(info))
     return linalg_ldl_factor_rt(LD, piv)
 
 
@@ -271,4 +271,4 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
                            f"pivots with shape {shape_str(pivots._array.shape)} instead")
     if hermitian and a.dtype.kind != "c":
         hermitian = False     # (real: symmetric and Hermitian are the same)
-    return LinalgLdlSolve.apply(LD, pivots._array, B, bool(hermitian))
+    return LinalgLdlSolve.apply(LD, pivots, B, bool(hermitian))   # (pivots a tensor: transforms see it)

@@ -23,7 +23,7 @@ import numpy as np
 
 from .. import _util
 from .._util import Primitive, Tensor, bind, writes_out
-from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt
+from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt, _info
 from .products import matmul
 from .solvers import solve_triangular
 
@@ -232,7 +232,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
     _check_lu_input("linalg.lu_factor_ex", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
     if check_errors:
-        _raise_singular("torch.linalg.lu_factor_ex", info._array, A._array.ndim > 2)
+        _raise_singular("torch.linalg.lu_factor_ex", *_info(info))
     return linalg_lu_factor_ex_rt(LU, piv, info)
 
 
@@ -247,7 +247,7 @@ def lu_factor(A, *, pivot=True, out=None):
     """
     _check_lu_input("linalg.lu_factor", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
-    _raise_singular("torch.linalg.lu_factor", info._array, A._array.ndim > 2)
+    _raise_singular("torch.linalg.lu_factor", *_info(info))
     return linalg_lu_factor_rt(LU, piv)
 
 
@@ -288,8 +288,14 @@ def lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, out=N
         L, U = _unit_lower_unpack(LU_data, m, n)
     else:
         L = U = empty
-    P = Tensor._make(_p_matrix(piv, m, a.dtype)) if unpack_pivots else empty
+    P = _pivots_matrix(LU_pivots, m, a.dtype) if unpack_pivots else empty
     return lu_unpack_rt(P, L, U)
+
+
+@_util.transform_visible()
+def _pivots_matrix(pivots, m, dtype):
+    """The permutation matrix of LAPACK pivots (computed on the array: visible to vmap, once per sample)."""
+    return Tensor._make(_p_matrix(pivots._array, m, dtype))
 
 
 @writes_out
@@ -354,7 +360,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
     _check_lu_input("lu", A._array, pivot)
     LU, piv, info = LinalgLuFactorEx.apply(A, bool(pivot))
     if not get_infos:
-        _raise_singular("torch.linalg.lu_factor_ex", info._array, A._array.ndim > 2)
+        _raise_singular("torch.linalg.lu_factor_ex", *_info(info))
         return LU, piv
     return lu_with_info_rt(LU, piv, info)
 

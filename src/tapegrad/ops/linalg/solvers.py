@@ -11,7 +11,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
-                      _mH, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt)
+                      _mH, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt, _info)
 from .products import _cat_last, _same_dtype, matmul
 
 
@@ -58,7 +58,7 @@ def inv_ex(A, *, check_errors=False, out=None):
     _check_square("linalg.inv_ex", A._array)
     inv, info = LinalgInvEx.apply(A)
     if check_errors:
-        _raise_inv(info._array, A._array.ndim > 2, "linalg.inv_ex")
+        _raise_inv(*_info(info), "linalg.inv_ex")
     return linalg_inv_ex_rt(inv, info)
 
 
@@ -79,7 +79,7 @@ def inv(A, *, out=None):
     """
     _check_square("linalg.inv", A._array)
     res, info = LinalgInvEx.apply(A)
-    _raise_inv(info._array, A._array.ndim > 2)
+    _raise_inv(*_info(info))
     return res
 
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.grad_mode import no_grad
-from .._util import Primitive, Tensor, kernel, linear_jvp
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, kernel, linear_jvp, vmap_per_sample
 from ._common import _RowGather, _RowScatter, _arr, _legacy_name
 
 
@@ -66,6 +67,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
     >>> F.embedding(tapegrad.tensor([1]), tapegrad.tensor([[0., 0.], [1., 2.]]))
     tensor([[1., 2.]])
     """
+    if _active[0]:       # (vmap with a batched input: once per sample)
+        r = vmap_per_sample(embedding, (input, weight, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse),
+                            None, (input,))
+        if r is not NotImplemented:
+            return r
     idx = input._array if isinstance(input, Tensor) else np.asarray(input)
     _check_indices(idx, "embedding")
     n = weight._array.shape[0]
@@ -153,6 +159,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     >>> F.embedding_bag(tapegrad.tensor([[0, 1]]), tapegrad.tensor([[1., 1.], [3., 3.]]))
     tensor([[2., 2.]])
     """
+    if _active[0]:       # (vmap with a batched input: once per sample)
+        r = vmap_per_sample(embedding_bag, (input, weight, offsets, max_norm, norm_type, scale_grad_by_freq, mode,
+                                            sparse, per_sample_weights, include_last_offset, padding_idx),
+                            None, (input, offsets))
+        if r is not NotImplemented:
+            return r
     idx = input._array
     _check_indices(idx, "embedding_bag")
     if mode not in ("sum", "mean", "max"):

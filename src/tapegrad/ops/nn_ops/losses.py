@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from ...autograd.function import _active, once_differentiable
-from .._util import Primitive, Tensor, broadcast_or_error, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
 from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
                       _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
@@ -701,6 +701,12 @@ def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reducti
     >>> F.ctc_loss(lp, tapegrad.tensor([[1]]), [3], [1], reduction="sum")
     tensor(0.2877)
     """
+    if _active[0]:       # (vmap with a batched targets: once per sample)
+        r = vmap_per_sample(ctc_loss,
+                            (log_probs, targets, input_lengths, target_lengths, blank, reduction, zero_infinity), None,
+                            (targets, input_lengths, target_lengths))
+        if r is not NotImplemented:
+            return r
     reduction = _reduction(_int_reduction(reduction))
     batched = log_probs.ndim == 3
     if not batched:

@@ -9,7 +9,7 @@ import numpy as np
 
 from ...autograd.function import _active
 
-from .._util import Primitive, Tensor, broadcast_or_error, shape_str
+from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
 from ._common import (_ClampMin, _LogSigmoid, _MaskedFill, _Norm, _Where, _arr, _check_no_grad_arg, _red_back, _red_np,
                       _reduce, _reduction)
 from .losses import _int_reduction, _size_repr
@@ -131,7 +131,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     d_neg = _pairwise_distance(anchor, negative, p, eps, False)
     if swap:
         d_swap = _pairwise_distance(positive, negative, p, eps, False)
-        d_neg = _Where.apply(d_neg._array <= d_swap._array, d_neg, d_swap)
+        d_neg = _Where.apply(d_neg <= d_swap, d_neg, d_swap)   # (a comparison op: transforms see it)
     return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
 
 
@@ -141,6 +141,11 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     >>> F.cosine_embedding_loss(tapegrad.tensor([[1., 0.]]), tapegrad.tensor([[0., 1.]]), tapegrad.tensor([1]))
     tensor(1.)
     """
+    if _active[0]:       # (vmap with a batched target: once per sample)
+        r = vmap_per_sample(cosine_embedding_loss, (input1, input2, target, margin, size_average, reduce, reduction),
+                            None, (target,))
+        if r is not NotImplemented:
+            return r
     reduction = _reduction(_int_reduction(reduction), size_average, reduce)
     t = _arr(target)
     if t.ndim not in (0, 1):
@@ -227,6 +232,11 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     >>> F.multi_margin_loss(tapegrad.tensor([[0., 0.]]), tapegrad.tensor([0]))
     tensor(0.5000)
     """
+    if _active[0]:       # (vmap with a batched target: once per sample)
+        r = vmap_per_sample(multi_margin_loss, (input, target, p, margin, weight, size_average, reduce, reduction),
+                            None, (target,))
+        if r is not NotImplemented:
+            return r
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
@@ -260,7 +270,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     d_pos, d_neg = dist(anchor, positive), dist(anchor, negative)
     if swap:
         d_swap = dist(positive, negative)
-        d_neg = _Where.apply(d_neg._array <= d_swap._array, d_neg, d_swap)
+        d_neg = _Where.apply(d_neg <= d_swap, d_neg, d_swap)   # (a comparison op: transforms see it)
     return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
 
 
@@ -306,6 +316,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     >>> F.multilabel_margin_loss(tapegrad.tensor([[0.1, 0.2, 0.4, 0.8]]), tapegrad.tensor([[3, 0, -1, 1]]))
     tensor(0.8500)
     """
+    if _active[0]:       # (vmap with a batched target: once per sample)
+        r = vmap_per_sample(multilabel_margin_loss, (input, target, size_average, reduce, reduction), None, (target,))
+        if r is not NotImplemented:
+            return r
     reduction = _reduction(reduction, size_average, reduce)
     t = _arr(target)
     if t.shape != tuple(input.shape):

@@ -17,7 +17,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, normalize_dim
+from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, normalize_dim, transform_visible
 from ._common import _write_out, return_types
 
 _range = builtins.range
@@ -386,6 +386,7 @@ def _histogram_counts(samples, edges, weight, density, linear=None):
     return hist
 
 
+@transform_visible()
 def histc(input, bins=100, min=0, max=0, *, out=None):
     """Counts of the elements in ``bins`` equal bins between ``min`` and ``max`` (both 0: the data's range);
     elements outside are ignored. No gradient.
@@ -472,6 +473,7 @@ def _histogramdd(op, input, bins, range, weight, density, flat_weight=False):
     return _histogram_counts(samples, edges, w, density), edges
 
 
+@transform_visible()
 def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (default: the data's), or the bin
     edges given as a 1-d tensor; with ``weight`` each element counts its weight; ``density`` normalises to a
@@ -487,6 +489,7 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     return _write_out("histogram", return_types.histogram(Tensor._make(hist), Tensor._make(edges[0])), out)
 
 
+@transform_visible()
 def histogramdd(input, bins=10, *, range=None, weight=None, density=False):
     """A D-dimensional histogram of the rows of ``input`` (``(..., D)``: the last dim holds the coordinates):
     ``bins`` an int, one int per dim, or one 1-d tensor of edges per dim; ``range`` a flat list (min0, max0,
@@ -517,6 +520,7 @@ class _WeightedBincount(Primitive):
         raise RuntimeError("derivative for aten::_bincount is not implemented")
 
 
+@transform_visible()
 def bincount(input, weights=None, minlength=0):
     """How many times each value 0, 1, ... occurs in a 1-d tensor of non-negative integers (at least
     ``minlength`` counts); with ``weights``, their sums instead (float).

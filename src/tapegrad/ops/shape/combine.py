@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind
+from .._util import Primitive, Tensor, bind, transform_visible
 from .split_join import cat, stack, vstack
 
 
@@ -202,6 +202,7 @@ def row_stack(tensors, *, out=None):
     return vstack(tensors, out=out)
 
 
+@transform_visible()
 def unravel_index(indices, shape):
     """The coordinates of flat ``indices`` in a tensor of ``shape``: a tuple of int64 tensors, one per dim
     (indices out of range wrap around, as torch's).

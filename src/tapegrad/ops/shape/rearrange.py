@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str
+from ...autograd.function import _active
+from .._util import (Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str,
+                     vmap_per_sample)
 from ..reduce._common import _write_out
 from .views import _contiguous, _nd, _size_arg, expand, flatten, reshape, unsqueeze, view
 
@@ -100,6 +102,11 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     >>> tapegrad.tensor([1, 2]).repeat_interleave(2)
     tensor([1, 1, 2, 2])
     """
+    if _active[0]:       # (vmap with a batched input: once per sample)
+        r = vmap_per_sample(repeat_interleave, (input, repeats, dim), {"output_size": output_size},
+                            (input,) if repeats is None else (repeats,))
+        if r is not NotImplemented:
+            return r
     if repeats is None:       # torch.repeat_interleave(repeats): indices repeated by the counts
         counts = input._array
         if counts.ndim > 1:

@@ -21,7 +21,7 @@ import numpy as np
 
 from ... import _dtype
 from .._util import (AsStridedScatter, Primitive, Tensor, _no_grad_call, bind, linear_jvp, mark_view, normalize_dim,
-                     shape_str)
+                     shape_str, transform_visible)
 
 __all__ = ["as_strided", "as_strided_", "as_strided_copy", "as_strided_scatter", "empty_strided", "empty_permuted",
            "slice_inverse",
@@ -240,6 +240,7 @@ def alias_copy(input):
     return _copy("AliasBackward0", input, lambda t: t.view(t.shape))
 
 
+@transform_visible(elementwise=True)
 def detach_copy(input):
     """A detached copy of ``input`` (no gradient flows through it)."""
     return Tensor._make(input._array.copy())
@@ -308,8 +309,14 @@ def unsqueeze_copy(input, dim):
 def view_copy(input, size, *, dtype=None):
     """A copy of ``input.view(size)`` (or of ``input.view(dtype)``: no gradient, as in torch)."""
     if isinstance(size, _dtype.dtype):
-        return Tensor._make(np.ascontiguousarray(input.view(size)._array).copy())
+        return _view_copy_dtype(input, size)
     return _copy("ViewBackward0", input, lambda t: t.view(size))
+
+
+@transform_visible()
+def _view_copy_dtype(input, dtype):
+    """``view_copy(input, dtype)``: the bits reinterpreted, in new memory (no gradient)."""
+    return Tensor._make(np.ascontiguousarray(input.view(dtype)._array).copy())
 
 
 def view_as_real_copy(input):
@@ -317,6 +324,7 @@ def view_as_real_copy(input):
     return _copy("ViewAsRealBackward0", input, view_as_real)
 
 
+@transform_visible()
 def view_as_complex_copy(input):
     from ..elementwise.complex import view_as_complex
     if input._rg:
