@@ -535,3 +535,16 @@ def test_deepcopy_of_a_compiled_module_uses_its_own_parameters():
     _eq(c(x), tapegrad.ones(1, 2))
     _eq(c(x), tapegrad.ones(1, 2))
     _eq(m(x), x @ m.weight.detach().T + m.bias.detach())
+
+
+def test_error_checks_on_results_are_kept():
+    """linalg.inv's singularity check reads the op's result in Python: a replay would skip it, so the capture
+    breaks there and a later call on a singular matrix still raises, as eagerly."""
+    f = tapegrad.compile(lambda a: tapegrad.linalg.inv(a) * 2)
+    eye = tapegrad.eye(2)
+    for _ in range(2):
+        np.testing.assert_array_equal(f(eye).numpy(), 2 * np.eye(2))
+    with pytest.raises(tapegrad.linalg.LinAlgError, match="singular"):
+        f(tapegrad.zeros(2, 2))
+    reasons = tapegrad.compiler.explain(lambda a: tapegrad.linalg.inv(a) * 2, eye).break_reasons
+    assert any("error check" in str(r) for r in reasons)

@@ -164,6 +164,13 @@ class Capture(_f.Interpreter):
         if self.fullgraph:
             raise GraphBreak(reason)
 
+    def data_read(self, t):
+        """An error check read ``t``'s values in Python (``ops._util.sample_data``: linalg's singularity checks,
+        istft's window): the replay runs only the ops, so it would skip the check."""
+        if not self.broken and not self.inside and self.mine():
+            self.brk("an error check reads an op's result in Python (e.g. linalg.inv's test for a singular "
+                     "matrix): the replay would skip it")
+
     # --- the op hook ----------------------------------------------------------------------------------------
     def process(self, cls, args, kwargs):
         if self.broken:

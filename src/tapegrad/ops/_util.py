@@ -74,9 +74,13 @@ def vmap_per_sample(fn, args, kwargs, watch, target=None):
 def sample_data(t) -> np.ndarray:
     """The array an error check on ``t``'s values reads: ``t``'s own eagerly; under ``vmap``, every sample's (the
     physical array, the batch dims of the vmaps ``t`` is batched in first), so that a check fails where a
-    per-sample loop would (a logical tensor's array is sample 0's only)."""
+    per-sample loop would (a logical tensor's array is sample 0's only). A transform that records ops (compile's
+    capture) is told of the read: the check runs in Python, outside any op, so a replay would skip it."""
     if _active[0]:
         for lv in reversed(_state.interpreters):
+            read = getattr(lv, "data_read", None)     # (compile's capture: a check it cannot replay breaks there)
+            if read is not None:
+                read(t)
             physical = getattr(lv, "physical", None)
             p = None if physical is None else physical(t)
             if p is not None:
