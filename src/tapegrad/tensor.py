@@ -86,9 +86,9 @@ class device:
 _CPU = device("cpu")
 
 
-class layout:
-    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are all ``tapegrad.strided`` (dense); the
-    sparse layouts exist so that code naming them gets a clear error."""
+class _NamedConstant:
+    """A constant torch names at top level (``tapegrad.strided``, ``tapegrad.channels_last``): printed by its name,
+    pickled as a look-up of it (each subclass's ``__reduce__``)."""
 
     __slots__ = ("name",)
 
@@ -97,6 +97,13 @@ class layout:
 
     def __repr__(self):
         return f"tapegrad.{self.name}"
+
+
+class layout(_NamedConstant):
+    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are all ``tapegrad.strided`` (dense); the
+    sparse layouts exist so that code naming them gets a clear error."""
+
+    __slots__ = ()
 
     def __reduce__(self):
         return (_layout_by_name, (self.name,))
@@ -116,18 +123,12 @@ def _layout_by_name(name):
     return _LAYOUTS[name]
 
 
-class memory_format:
+class memory_format(_NamedConstant):
     """How a tensor's dims are ordered in memory, as ``torch.memory_format``: ``contiguous_format`` (row-major),
     ``channels_last`` (NHWC for a 4-d tensor), ``channels_last_3d`` (NDHWC for 5-d) and ``preserve_format`` (keep
     the input's order: what ``clone``, ``*_like`` and ``to`` do by default)."""
 
-    __slots__ = ("name",)
-
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return f"tapegrad.{self.name}"
+    __slots__ = ()
 
     def __reduce__(self):
         return (_memory_format_by_name, (self.name,))

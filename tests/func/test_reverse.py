@@ -11,14 +11,7 @@ torch = pytest.importorskip("torch", reason="torch is the oracle of these tests"
 
 import tapegrad  # noqa: E402
 import tapegrad.func  # noqa: E402,F401
-
-
-def _err(fn):
-    try:
-        fn()
-    except Exception as e:  # noqa: BLE001 - the class and message are what is compared
-        return type(e).__name__, str(e).replace("tapegrad", "torch")
-    return None
+from func.test_forward import _err  # noqa: E402,F401  (also used by test_vmap, test_module_call)
 
 
 def _same(a, b, rtol=1e-10):

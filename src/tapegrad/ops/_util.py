@@ -9,8 +9,8 @@ Conventions every op module follows:
 
 from __future__ import annotations
 
-import warnings
 import functools
+import warnings
 import weakref
 
 import numpy as np
@@ -728,7 +728,6 @@ def write_out(op, result, out):
 def writes_out(fn):
     """torch's ``out=`` for a function computed without it: the result is written into ``out`` (see
     ``write_out``; a tuple of tensors for a function with several outputs)."""
-    import functools
     name = fn.__name__
 
     @functools.wraps(fn)

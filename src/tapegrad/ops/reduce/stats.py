@@ -146,6 +146,16 @@ def _check_weights(name, w, n_obs, integral):
         raise RuntimeError(f"cov(): {name} cannot be negative")
 
 
+def _two_or_fewer_dims(op, input):
+    """cov's and corrcoef's check of ``input``: a tensor of at most 2 dims (returns its number of dims)."""
+    _need_tensor(op, "input", 1, input)
+    nd = input._array.ndim
+    if nd > 2:
+        raise RuntimeError(f"{op}(): expected input to have two or fewer dimensions but got an input with {nd} "
+                           "dimensions")
+    return nd
+
+
 def cov(input, *, correction=1, fweights=None, aweights=None):
     """The covariance matrix of the variables in the rows of ``input`` (observations in the columns; a 1-d
     input is one variable), with ``correction`` (1: Bessel's), integer frequency weights ``fweights`` and
@@ -155,11 +165,7 @@ def cov(input, *, correction=1, fweights=None, aweights=None):
     tensor([[ 1., -1.],
             [-1.,  1.]])
     """
-    _need_tensor("cov", "input", 1, input)
-    nd = input._array.ndim
-    if nd > 2:
-        raise RuntimeError(f"cov(): expected input to have two or fewer dimensions but got an input with {nd} "
-                           "dimensions")
+    nd = _two_or_fewer_dims("cov", input)
     x = input.reshape(1, -1) if nd < 2 else input
     n_obs = x._array.shape[1]
     w = None
@@ -200,11 +206,7 @@ def corrcoef(input):
     tensor([[ 1., -1.],
             [-1.,  1.]])
     """
-    _need_tensor("corrcoef", "input", 1, input)
-    nd = input._array.ndim
-    if nd > 2:
-        raise RuntimeError(f"corrcoef(): expected input to have two or fewer dimensions but got an input with {nd} "
-                           "dimensions")
+    _two_or_fewer_dims("corrcoef", input)
     c = cov(input)
     if c._array.ndim == 0:
         return c / c
