@@ -386,3 +386,14 @@ def test_custom_function_jvp_protocol(torch):
             np.testing.assert_allclose(a, b, rtol=1e-6)
         else:
             assert a == b, (k, a, b)
+
+
+def test_sub_with_alpha_has_its_own_tangent_rule():
+    """sub(a, b, alpha=) defines its natural rule (it once sat after a return, unreachable): ta - alpha * tb."""
+    from tapegrad.ops.elementwise.arith import SubAlpha
+    assert "jvp" in SubAlpha.__dict__
+    with fwAD.dual_level():
+        a = fwAD.make_dual(tapegrad.tensor([1.0, 2.0]), tapegrad.tensor([0.5, -1.0]))
+        b = fwAD.make_dual(tapegrad.tensor([3.0, 4.0]), tapegrad.tensor([2.0, 1.0]))
+        t = fwAD.unpack_dual(tapegrad.sub(a, b, alpha=3)).tangent
+    assert t.tolist() == [0.5 - 6.0, -1.0 - 3.0]
