@@ -35,7 +35,13 @@ __version__ = "0.1.0"
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
-         "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked"}
+         "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked",
+         "amp", "cpu", "mps", "xpu", "accelerator", "jit", "profiler", "distributed", "multiprocessing", "version"}
+# torch's autocast switches at top level (they live in tapegrad.amp.autocast_mode)
+_LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
+             "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
+             "is_autocast_cpu_enabled", "get_autocast_cpu_dtype", "get_autocast_gpu_dtype",
+             "set_autocast_cpu_enabled", "set_autocast_cpu_dtype"}
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
@@ -92,6 +98,9 @@ def __getattr__(name):
     if name == "vmap":                       # torch.vmap is torch.func.vmap
         from .func import vmap
         return vmap
+    if name in _LAZY_AMP:
+        from .amp import autocast_mode
+        return getattr(autocast_mode, name)
     if name in _LAZY_SPECIAL:
         from .ops import special
         fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
@@ -109,7 +118,7 @@ def __getattr__(name):
 
 def __dir__():
     # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
-    return sorted(set(globals()) | _LAZY | _LAZY_SPECIAL | set(_LAZY_FROM) | {"save", "load"})
+    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) | {"save", "load"})
 
 
 def _import_lazy(fullname, owner):

@@ -18,7 +18,7 @@ _LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is
 def __getattr__(name):
     # the optional tools load on first use, so `import tapegrad` stays fast
     from .. import _import_lazy
-    if name in ("functional", "anomaly", "trace", "graph", "stats", "forward_ad"):
+    if name in ("functional", "anomaly", "trace", "graph", "stats", "forward_ad", "profiler"):
         return _import_lazy(f"{__name__}.{name}", __name__)
     if name == "Variable":       # the legacy wrapper: Variable(t, requires_grad=True) is a tensor
         from .._legacy import Variable

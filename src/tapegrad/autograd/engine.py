@@ -235,6 +235,11 @@ def run_backward(roots, root_grads, retain_graph=False, create_graph=False, inpu
     arrays = not create_graph and not _observers
     if arrays:
         root_grads = [g._array for g in root_grads]
+    else:
+        for obs in _observers:      # (an observer may ask to know when a walk begins: the profiler times from it)
+            start = getattr(obs, "walk_start", None)
+            if start is not None:
+                start()
     buffers, ready = {}, []
     for (node, nr), g in zip(edges, root_grads):
         buf = buffers.get(node)

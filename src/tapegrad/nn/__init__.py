@@ -17,3 +17,11 @@ from .parallel import DataParallel
 __all__ = (["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "functional", "init", "utils",
             "parallel", "DataParallel"]
            + list(_modules_all))
+
+
+def __getattr__(name):
+    # torch.nn.attention (sdpa_kernel) loads on first use
+    if name == "attention":
+        import importlib
+        return importlib.import_module(f"{__name__}.attention")
+    raise AttributeError(f"module 'tapegrad.nn' has no attribute {name!r}")

@@ -5,7 +5,7 @@ from . import data  # noqa: F401
 
 
 def __getattr__(name):
-    if name == "checkpoint":
-        from . import checkpoint
-        return checkpoint
+    if name in ("checkpoint", "hooks"):
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tapegrad.utils' has no attribute {name!r}")

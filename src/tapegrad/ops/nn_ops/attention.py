@@ -19,6 +19,8 @@ from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, 
 from .linear import Softmax, linear, softmax
 from .dropouts import dropout
 
+_sdpa_limits = None     # tapegrad.nn.attention, once imported: sdpa_kernel's allowed kernels (it hooks in here)
+
 
 # --- distances and similarity ---------------------------------------------------------------------------------
 def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
@@ -180,6 +182,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     >>> F.scaled_dot_product_attention(q, q, q).shape
     tapegrad.Size([1, 2, 3])
     """
+    if _sdpa_limits is not None and not _sdpa_limits.math_allowed():
+        raise RuntimeError(_sdpa_limits.NO_KERNEL)
     qs, ks, vs = tuple(query.shape), tuple(key.shape), tuple(value.shape)
     if len(qs) < 2 or qs[-1] != ks[-1] or ks[-2] != vs[-2]:
         raise RuntimeError(f"scaled_dot_product_attention: query {shape_str(qs)}, key {shape_str(ks)} and value "

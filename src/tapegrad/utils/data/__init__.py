@@ -9,3 +9,10 @@ from .sampler import (BatchSampler, RandomSampler, Sampler, SequentialSampler, S
 __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info", "Dataset", "IterableDataset",
            "TensorDataset", "ConcatDataset", "ChainDataset", "StackDataset", "Subset", "random_split", "Sampler",
            "SequentialSampler", "RandomSampler", "SubsetRandomSampler", "WeightedRandomSampler", "BatchSampler"]
+
+
+def __getattr__(name):
+    if name == "distributed":                 # (DistributedSampler loads on first use)
+        import importlib
+        return importlib.import_module(f"{__name__}.distributed")
+    raise AttributeError(f"module 'tapegrad.utils.data' has no attribute {name!r}")

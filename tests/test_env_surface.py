@@ -1,0 +1,187 @@
+"""The environment boilerplate of real training scripts, against torch's CPU build: torch.backends, torch.cuda on
+a machine without CUDA, torch.cpu / accelerator / mps / xpu, torch.version, torch.distributed before (without)
+a process group, torch.multiprocessing, torch.jit's entry points, torch.nn.attention.sdpa_kernel,
+DistributedSampler and torch.utils.hooks."""
+
+import warnings
+
+import pytest
+
+import tapegrad
+from pairs import cases, same
+
+CASES = cases("""
+torch.backends.cudnn.is_available()
+torch.backends.cudnn.enabled
+torch.backends.cudnn.version()
+torch.backends.mps.is_available()
+torch.backends.mps.is_built()
+torch.backends.cuda.is_built()
+torch.backends.cuda.matmul.allow_tf32
+torch.backends.cuda.flash_sdp_enabled()
+torch.backends.opt_einsum.is_available()
+torch.backends.cpu.get_cpu_capability()
+torch.backends.cudnn.benchmark = True ;; torch.backends.cudnn.benchmark
+torch.backends.cudnn.deterministic = True ;; torch.backends.cudnn.deterministic
+torch.backends.cuda.matmul.allow_tf32 = True ;; torch.backends.cuda.matmul.allow_tf32
+torch.backends.cudnn.allow_tf32
+torch.cuda.is_available()
+torch.cuda.device_count()
+torch.cuda.is_initialized()
+torch.cuda.empty_cache()
+torch.cuda.manual_seed_all(0)
+torch.cuda.memory_allocated()
+torch.cuda.max_memory_allocated()
+torch.cuda.memory_reserved()
+torch.cuda.is_bf16_supported()
+torch.cuda.synchronize()
+torch.cuda.current_device()
+torch.cuda.get_device_name(0)
+torch.cuda.get_device_properties(0)
+torch.cuda.mem_get_info()
+torch.cuda.get_rng_state()
+torch.cuda.Event()
+torch.cuda.Stream()
+torch.cuda.set_rng_state(torch.ByteTensor(1))
+d = torch.cuda.device(0) ;; exec("with d: pass")
+exec("with torch.cuda.stream(None): pass")
+issubclass(torch.cuda.OutOfMemoryError, RuntimeError)
+torch.cpu.is_available()
+torch.cpu.device_count()
+torch.cpu.current_device()
+torch.cpu.synchronize()
+torch.accelerator.is_available()
+torch.accelerator.current_accelerator()
+torch.accelerator.device_count()
+torch.xpu.is_available()
+torch.xpu.device_count()
+torch.mps.device_count()
+torch.version.cuda
+torch.version.hip
+torch.distributed.is_initialized()
+torch.distributed.get_rank()
+torch.distributed.get_world_size()
+torch.distributed.barrier()
+mp = torch.multiprocessing ;; mp.get_sharing_strategy()
+mp = torch.multiprocessing ;; mp.get_all_sharing_strategies()
+mp = torch.multiprocessing ;; mp.cpu_count() > 0
+torch.jit.is_scripting()
+torch.jit.is_tracing()
+m = torch.nn.Linear(2, 3) ;; torch.jit.script(m)(torch.ones(1, 2)).shape
+m = torch.nn.Linear(2, 3) ;; isinstance(torch.jit.script(m), torch.nn.Module)
+m = torch.nn.Linear(2, 3) ;; torch.jit.trace(m, torch.ones(1, 2))(torch.ones(4, 2)).shape
+torch.jit.annotate(int, 3)
+fut = torch.jit.fork(lambda a, b: a + b, torch.ones(2), 1) ;; torch.jit.wait(fut)
+SDPBackend = torch.nn.attention.SDPBackend ;; [int(SDPBackend.ERROR), int(SDPBackend.MATH), int(SDPBackend.FLASH_ATTENTION), int(SDPBackend.EFFICIENT_ATTENTION), int(SDPBackend.CUDNN_ATTENTION), int(SDPBackend.OVERRIDEABLE)]
+SDPBackend = torch.nn.attention.SDPBackend ;; SDPBackend.MATH.name
+SDPBackend, sdpa_kernel = torch.nn.attention.SDPBackend, torch.nn.attention.sdpa_kernel ;; q = torch.ones(1, 2, 3, 4) ;; exec("with sdpa_kernel(SDPBackend.MATH): r = F.scaled_dot_product_attention(q, q, q)") or 0
+SDPBackend, sdpa_kernel = torch.nn.attention.SDPBackend, torch.nn.attention.sdpa_kernel ;; q = torch.ones(1, 2, 3, 4) ;; exec("with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]): F.scaled_dot_product_attention(q, q, q)")
+sdpa_kernel = torch.nn.attention.sdpa_kernel ;; exec("with sdpa_kernel('math'): pass")
+DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; list(DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False))
+DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; len(DistributedSampler(list(range(10)), num_replicas=3, rank=2, shuffle=False))
+DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; list(DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False, drop_last=True))
+DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; list(DistributedSampler(list(range(2)), num_replicas=5, rank=4, shuffle=False))
+DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; DistributedSampler(list(range(10)), num_replicas=3, rank=3)
+RemovableHandle = torch.utils.hooks.RemovableHandle ;; isinstance(torch.nn.Linear(1, 1).register_forward_hook(lambda *a: None), RemovableHandle)
+""")
+# (the case lines with their own ";;" keep the last part as the expression; pairs.cases splits on the last one)
+
+
+def _split(setup, expr):
+    return setup.replace(" ;; ", "\n"), expr
+
+
+@pytest.mark.parametrize("setup,expr", CASES, ids=[e[:60] for _, e in CASES])
+def test_environment_api_vs_torch(torch, setup, expr):
+    setup, expr = _split(setup, expr)
+    # torch.cuda's CPU-build errors are AssertionError("Torch not compiled with CUDA enabled"); tapegrad adds a
+    # hint after those words, so the class and the opening words are compared
+    words = not any(w in setup + expr for w in ("torch.cuda.", "torch.distributed.barrier"))
+    same(torch, setup, expr, words=words)
+
+
+def test_cuda_errors_start_with_torchs_words():
+    for call in (tapegrad.cuda.synchronize, tapegrad.cuda.current_device, lambda: tapegrad.cuda.get_device_name(0)):
+        with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
+            call()
+
+
+def test_backend_flags_context_restores():
+    cudnn = tapegrad.backends.cudnn
+    before = (cudnn.enabled, cudnn.deterministic)
+    with cudnn.flags(enabled=False, deterministic=True):
+        assert (cudnn.enabled, cudnn.deterministic) == (False, True)
+    assert (cudnn.enabled, cudnn.deterministic) == before
+
+
+def test_version_is_tapegrads_own():
+    assert tapegrad.version.__version__ == tapegrad.__version__
+    assert tapegrad.version.cuda is None
+
+
+def test_distributed_is_not_available_and_init_explains():
+    assert tapegrad.distributed.is_available() is False
+    with pytest.raises(RuntimeError, match="one process"):
+        tapegrad.distributed.init_process_group("gloo")
+
+
+def test_distributed_sampler_needs_replicas_without_a_process_group():
+    from tapegrad.utils.data.distributed import DistributedSampler
+    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+        DistributedSampler(list(range(4)))
+
+
+def test_distributed_sampler_shares_cover_the_dataset_and_shuffle_per_epoch():
+    from tapegrad.utils.data.distributed import DistributedSampler
+    data = list(range(11))
+    shares = [list(DistributedSampler(data, num_replicas=4, rank=r, seed=3)) for r in range(4)]
+    every = sum(shares, [])
+    assert set(every) == set(data) and len(every) == 12      # (one index repeated: the padding)
+    assert all(len(s) == 3 for s in shares)
+    s = DistributedSampler(data, num_replicas=2, rank=0, seed=1)
+    first = list(s)
+    assert list(s) == first
+    s.set_epoch(1)
+    assert list(s) != first
+
+
+def test_jit_save_explains():
+    with pytest.raises(RuntimeError, match="state_dict"):
+        tapegrad.jit.save(tapegrad.nn.Linear(1, 1), "x.pt")
+
+
+def test_jit_decorators_leave_functions_alone():
+    @tapegrad.jit.ignore
+    def f(x):
+        return x + 1
+
+    @tapegrad.jit.unused
+    def g(x):
+        return x
+
+    assert f(1) == 2 and g(3) == 3
+    assert tapegrad.jit.export(f) is f
+
+
+def _child(i, q):
+    q.put(i * 10)
+
+
+def test_multiprocessing_spawn_runs_each_process():
+    mp = tapegrad.multiprocessing
+    ctx = mp.get_context("spawn")
+    q = ctx.SimpleQueue()
+    mp.spawn(_child, args=(q,), nprocs=2)
+    got = sorted(q.get() for _ in range(2))
+    assert got == [0, 10]
+
+
+def _fails(i):
+    raise ValueError(f"boom {i}")
+
+
+def test_multiprocessing_spawn_raises_the_childs_error():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(tapegrad.multiprocessing.ProcessRaisedException, match="boom 0"):
+            tapegrad.multiprocessing.spawn(_fails, nprocs=1)
