@@ -90,7 +90,7 @@ def _compare_arrays(a, b, rtol, atol, equal_nan, msg, where, what="Tensor-likes"
         rel = (diff.astype(rel_dtype) if rel_dtype else diff) / np.abs(b).astype(rel_dtype or diff.dtype)
     d_flat, r_flat = diff.reshape(-1), np.asarray(rel).reshape(-1)
     # (NaNs first, as torch's argmax of a tensor with NaN)
-    di = int(np.argmax(np.where(np.isnan(d_flat), np.inf, d_flat))) if d_flat.dtype.kind == "f" else int(np.argmax(d_flat))
+    di = int(np.argmax(np.where(np.isnan(d_flat), np.inf, d_flat) if d_flat.dtype.kind in "fc" else d_flat))
     ri = int(np.argmax(np.where(np.isnan(r_flat), np.inf, r_flat)))
     lines = [f"{what} are not {kind}!", "", f"Mismatched elements: {mism} / {total} "
              f"({100.0 * mism / total:.1f}%)"]
@@ -220,10 +220,10 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
             raise ValueError(f"`low` must be less than `high`, but got {lo} >= {hi}")
         out = creation.randint(lo, hi, shape, dtype=d)
     else:
+        if low is not None and high is not None and low >= high:
+            raise ValueError(f"`low` must be less than `high`, but got {low} >= {high}")
         lo = -9.0 if low is None else float(low)
         hi = 9.0 if high is None else float(high)
-        if lo > hi:
-            raise ValueError(f"`low` must be less than or equal to `high`, but got {lo} > {hi}")
         real = _dtype.float32 if d.name == "complex64" else _dtype.float64 if d.name == "complex128" else d
         out = creation.empty(shape, dtype=real).uniform_(lo, hi)
         if d.np.kind == "c":

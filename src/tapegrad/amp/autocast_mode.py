@@ -13,6 +13,7 @@ import warnings
 
 from .. import _dtype
 from ..autograd import function as _f
+from ..ops import _util
 from ..tensor import Tensor
 
 __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
@@ -154,8 +155,8 @@ def _op_lists():
             return import_module(f"tapegrad.ops.{name}")
         fft, convolution, activations = m("fft"), m("conv.convolution"), m("elementwise.activations")
         contractions, decompositions, eig = m("linalg.contractions"), m("linalg.decompositions"), m("linalg.eig")
-        householder, lu, norms = m("linalg.householder"), m("linalg.lu"), m("linalg.norms")
-        products, solvers = m("linalg.products"), m("linalg.solvers")
+        householder, norms = m("linalg.householder"), m("linalg.norms")
+        products, solvers, sums = m("linalg.products"), m("linalg.solvers"), m("reduce.sums")
         attention, linear, losses, margin = (m("nn_ops.attention"), m("nn_ops.linear"), m("nn_ops.losses"),
                                              m("nn_ops.margin"))
         lower = {products.Matmul, products.Dot, products.Mv, products.Mm, products.Bmm, products.VecMat,
@@ -164,26 +165,37 @@ def _op_lists():
         fp32 = {losses.NllLoss, losses.NllLoss2d, losses.MseLoss, losses.SmoothL1Loss, losses.HuberLoss,
                 losses.BinaryCrossEntropy, losses.BinaryCrossEntropyWithLogits, losses.CtcLoss,
                 margin.SoftMarginLoss, margin.MultiMarginLoss, margin.MultilabelMarginLoss, norms.Cdist,
-                contractions.Trace, decompositions.LinalgCholeskyEx, decompositions.Cholesky, decompositions.LinalgQr,
-                decompositions.LinalgEigh, decompositions.LinalgSvd, decompositions.LinalgPinv,
-                decompositions.LinalgLstsq, eig.LinalgEig, householder.Geqrf, lu.LinalgLuFactorEx, lu.LinalgLu,
-                solvers.LinalgInvEx, solvers.LinalgSolveEx, solvers.LinalgSolveTriangular, solvers.CholeskySolve,
-                solvers.CholeskyInverse, fft.FftC2C, fft.FftR2C, fft.FftC2R}
+                contractions.Trace, decompositions.LinalgCholeskyEx, decompositions.Cholesky,
+                decompositions.LinalgQr, decompositions.LinalgEigh, decompositions.LinalgSvd,
+                decompositions.LinalgLstsq, eig.LinalgEig, householder.Geqrf,
+                solvers.LinalgInvEx, solvers.LinalgSolveEx, solvers.CholeskySolve, solvers.CholeskyInverse,
+                fft.FftC2C, fft.FftR2C, fft.FftC2R, sums.Prod, sums.ProdDim}
         _lists = (frozenset(lower), frozenset(fp32))
     return _lists
 
 
 class _Autocast(_f.Interpreter):
-    """The CPU autocast transform: casts the inputs of the listed ops, leaves every other op alone."""
+    """The CPU autocast transform: casts the inputs of the listed ops, leaves every other op alone. It also
+    casts for the listed ops that are not one primitive (``ops._util.autocast_listed``)."""
+
+    @staticmethod
+    def cast(args, kwargs, kind):
+        st = _state["cpu"]
+        if not st[0]:
+            return args, kwargs
+        target = st[1] if kind == "lower" else _dtype.float32
+
+        def one(a):
+            return a.to(target) if (isinstance(a, Tensor) and a.dtype.is_floating_point
+                                    and a.dtype is not _dtype.float64 and a.dtype is not target) else a
+        return tuple(one(a) for a in args), {k: one(v) for k, v in kwargs.items()}
 
     def process(self, cls, args, kwargs):
-        st = _state["cpu"]
-        if st[0]:
+        if _state["cpu"][0]:
             lower, fp32 = _op_lists()
-            target = st[1] if cls in lower else _dtype.float32 if cls in fp32 else None
-            if target is not None:
-                args = tuple(a.to(target) if isinstance(a, Tensor) and a.dtype.is_floating_point
-                             and a.dtype is not _dtype.float64 and a.dtype is not target else a for a in args)
+            kind = "lower" if cls in lower else "fp32" if cls in fp32 else None
+            if kind is not None:
+                args, _ = self.cast(args, {}, kind)
         return self.call_next(cls, args, kwargs)
 
 
@@ -195,7 +207,9 @@ def _sync():
     on = _state["cpu"][0]
     if on and not _active:
         _active.append(_Autocast().enter())
+        _util.AUTOCAST[0] = _active[0]
     elif not on and _active:
+        _util.AUTOCAST[0] = None
         _active.pop().exit()
 
 

@@ -57,6 +57,25 @@ class ArrayOp(Primitive):
 _inside = [False]
 
 
+# CPU autocast (tapegrad.amp) hooks in here while a region is enabled: an object whose ``cast(args, kwargs, kind)``
+# casts an op's floating-point Tensor arguments for PyTorch's autocast list ``kind`` ("fp32" or "lower"). The
+# listed ops that are not one primitive (composite losses, the 3-d pools, ...) read it through ``autocast_listed``;
+# outside autocast they pay one list read.
+AUTOCAST = [None]
+
+
+def autocast_listed(kind):
+    """Decorator: the op is on PyTorch's CPU autocast list ``kind``."""
+    def deco(fn):
+        @functools.wraps(fn)
+        def wrapped(*args, **kwargs):
+            ac = AUTOCAST[0]
+            if ac is not None:
+                args, kwargs = ac.cast(args, kwargs, kind)
+            return fn(*args, **kwargs)
+        return wrapped
+    return deco
+
 def array_op(fn, elementwise, args, kwargs=None):
     """``fn(*args, **kwargs)`` as an ``ArrayOp`` (called by ``fn`` itself while a transform is active)."""
     return ArrayOp.apply(fn, elementwise, tuple(isinstance(a, Tensor) for a in args), *args, **(kwargs or {}))

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import _dtype
 from ._util import Tensor, bind, sample_data
+from ._util import autocast_listed
 
 __all__ = ["hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "stft", "istft"]
 WINDOWS = ["bartlett", "blackman", "cosine", "exponential", "gaussian", "general_cosine", "general_hamming",
@@ -297,6 +298,7 @@ def _frame_window(window, win_length, n_fft):
     return window
 
 
+@autocast_listed("fp32")
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True, pad_mode="reflect",
          normalized=False, onesided=None, return_complex=None, align_to_window=None):
     """The short-time Fourier transform: the FFT of each (windowed) frame of ``n_fft`` samples, every

@@ -9,6 +9,7 @@ import os
 import re
 import socket
 import time
+import warnings
 
 from ..autograd import engine as _engine
 from ..autograd import function as _f
@@ -43,6 +44,8 @@ def schedule(*, wait, warmup, active, repeat=0, skip_first=0, skip_first_wait=0)
     and ``active`` recorded steps (the last one saves: ``on_trace_ready``), ``repeat`` cycles (0: forever)."""
     if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
         raise AssertionError("Invalid profiler schedule arguments")
+    if warmup == 0:
+        warnings.warn("Profiler won't be using warmup, this can skew profiler results", stacklevel=2)
 
     def action(step):
         if step < skip_first:
@@ -209,7 +212,7 @@ def _snake(name):
     return re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", name).lower()
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def op_name(cls):
     """torch's event name for an op class: ``aten::`` and the snake-case of its node name without
     ``Backward<n>`` (``AddmmBackward0`` -> ``aten::addmm``)."""

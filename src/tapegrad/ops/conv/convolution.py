@@ -15,6 +15,7 @@ from .. import _util
 from .._util import Primitive, add_tangents, linear_jvp, op_error, shape_str
 from ._common import _conv_out_size, _ntuple, _offsets, _pad_array, _scalar, _size_str, _strided_slices, _windows
 from .resampling import pad
+from .._util import autocast_listed
 
 
 # --- convolution --------------------------------------------------------------------------------------------------
@@ -390,6 +391,7 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
 
 
+@autocast_listed("lower")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """1-d transposed convolution; weight is ``(C_in, C_out / groups, K)``.
 
@@ -399,6 +401,7 @@ def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _conv("conv_transpose1d", 1, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 
+@autocast_listed("lower")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """2-d transposed convolution ("deconvolution"); weight is ``(C_in, C_out / groups, kH, kW)``.
 
@@ -408,6 +411,7 @@ def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_paddi
     return _conv("conv_transpose2d", 2, input, weight, bias, stride, padding, dilation, groups, True, output_padding)
 
 
+@autocast_listed("lower")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
     """3-d transposed convolution; weight is ``(C_in, C_out / groups, kD, kH, kW)``.
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, mT, op_error, shape_str
 from ._common import _GatherPlanes, _ScatterPlanes
+from .._util import autocast_listed
 
 _CUBIC_A = -0.75          # the cubic convolution kernel's parameter torch uses (as in bicubic interpolate)
 
@@ -322,6 +323,7 @@ def _sampler_cls(d):
 _Sampler = {2: _sampler_cls(2), 3: _sampler_cls(3)}
 
 
+@autocast_listed("fp32")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Sample ``input`` ``(N, C, H, W)`` at the points of ``grid`` ``(N, H_out, W_out, 2)`` (x, y in [-1, 1]:
     -1 is the left/top edge) — or ``(N, C, D, H, W)`` at ``(N, D_out, H_out, W_out, 3)``. ``mode``: "bilinear"

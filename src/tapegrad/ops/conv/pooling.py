@@ -13,6 +13,7 @@ from .. import _util
 from ...autograd.function import _active
 from .._util import Primitive, op_error, shape_str, vmap_per_sample
 from ._common import _AxisTaps, _GatherPlanes, _ScatterPlanes, _ntuple, _pad_array, _scalar, _taps, _windows
+from .._util import autocast_listed
 
 
 # --- max pooling --------------------------------------------------------------------------------------------------
@@ -210,6 +211,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool("max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode)
 
 
+@autocast_listed("fp32")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """3-d max pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
 
@@ -220,6 +222,7 @@ def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return (vals, idx) if return_indices else vals
 
 
+@autocast_listed("fp32")
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                             return_indices=True):
     """``max_pool3d`` returning ``(values, indices)``."""
@@ -310,6 +313,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
                      divisor_override)
 
 
+@autocast_listed("fp32")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True,
                divisor_override=None):
     """3-d average pooling over ``(N, C, D, H, W)`` or ``(C, D, H, W)``.
@@ -384,6 +388,7 @@ def adaptive_avg_pool2d(input, output_size):
     return _adaptive_avg("adaptive_avg_pool2d", 2, input, output_size)
 
 
+@autocast_listed("fp32")
 def adaptive_avg_pool3d(input, output_size):
     """Average pooling to a fixed output size ``(oD, oH, oW)``.
 
@@ -485,6 +490,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=True):
     return _adaptive_max("adaptive_max_pool2d", 2, input, output_size)
 
 
+@autocast_listed("fp32")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """3-d max pooling to a fixed output size.
 
@@ -580,6 +586,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return out.squeeze(-1)
 
 
+@autocast_listed("fp32")
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool2d`` (``indices`` from ``return_indices=True``).
 
@@ -590,6 +597,7 @@ def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_siz
     return _max_unpool("max_unpool2d", 2, input, indices, kernel_size, stride, padding, output_size)
 
 
+@autocast_listed("fp32")
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """The partial inverse of ``max_pool3d``.
 
@@ -740,6 +748,7 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
     return _FractionalMax[d].apply(input, kernel, out, _random_samples)     # (a tensor: vmap sees its batch)
 
 
+@autocast_listed("fp32")
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """Fractional max pooling of ``(N, C, H, W)``: max over pseudo-random overlapping ``kernel_size`` windows
@@ -763,6 +772,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None, out
                                 _random_samples)
 
 
+@autocast_listed("fp32")
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None, return_indices=False,
                           _random_samples=None):
     """Fractional max pooling of ``(N, C, D, H, W)`` (``_random_samples`` of shape ``(N, C, 3)``).

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._util import Primitive, linear_jvp, op_error, shape_str
 from ._common import _AxisTaps, _taps
+from .._util import AUTOCAST
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
 
@@ -69,6 +70,8 @@ def pad(input, pad, mode="constant", value=None):
     >>> F.pad(tapegrad.tensor([[1., 2., 3.]]), (1, 2), mode="reflect").tolist()
     [[2.0, 1.0, 2.0, 3.0, 2.0, 1.0]]
     """
+    if mode in ("reflect", "replicate") and AUTOCAST[0] is not None:     # (on PyTorch's float32 autocast list)
+        (input,), _ = AUTOCAST[0].cast((input,), {}, "fp32")
     widths_in = [int(p) for p in pad]
     if len(widths_in) % 2:
         raise op_error("pad", "Padding length must be divisible by 2")

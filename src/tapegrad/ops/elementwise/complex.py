@@ -18,6 +18,7 @@ import numpy as np
 from .._util import Primitive, Tensor, bind, mark_view
 from ._common import _need_tensor, _w, _with_out, _zeros_like
 from .unary import _sign
+from .._util import autocast_listed
 
 
 def _real_np(d):
@@ -257,6 +258,7 @@ def view_as_real(input):  # noqa: A002
     return mark_view(ViewAsReal.apply(input), input, view_as_real)
 
 
+@autocast_listed("fp32")
 def view_as_complex(input):  # noqa: A002
     """Pairs of floats (a last dimension of size 2, stride 1) read as complex numbers; a view.
 
@@ -345,6 +347,7 @@ def complex(real, imag, *, out=None):  # noqa: A001,A002 - torch's names
     return res
 
 
+@autocast_listed("fp32")
 def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
     """The complex tensor with absolute value ``abs`` and angle ``angle``.
 

@@ -77,6 +77,29 @@ def _dtname(a) -> str:
 def _check_float(op, a):
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"{op}: Expected a floating point or complex tensor as input. Got {_dtname(a)}")
+    if a.dtype == np.float16 and op not in _HALF_OK:     # (LAPACK has no half precision: torch refuses it too)
+        kernel = _HALF_KERNEL.get(op)
+        if kernel is not None:
+            raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half'")
+        raise RuntimeError(f"{op}: Low precision dtypes not supported. Got Half")
+
+
+def _no_half(a, kernel):
+    """torch's error for a half-precision input of an op whose CPU kernel is ``kernel`` (a LAPACK routine)."""
+    if a.dtype == np.float16:
+        raise NotImplementedError(f"\"{kernel}\" not implemented for 'Half'")
+
+
+# A half-precision input: the ops torch runs in half (no LAPACK behind them), and, for those it refuses with its
+# CPU kernel's "not implemented" error, that kernel's name (the others say "Low precision dtypes not supported")
+_HALF_OK = {"linalg.matrix_exp", "linalg.matrix_norm", "linalg.vector_norm"}
+_HALF_KERNEL = {"linalg.det": "lu_cpu", "linalg.solve": "lu_cpu", "linalg.solve_ex": "lu_cpu",
+                "linalg.cholesky": "cholesky_cpu", "linalg.cholesky_ex": "cholesky_cpu", "linalg.qr": "geqrf_cpu",
+                "linalg.svd": "linalg_svd_cpu", "linalg.svdvals": "linalg_svd_cpu", "linalg.cond": "linalg_svd_cpu",
+                "linalg.eig": "linalg_eig_out_cpu", "linalg.eigvals": "linalg_eig_out_cpu",
+                "linalg.eigh": "linalg_eigh_cpu", "linalg.eigvalsh": "linalg_eigh_cpu",
+                "linalg.solve_triangular": "triangular_solve_cpu", "torch.linalg.ldl_factor_ex":
+                "ldl_factor_kernel_cpu", "cholesky_inverse": "cholesky_inverse_out_cpu"}
 
 
 def _mH(x: Tensor) -> Tensor:

@@ -13,6 +13,7 @@ from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, 
                       linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
 from .products import _cat_last, matmul
 from .solvers import LinalgSolveEx, inv
+from .._util import autocast_listed
 
 
 class LinalgCholeskyEx(Primitive):
@@ -70,6 +71,7 @@ def _raise_cholesky(info, batched, op="linalg.cholesky"):
 
 
 @writes_out
+@autocast_listed("fp32")
 def linalg_cholesky(A, *, upper=False, out=None):
     """Cholesky factor L of a symmetric positive-definite A (A = L L^T); U = L^T with ``upper=True``.
 
@@ -84,6 +86,7 @@ def linalg_cholesky(A, *, upper=False, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     """(L, info): info > 0 is the order of the leading minor that is not positive-definite."""
     _check_square("linalg.cholesky_ex", A._array)
@@ -94,6 +97,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def cholesky(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch): lower factor, or upper with ``upper=True``.
 
@@ -161,6 +165,7 @@ def _qr_backward_tall(gQ, gR, Q, R):
 
 
 @writes_out
+@autocast_listed("fp32")
 def linalg_qr(A, mode="reduced", *, out=None):
     """QR decomposition A = Q R (named tuple Q, R); ``mode`` is 'reduced', 'complete' or 'r'.
 
@@ -174,6 +179,7 @@ def linalg_qr(A, mode="reduced", *, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def qr(input, some=True, *, out=None):
     """torch.qr (deprecated in torch): reduced (``some=True``) or complete QR.
 
@@ -220,6 +226,7 @@ def _check_uplo(uplo):
 
 
 @writes_out
+@autocast_listed("fp32")
 def eigh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, as (eigenvalues, eigenvectors).
 
@@ -231,6 +238,7 @@ def eigh(A, UPLO="L", *, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def eigvalsh(A, UPLO="L", *, out=None):
     """Eigenvalues (ascending) of a symmetric matrix.
 
@@ -316,6 +324,7 @@ def _svd_backward(gU, gS, gVh, U, S, Vh):
 
 
 @writes_out
+@autocast_listed("fp32")
 def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
     """Singular value decomposition A = U diag(S) Vh (named tuple U, S, Vh; S descending).
 
@@ -327,6 +336,7 @@ def linalg_svd(A, full_matrices=True, *, driver=None, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def svdvals(A, *, driver=None, out=None):
     """Singular values (descending).
 
@@ -338,6 +348,7 @@ def svdvals(A, *, driver=None, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def svd(input, some=True, compute_uv=True, *, out=None):
     """torch.svd: (U, S, V) with V (not Vh); reduced unless ``some=False``.
 
@@ -418,6 +429,7 @@ def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     return LinalgPinv.apply(A, atol, rtol, bool(hermitian))
 
 
+@autocast_listed("fp32")
 def pinverse(input, rcond=1e-15):
     """torch.pinverse: pseudo-inverse with relative cutoff ``rcond``."""
     _check_matrix("linalg.pinv", input._array)
@@ -534,6 +546,7 @@ class LinalgLstsq(Primitive):
         return ga, gb, None, None, None
 
 
+@autocast_listed("fp32")
 def lstsq(A, B, rcond=None, *, driver=None):
     """Least-squares solution of A X = B: named tuple (solution, residuals, rank, singular_values).
 
@@ -558,6 +571,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
 
 @writes_out
 @transform_visible()
+@autocast_listed("fp32")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
     """Number of singular values above max(atol, rtol * s_max) (int64).
 

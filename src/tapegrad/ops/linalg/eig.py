@@ -20,6 +20,7 @@ from .._util import Primitive, Tensor, writes_out
 from ._common import _check_square, _const, _eye_like, _mH, _rt
 from .products import matmul
 from .solvers import solve
+from .._util import autocast_listed
 
 __all__ = ["eig", "eigvals"]
 
@@ -72,6 +73,7 @@ class LinalgEig(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (complex, eigenvectors of unit norm), as a named tuple.
 
@@ -83,6 +85,7 @@ def eig(A, *, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def eigvals(A, *, out=None):
     """The eigenvalues of a square matrix (complex).
 

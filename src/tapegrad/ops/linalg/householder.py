@@ -14,9 +14,10 @@ from __future__ import annotations
 import numpy as np
 
 from .._util import Primitive, bind, shape_str, writes_out
-from ._common import _const, _dtname, _rt
+from ._common import _const, _dtname, _no_half, _rt
 from ..shape.split_join import cat
 from .products import matmul
+from .._util import autocast_listed
 
 __all__ = ["householder_product", "orgqr", "ormqr", "geqrf"]
 
@@ -41,6 +42,7 @@ class Geqrf(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def geqrf(input, *, out=None):
     """(a, tau): QR as LAPACK's geqrf packs it (R on and above the diagonal, the Householder vectors below).
 
@@ -53,6 +55,7 @@ def geqrf(input, *, out=None):
         raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"torch.geqrf: Expected a floating point or complex tensor as input. Got {_dtname(a)}")
+    _no_half(a, "geqrf_cpu")
     return geqrf_rt(*Geqrf.apply(input))
 
 
@@ -88,6 +91,7 @@ def _reflect_all(A, tau, X, left=True, adjoint=False):
 
 def _check_reflectors(op, A, tau):
     a, t = A._array, tau._array
+    _no_half(a, "orgqr_cpu")
     if a.ndim < 2:
         raise RuntimeError(f"torch.{op}: input must have at least 2 dimensions.")
     if a.shape[-2] < a.shape[-1]:
@@ -105,6 +109,7 @@ def _check_reflectors(op, A, tau):
 
 
 @writes_out
+@autocast_listed("fp32")
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H (v_i: 1 at i, A's column i below it).
 
@@ -137,6 +142,7 @@ class _NoReflector(Primitive):
         return None, None
 
 
+@autocast_listed("fp32")
 def orgqr(input, tau):
     """torch.orgqr: ``linalg.householder_product``."""
     _check_reflectors("orgqr", input, tau)
@@ -144,6 +150,7 @@ def orgqr(input, tau):
 
 
 @writes_out
+@autocast_listed("fp32")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """Q @ other (``left=False``: other @ Q; ``transpose``: Q^H), Q = H_1 ... H_k from ``geqrf``'s output.
 

@@ -26,6 +26,7 @@ from .._util import Primitive, Tensor, bind, writes_out
 from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt, _info
 from .products import matmul
 from .solvers import solve_triangular
+from .._util import autocast_listed
 
 __all__ = ["lu_factor", "lu_factor_ex", "linalg_lu", "lu_solve", "lu", "lu_unpack", "torch_lu_solve",
            "triangular_solve"]
@@ -37,7 +38,8 @@ lu_unpack_rt = _rt("lu_unpack", ["P", "L", "U"])
 lu_with_info_rt = _rt("_lu_with_info", ["LU", "pivots", "info"])
 triangular_solve_rt = _rt("triangular_solve", ["solution", "cloned_coefficient"])
 
-_KIND = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool"}
+_KIND = {"float16": "Half", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+         "bool": "Bool"}
 
 
 # --- the factorisation on arrays -------------------------------------------------------------------------------
@@ -98,7 +100,7 @@ def _check_lu_input(op, a, pivot):
         where = "linalg.lu" if op == "linalg.lu" else "torch.lu_factor"
         raise RuntimeError(f"{where}: Expected tensor with 2 or more dimensions. Got size: "
                            f"{_util.shape_str(a.shape)} instead")
-    if a.dtype.kind not in "fc":
+    if a.dtype.kind not in "fc" or a.dtype == np.float16:
         raise NotImplementedError(f"\"lu_cpu\" not implemented for '{_KIND.get(str(a.dtype), str(a.dtype))}'")
     if not pivot:
         raise RuntimeError(f"{op}: LU without pivoting is not implemented on the CPU")
@@ -299,6 +301,7 @@ def _pivots_matrix(pivots, m, dtype):
 
 
 @writes_out
+@autocast_listed("fp32")
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
     """Solve A X = B (``left=False``: X A = B; ``adjoint``: with A^H) from ``lu_factor``'s output.
 
@@ -366,6 +369,7 @@ def lu(A, pivot=True, get_infos=False, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, out=None):
     """torch.triangular_solve (deprecated in torch): (solution of A X = b, a copy of A); ``transpose``: A^T X = b.
 

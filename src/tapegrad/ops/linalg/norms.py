@@ -15,6 +15,7 @@ from .products import _same_dtype
 from .solvers import inv
 from .decompositions import svdvals
 from ..elementwise.unary import _sign
+from .._util import autocast_listed
 
 
 class Cdist(Primitive):
@@ -227,6 +228,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if ord == "fro":
         return vector_norm(A, 2, dims, keepdim)
     if ord in ("nuc", 2, -2):
+        if a.dtype == np.float16:
+            raise RuntimeError("linalg.matrix_norm: Low precision dtypes not supported. Got Half")
         perm = [i for i in range(a.ndim) if i not in dims] + list(dims)
         s = svdvals(A.permute(perm) if perm != list(range(a.ndim)) else A)
         if ord == "nuc":
@@ -294,6 +297,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def cond(A, p=None, *, out=None):
     """Condition number: s_max / s_min for p None/2 (-2: the reverse); else norm(A, p) * norm(inv(A), p).
 

@@ -11,8 +11,9 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
-                      _mH, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt, _info)
+                      _mH, _no_half, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt, _info)
 from .products import _cat_last, _same_dtype, matmul
+from .._util import autocast_listed
 
 
 class LinalgInvEx(Primitive):
@@ -49,6 +50,7 @@ class LinalgInvEx(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def inv_ex(A, *, check_errors=False, out=None):
     """Inverse plus an ``info`` tensor (int32, 0 where the matrix was invertible) instead of an error.
 
@@ -70,6 +72,7 @@ def _raise_inv(info, batched, op="linalg.inv"):
 
 
 @writes_out
+@autocast_listed("fp32")
 def inv(A, *, out=None):
     """Inverse of a square matrix (or a batch of them); singular input raises ``LinAlgError``.
 
@@ -84,6 +87,7 @@ def inv(A, *, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def inverse(input, *, out=None):
     """Alias of ``linalg.inv``."""
     return inv(input)
@@ -255,6 +259,7 @@ class LinalgSolveEx(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def solve(A, B, *, left=True, out=None):
     """Solve ``A X = B`` (or ``X A = B`` with ``left=False``); batch dims broadcast; B may be a vector.
 
@@ -387,6 +392,7 @@ class CholeskySolve(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve A X = B given A's Cholesky factor (``input`` is B, ``input2`` is L, or U with ``upper=True``).
 
@@ -398,6 +404,7 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
     if b.ndim < 2 or l.ndim < 2:
         raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead" if b.ndim < 2
                            else f"u should have at least 2 dimensions, but has {l.ndim} dimensions instead")
+    _no_half(b if b.dtype == np.float16 else l, "cholesky_solve_cpu")
     return CholeskySolve.apply(input, input2, bool(upper))
 
 
@@ -419,6 +426,7 @@ class CholeskyInverse(Primitive):
 
 
 @writes_out
+@autocast_listed("fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """Inverse of A = L L^T from its Cholesky factor L (U with ``upper=True``).
 

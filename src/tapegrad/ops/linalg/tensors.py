@@ -18,6 +18,7 @@ from ._common import _mH
 from .norms import matrix_norm, vector_norm
 from .products import matmul
 from .solvers import inv, solve
+from .._util import autocast_listed
 
 __all__ = ["vander", "tensorinv", "tensorsolve", "nuclear_norm", "frobenius_norm", "svd_lowrank", "pca_lowrank",
            "lobpcg"]
@@ -44,6 +45,7 @@ def vander(x, *, N=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of ``A`` seen as a linear map from its dims ``ind:`` to its dims ``:ind``: the result has shape
     ``A.shape[ind:] + A.shape[:ind]`` and ``tensordot(result, A, ind)`` is the identity.
@@ -63,6 +65,7 @@ def tensorinv(A, ind=2, *, out=None):
 
 
 @writes_out
+@autocast_listed("fp32")
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with ``tensordot(A, X, X.ndim) == B``; ``dims`` of A are moved to the end first.
 

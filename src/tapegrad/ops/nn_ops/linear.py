@@ -43,14 +43,15 @@ class _Addmm(Primitive):
         ctx.save_crossed(1, 2)
         if x.dtype.kind == "c":
             ctx._cplx = True          # the gradients use the conjugate factors (torch's convention)
-        out = x @ w.T
+        half = x.dtype == np.float16   # (bias + x wᵀ in float32, rounded once: torch's CPU addmm for half)
+        out = x.astype(np.float32) @ w.T.astype(np.float32) if half else x @ w.T
         try:
             out += bias
         except ValueError:
             raise RuntimeError(f"The expanded size of the tensor ({out.shape[1]}) must match the existing size "
                                f"({bias.shape[-1]}) at non-singleton dimension 1.  Target sizes: "
                                f"{shape_str(out.shape)}.  Tensor sizes: {shape_str(bias.shape)}") from None
-        return out
+        return out.astype(np.float16) if half else out
 
     @staticmethod
     def backward(ctx, grad):
@@ -192,6 +193,8 @@ def _softmax_forward(ctx, x, dim, op, compute, at_0d):
         return x.copy()
     if x.ndim == 0:
         return at_0d(x)
+    if x.dtype == np.float16:          # (in float32 and rounded once, as torch's CPU kernel accumulates)
+        return compute(x.astype(np.float32), dim).astype(np.float16)
     return compute(x, dim)
 
 

@@ -17,6 +17,7 @@ from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
                       _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
 from .linear import LogSoftmax, _View, linear
+from .._util import autocast_listed
 
 
 # --- classification losses ---------------------------------------------------------------------------------
@@ -148,6 +149,7 @@ def _nll(input, t, weight, reduction, ignore_index):
     return _View.apply(out, (n,) + x.shape[2:]) if reduction == "none" else out
 
 
+@autocast_listed("fp32")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None, reduction="mean",
                   label_smoothing=0.0):
     """Cross entropy of logits ``input`` (N, C, *) against class indices or class probabilities ``target``.
@@ -341,6 +343,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return MseLoss.apply(input, target, reduction, None)
 
 
+@autocast_listed("fp32")
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     """Mean absolute error ``|input - target|``, reduced.
 
@@ -502,6 +505,7 @@ def _int_reduction(reduction):
     return reduction
 
 
+@autocast_listed("fp32")
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean", log_target=False):
     """KL divergence of log-probabilities ``input`` from ``target`` (probabilities, or log ones).
 
@@ -532,6 +536,7 @@ def _kl_terms(input, target, log_target):
     return _Xlogy.apply(target, target) - target * input
 
 
+@autocast_listed("fp32")
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8, reduce=None,
                      reduction="mean"):
     """Poisson negative log likelihood: exp(input) - target * input (``log_input``), reduced.

@@ -13,9 +13,11 @@ from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_s
 from ._common import (_ClampMin, _LogSigmoid, _MaskedFill, _Norm, _Where, _arr, _check_no_grad_arg, _red_back, _red_np,
                       _reduce, _reduction)
 from .losses import _int_reduction, _size_repr
+from .._util import autocast_listed
 
 
 # --- margin losses --------------------------------------------------------------------------------------------
+@autocast_listed("fp32")
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """max(0, -target * (input1 - input2) + margin), reduced.
 
@@ -30,6 +32,7 @@ def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, red
     return _reduce(_ClampMin.apply(-target * (input1 - input2) + margin, 0), reduction)
 
 
+@autocast_listed("fp32")
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None, reduction="mean"):
     """input where target == 1, max(0, margin - input) where target == -1, reduced.
 
@@ -113,6 +116,7 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return _pairwise_distance(x1, x2, p, eps, keepdim)
 
 
+@autocast_listed("fp32")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False, size_average=None,
                         reduce=None, reduction="mean"):
     """max(0, margin + d(anchor, positive) - d(anchor, negative)) with pairwise distances, reduced.
@@ -135,6 +139,7 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     return _reduce(_ClampMin.apply(margin + d_pos - d_neg, 0), reduction)
 
 
+@autocast_listed("fp32")
 def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, reduce=None, reduction="mean"):
     """1 - cos(x1, x2) where target == 1, max(0, cos(x1, x2) - margin) where target == -1, reduced.
 

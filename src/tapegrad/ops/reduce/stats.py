@@ -19,6 +19,7 @@ import numpy as np
 from ... import _dtype
 from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, normalize_dim, transform_visible
 from ._common import _write_out, return_types
+from .._util import autocast_listed
 
 _range = builtins.range
 _CNAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -108,6 +109,7 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
     return _write_out(name, res.reshape(shape), out)
 
 
+@autocast_listed("fp32")
 def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """The ``q``-th quantiles (``q`` a number or a 1-d tensor in [0, 1]) of all of ``input`` or along ``dim``,
     interpolating between the two nearest values (``interpolation``: linear, lower, higher, midpoint or nearest);
@@ -119,6 +121,7 @@ def quantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=N
     return _quantile("quantile", input, q, dim, keepdim, interpolation, out, False)
 
 
+@autocast_listed("fp32")
 def nanquantile(input, q, dim=None, keepdim=False, *, interpolation="linear", out=None):
     """``quantile`` ignoring NaN values (a row of NaN only gives NaN).
 
