@@ -24,6 +24,7 @@ from ..autograd.function import Primitive, SavedTensor
 from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Size, Tensor
 from . import codegen, guards
+from . import dynamic as _dynamic
 from .capture import Capture, GraphBreak, Program
 
 __all__ = ["Compiled", "CompiledFunction", "Unsupported", "config"]
@@ -105,6 +106,10 @@ class Entry:
         self.forward = self.backward = None
         self.sources = (None, None)
         self.calls = 0
+        self.relaxed = None      # the guards with every argument size free (automatic dynamic: see __call__)
+        self.consts = {}
+        self.out_values = ()
+        self.dynamic_reason = None   # why this capture could not be made generic with the one before it
 
     def build(self, out_values, with_grad):
         prog = self.prog
@@ -224,6 +229,7 @@ class Compiled:
             options
         self.disabled = disable
         self.entries = []
+        self.captures = 0        # how many calls were captured (each ran eagerly while recording)
         self._warned = False
         self._printed = set()
         import weakref
@@ -269,12 +275,18 @@ class Compiled:
                               "mode, a module's training flag, parameters or globals changed): it now runs "
                               "eagerly for new guard sets.", stacklevel=2)
             return self._fn(*args, **kwargs)
-        return self._capture(args, kwargs)
+        base = None
+        if self.dynamic is not False:
+            # automatic dynamic: a cached program whose guards fail only on argument sizes: capture this call
+            # and try to make the two one generic program (dynamic.py)
+            base = next((e for e in reversed(self.entries)
+                         if e.relaxed is not None and e.relaxed(args, kwargs) is not None), None)
+        return self._capture(args, kwargs, base=base)
 
     # --- capture --------------------------------------------------------------------------------------------
-    def _capture(self, args, kwargs, explain=False):
+    def _capture(self, args, kwargs, explain=False, base=None):
         prog = Program()
-        cap = Capture(prog, fullgraph=self.fullgraph and not explain)
+        cap = Capture(prog, fullgraph=self.fullgraph and not explain, symbolic=self.dynamic is not False and not explain)
         cap.collect_all = explain
         leaves, containers = guards.flatten_args(args, kwargs)
         for path, v in leaves:
@@ -284,12 +296,12 @@ class Compiled:
         gc_was = gc.isenabled()
         gc.disable()          # (the capture's own bookkeeping would make the cyclic collector rescan it often)
         try:
-            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain)
+            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base)
         finally:
             if gc_was:
                 gc.enable()
 
-    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain):
+    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None):
         cap.start()
         try:
             res = self._fn(*args, **kwargs)
@@ -345,7 +357,21 @@ class Compiled:
         prog.guard_src = check.source
         if explain:
             return res, prog, out_values
+        self.captures += 1
+        relaxed, why = None, None
+        if self.dynamic is not False and not prog.breaks:
+            if base is not None:
+                why = _dynamic.generalize(base.prog, prog, base.out_values, out_values, base.consts, consts)
+                if why is None:
+                    check = guards.build(prog, leaves, containers, mod_set, reads, prog.dyn, prog.dyn_relations)
+                    prog.guard_src = check.source
+            if prog.dyn is None:
+                free = {k: dict.fromkeys(range(len(prog.meta[inp[2]][0]))) for k, inp in enumerate(prog.inputs)
+                        if inp[0] == "arg"}
+                if free:
+                    relaxed = guards.build(prog, leaves, containers, mod_set, reads, free)
         entry = Entry(self, prog, check, reason=prog.breaks[0] if prog.breaks else None)
+        entry.relaxed, entry.consts, entry.dynamic_reason = relaxed, consts, why
         if not entry.eager:
             ns = dict(consts)
             code = f"def rebuild(o, i):\n    return {src}\n"
@@ -356,6 +382,8 @@ class Compiled:
             entry.build(out_values, with_grad)
             if self.backend == "print":
                 self._print(entry)
+        if prog.dyn is not None and self.dynamic is True:
+            self.entries.remove(base)          # dynamic=True: the generic program replaces the first one
         self.entries.append(entry)
         return res
 

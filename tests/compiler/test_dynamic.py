@@ -1,0 +1,199 @@
+"""Dynamic shapes in tapegrad.compile: one captured program for many sizes of the arguments' dims.
+
+Each case runs a model (or function) compiled and eagerly on twin copies, over several batch sizes, and compares
+the outputs, the gradients of the parameters and inputs, and the buffers, bitwise (the same NumPy kernels run);
+and counts the captures (``Compiled.captures``): ``dynamic=None`` (automatic dynamic) captures the first size,
+captures the second and makes the two one generic program, which every later size replays."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+import pytest
+
+import tapegrad
+import tapegrad.nn.functional as F
+from tapegrad import nn
+
+
+def _eq(a, b, what):
+    a = a.detach().numpy() if isinstance(a, tapegrad.Tensor) else a
+    b = b.detach().numpy() if isinstance(b, tapegrad.Tensor) else b
+    assert a.shape == b.shape and a.dtype == b.dtype, what
+    np.testing.assert_array_equal(a, b, err_msg=what)
+
+
+def _step(fn, params, inputs):
+    """Run fn, backprop a weighted sum of its outputs; return outputs, gradients (params then inputs)."""
+    for p in params + inputs:
+        p.grad = None
+    out = fn(*inputs)
+    outs = out if isinstance(out, tuple) else (out,)
+    loss = sum((o * (k + 1.5)).sum() for k, o in enumerate(outs) if o.requires_grad)
+    loss.backward()
+    return [o.detach().clone() for o in outs], [None if p.grad is None else p.grad.clone() for p in params + inputs]
+
+
+def _compare(make_model, make_inputs, sizes, dynamic=None, expect_captures=None):
+    """Twin models, one compiled: equal outputs, gradients and buffers at every size; returns the compiled."""
+    tapegrad.manual_seed(0)
+    eager = make_model()
+    twin = copy.deepcopy(eager)
+    compiled = tapegrad.compile(twin, dynamic=dynamic) if isinstance(twin, nn.Module) else \
+        tapegrad.compile(twin, dynamic=dynamic)
+    cf = compiled._compiled if isinstance(twin, nn.Module) else compiled
+    pe = list(eager.parameters()) if isinstance(eager, nn.Module) else []
+    pc = list(twin.parameters()) if isinstance(twin, nn.Module) else []
+    rng = np.random.default_rng(0)
+    for step, b in enumerate(sizes):
+        arrays = make_inputs(b, rng)
+        xe = [_tensor(a) for a in arrays]
+        xc = [_tensor(a) for a in arrays]
+        oe, ge = _step(eager, pe, xe)
+        oc, gc = _step(compiled, pc, xc)
+        what = f"size {b} (call {step})"
+        assert len(oe) == len(oc)
+        for a, c in zip(oe, oc):
+            _eq(c, a, what + ": output")
+        for k, (a, c) in enumerate(zip(ge, gc)):
+            assert (a is None) == (c is None), what
+            if a is not None:
+                _eq(c, a, f"{what}: gradient {k}")
+        if isinstance(eager, nn.Module):
+            for (n, a), (_, c) in zip(eager.named_buffers(), twin.named_buffers()):
+                _eq(c, a, f"{what}: buffer {n}")
+    if expect_captures is not None:
+        assert cf.captures == expect_captures, [e.dynamic_reason for e in cf.entries]
+    return cf
+
+
+def _tensor(a):
+    t = tapegrad.tensor(a)
+    if t.dtype.is_floating_point:
+        t.requires_grad_(True)
+    return t
+
+
+def _x(*rest):
+    return lambda b, rng: [rng.standard_normal((b, *rest)).astype(np.float32)]
+
+
+def _generic(cf):
+    return [e for e in cf.entries if e.prog.dyn is not None]
+
+
+SIZES = (4, 6, 9, 5, 13)
+
+
+def test_mlp_one_generic_program():
+    cf = _compare(lambda: nn.Sequential(nn.Linear(7, 16), nn.Tanh(), nn.Linear(16, 3)), _x(7), SIZES,
+                  expect_captures=2)
+    assert len(_generic(cf)) == 1 and _generic(cf)[0].calls == len(SIZES) - 2
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.fc = nn.Linear(4 * 4 * 4, 5)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn(self.conv(x))), 2)
+        return self.fc(x.view(x.size(0), -1))
+
+
+def test_cnn_view_size0_and_batchnorm_train():
+    cf = _compare(CNN, _x(1, 8, 8), SIZES, expect_captures=2)
+    assert len(_generic(cf)) == 1
+
+
+def test_dynamic_true_replaces_the_first_program():
+    cf = _compare(CNN, _x(1, 8, 8), SIZES, dynamic=True, expect_captures=2)
+    assert len(cf.entries) == 1 and cf.entries[0].prog.dyn is not None
+
+
+def test_dynamic_false_is_static():
+    cf = _compare(lambda: nn.Linear(3, 2), _x(3), (4, 6, 9), dynamic=False, expect_captures=3)
+    assert not _generic(cf)
+
+
+def test_reductions_broadcast_bias_reshape():
+    bias = tapegrad.randn(5)
+
+    def f(x):
+        h = (x * 2.0 + bias).reshape(-1)
+        return h.mean() + x.sum() * 0.5, x.mean(0), h.reshape(x.shape[0], -1).sum(1)
+    _compare(lambda: f, _x(5), SIZES, expect_captures=2)
+
+
+def test_cross_entropy_and_mse_inside():
+    lin = nn.Linear(4, 3)
+
+    def f(x, t):
+        out = lin(x)
+        return F.cross_entropy(out, t.argmax(1)) + F.mse_loss(out, t)
+    cf = _compare(lambda: f, lambda b, rng: [rng.standard_normal((b, 4)).astype(np.float32),
+                                              rng.standard_normal((b, 3)).astype(np.float32)], SIZES,
+                  expect_captures=2)
+    assert len(_generic(cf)) == 1
+
+
+def test_sizes_zero_and_one_are_specialised():
+    def f(x):
+        return (x * 3.0).sum(0)
+    cf = _compare(lambda: f, _x(3), (4, 6, 1, 8, 1), expect_captures=3)
+    one = [e for e in cf.entries if e.prog.dyn is None and e.prog.meta[0][0][0] == 1]
+    assert len(one) == 1 and one[0].calls == 1     # (captured at the first size 1, replayed at the second)
+
+
+def test_shape_branch_is_guarded():
+    def f(x):
+        if x.shape[0] > 6:
+            return (x * 2.0).sum(1)
+        return x.exp().sum(1)
+    cf = _compare(lambda: f, _x(3), (3, 4, 5, 8, 9, 12, 2), expect_captures=4)
+    assert len(_generic(cf)) == 2
+
+
+def test_len_and_int_specialise():
+    def f(x):
+        n = int(x.size(0))
+        return x.sum() / n + len(x)
+    cf = _compare(lambda: f, _x(2), (3, 4, 5), expect_captures=3)
+    assert all(e.prog.dyn is None or e.calls <= 1 for e in cf.entries)
+
+
+def test_lstm_stays_correct():
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(3, 5, batch_first=True)
+            self.fc = nn.Linear(5, 2)
+
+        def forward(self, x):
+            out, _ = self.lstm(x)
+            return self.fc(out[:, -1])
+    _compare(M, _x(4, 3), (3, 5, 6, 8))
+
+
+def test_fullgraph_and_explain_still_work():
+    f = tapegrad.compile(lambda x: (x.view(x.size(0), -1) * 2).sum(), fullgraph=True)
+    for b in (3, 4, 6):
+        x = tapegrad.ones(b, 2, 2)
+        assert f(x).item() == b * 8
+    assert f.captures == 2 and len(_generic(f)) == 1
+    ex = tapegrad.compiler.explain(lambda x: x.view(x.size(0), -1).sum(), tapegrad.ones(3, 2))
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+
+
+def test_guard_relations_keep_batches_equal():
+    def f(x, y):
+        return ((x - y) ** 2).sum()
+    cf = _compare(lambda: f, lambda b, rng: [rng.standard_normal((b, 2)).astype(np.float32),
+                                              rng.standard_normal((b, 2)).astype(np.float32)], (3, 4, 6),
+                  expect_captures=2)
+    x, y = tapegrad.ones(5, 2), tapegrad.ones(7, 2)
+    with pytest.raises(RuntimeError):
+        cf(x, y)
