@@ -410,6 +410,45 @@ def generalize(p1, p2, outs1, outs2, consts1, consts2):
     return None
 
 
+def verify(g, p3, outs_g, outs3, consts_g, consts3):
+    """Whether a capture at a third size (``p3``) is what the generic program ``g`` predicts: the same ops, and
+    each constant equal to ``g``'s with its ``Sym``\\ s evaluated on ``p3``'s shapes. None if so, else the reason.
+    (Two captures can agree on a constant that still depends on the sizes: ``n - n // 2`` is 3 at 5 and at 6.)"""
+    try:
+        _check_same(g, p3, outs_g, outs3, consts_g, consts3)
+        for rg, r3 in zip(g.ops, p3.ops):
+            for s1, s3 in zip(rg.args, r3.args):
+                if s1[0] == "c":
+                    _predicted(s1[1], s3[1], p3.meta)
+            for k in rg.kwargs:
+                _predicted(rg.kwargs[k], r3.kwargs[k], p3.meta)
+        _dynamic_dims(g, p3)
+    except _Fail as e:
+        return str(e)
+    return None
+
+
+def _predicted(c, c3, meta):
+    if type(c) is Sym:
+        n = math.prod(meta[c.v][0][c.i:c.j])
+        want = float(n) if c.kind == "float" else (1 / n if c.kind == "recip" else n)
+        if type(want) is not type(c3) or want != c3:
+            raise _Fail(f"a constant the program computes from sizes ({c}) differs at a third size")
+    elif has_sym(c):
+        if type(c) is slice:
+            c, c3 = (c.start, c.stop, c.step), (c3.start, c3.stop, c3.step)
+        elif type(c) is dict:
+            c, c3 = [c[k] for k in c], [c3.get(k) for k in c]
+        if len(c) != len(c3):
+            raise _Fail("a constant's length changed")
+        for x, y in zip(c, c3):
+            _predicted(x, y, meta)
+    else:
+        def no_fit(a, b):
+            raise _Fail(f"a constant changed at a third size ({a!r} -> {b!r}): it depends on the sizes")
+        _same_const(c, c3, no_fit)
+
+
 def _check_same(p1, p2, outs1, outs2, consts1, consts2):
     if p1.breaks or p2.breaks:
         raise _Fail("a graph break")

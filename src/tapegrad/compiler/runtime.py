@@ -110,6 +110,7 @@ class Entry:
         self.consts = {}
         self.out_values = ()
         self.dynamic_reason = None   # why this capture could not be made generic with the one before it
+        self.pending = None      # a generic program not yet checked at a third size: the input shapes it knows
 
     def build(self, out_values, with_grad):
         prog = self.prog
@@ -180,6 +181,10 @@ class Entry:
             for k, g in zip(want, got):
                 res[k] = g
         return tuple(res)
+
+
+def _shapes(prog):
+    return tuple(prog.meta[inp[2]][0] for inp in prog.inputs)
 
 
 def _flat_out(obj, depth=0):
@@ -265,6 +270,8 @@ class Compiled:
         for e in self.entries:
             ins = e.check(args, kwargs)
             if ins is not None:
+                if e.pending is not None and tuple(t._array.shape for t in ins) not in e.pending:
+                    return self._capture(args, kwargs, verify=e)      # a generic program's third size
                 return e.run(ins, args, kwargs)
         if len(self.entries) >= config.cache_size_limit:
             if not self._warned:
@@ -284,7 +291,7 @@ class Compiled:
         return self._capture(args, kwargs, base=base)
 
     # --- capture --------------------------------------------------------------------------------------------
-    def _capture(self, args, kwargs, explain=False, base=None):
+    def _capture(self, args, kwargs, explain=False, base=None, verify=None):
         prog = Program()
         cap = Capture(prog, fullgraph=self.fullgraph and not explain, symbolic=self.dynamic is not False and not explain)
         cap.collect_all = explain
@@ -296,12 +303,12 @@ class Compiled:
         gc_was = gc.isenabled()
         gc.disable()          # (the capture's own bookkeeping would make the cyclic collector rescan it often)
         try:
-            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base)
+            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base, verify)
         finally:
             if gc_was:
                 gc.enable()
 
-    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None):
+    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None, verify=None):
         cap.start()
         try:
             res = self._fn(*args, **kwargs)
@@ -359,6 +366,13 @@ class Compiled:
             return res, prog, out_values
         self.captures += 1
         relaxed, why = None, None
+        if verify is not None:
+            why = _dynamic.verify(verify.prog, prog, verify.out_values, out_values, verify.consts, consts)
+            if why is None:
+                verify.pending = None          # the generic program predicted this capture: trusted from now on
+                return res
+            self.entries.remove(verify)        # it did not: forget it; this call's program is a static one
+            base = None
         if self.dynamic is not False and not prog.breaks:
             if base is not None:
                 why = _dynamic.generalize(base.prog, prog, base.out_values, out_values, base.consts, consts)
@@ -372,6 +386,8 @@ class Compiled:
                     relaxed = guards.build(prog, leaves, containers, mod_set, reads, free)
         entry = Entry(self, prog, check, reason=prog.breaks[0] if prog.breaks else None)
         entry.relaxed, entry.consts, entry.dynamic_reason = relaxed, consts, why
+        if prog.dyn is not None:
+            entry.pending = {_shapes(base.prog), _shapes(prog)}
         if not entry.eager:
             ns = dict(consts)
             code = f"def rebuild(o, i):\n    return {src}\n"
