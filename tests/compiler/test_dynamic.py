@@ -168,7 +168,7 @@ def test_len_and_int_specialise():
     assert all(e.prog.dyn is None or e.calls <= 1 for e in cf.entries)
 
 
-def test_lstm_stays_correct():
+def test_lstm_zeros_state_made_per_call():
     class M(nn.Module):
         def __init__(self):
             super().__init__()
@@ -176,9 +176,29 @@ def test_lstm_stays_correct():
             self.fc = nn.Linear(5, 2)
 
         def forward(self, x):
-            out, _ = self.lstm(x)
+            out, _ = self.lstm(x)           # (its zero state is made with the batch size: made per call)
             return self.fc(out[:, -1])
-    _compare(M, _x(4, 3), (3, 5, 6, 8))
+    cf = _compare(M, _x(4, 3), (3, 5, 6, 8, 2), expect_captures=3)
+    g = _generic(cf)
+    assert len(g) == 1 and g[0].prog.fills and g[0].calls == 2
+
+
+def test_flatten_module_and_transformer_layer():
+    cf = _compare(lambda: nn.Sequential(nn.Conv2d(1, 2, 3), nn.Flatten(), nn.Linear(2 * 6 * 6, 3)), _x(1, 8, 8),
+                  SIZES, expect_captures=3)
+    assert len(_generic(cf)) == 1
+    cf = _compare(lambda: nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True), _x(5, 8), SIZES,
+                  expect_captures=3)
+    assert len(_generic(cf)) == 1
+
+
+def test_size_dependent_constant_found_at_the_third_size():
+    """ifftshift rolls by n - n // 2: 3 at n = 5 and at n = 6, so the first two captures agree on it; the third
+    size shows that it changes, and the program is not trusted."""
+    def f(x):
+        return tapegrad.fft.ifftshift(x * 2.0)
+    cf = _compare(lambda: f, lambda b, rng: [rng.standard_normal(b)], (5, 6, 8, 9, 11, 7))
+    assert all(e.prog.dyn is None or e.pending is not None for e in cf.entries)
 
 
 def test_fullgraph_and_explain_still_work():

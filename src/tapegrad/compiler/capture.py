@@ -86,6 +86,7 @@ class Program:
         self.dyn = None          # {slot: {dim: group}} for a generic program (dynamic.generalize)
         self.dyn_relations = ()
         self.meta_alt = None     # the other capture's shapes, for a generic program
+        self.fills = {}          # value -> (shape with Syms, dtype, value): a generic program's zeros(batch, n)
 
 
 _MISSING = object()

@@ -257,22 +257,29 @@ def uninstall(saved):
 
 # --- generalising two captures ---------------------------------------------------------------------------------
 class Sym:
-    """A constant of a generic program computed at replay from a value's shape: the product of dims ``i:j`` of
-    value ``v`` (``kind``: "int", "float" or "recip", 1 / that)."""
+    """A constant of a generic program computed at replay from a value's shape: ``mul`` times the product of
+    dims ``i:j`` of value ``v`` (``kind``: "int", "float", or "recip": 1 / that)."""
 
-    __slots__ = ("v", "i", "j", "kind")
+    __slots__ = ("v", "i", "j", "kind", "mul")
 
-    def __init__(self, v, i, j, kind="int"):
-        self.v, self.i, self.j, self.kind = v, i, j, kind
+    def __init__(self, v, i, j, kind="int", mul=1):
+        self.v, self.i, self.j, self.kind, self.mul = v, i, j, kind, mul
 
     def source(self):
         parts = [f"v{self.v}.shape[{d}]" for d in range(self.i, self.j)]
+        if self.mul != 1:
+            parts.append(repr(self.mul))
         p = parts[0] if len(parts) == 1 else "(" + " * ".join(parts) + ")"
         if self.kind == "float":
             return f"float({p})"
         if self.kind == "recip":
             return f"(1 / {p})"
         return p
+
+    def value(self, meta):
+        """What it gives on a capture's shapes ``meta``."""
+        n = math.prod(meta[self.v][0][self.i:self.j]) * self.mul
+        return float(n) if self.kind == "float" else (1 / n if self.kind == "recip" else n)
 
     def __repr__(self):
         return self.source()
@@ -297,7 +304,9 @@ class _Fitter:
         self.inputs = [inp[2] for inp in p2.inputs]
 
     def candidates(self, rec, defined):
-        order = [a for kind, a in rec.args if kind == "v"] + self.inputs + sorted(defined, reverse=True)
+        order = [a for kind, a in rec.args if kind == "v"]
+        if not isinstance(rec, _ArgsOnly):
+            order += self.inputs + sorted(defined, reverse=True)
         seen = set()
         for v in order:
             if v in seen:
@@ -309,9 +318,14 @@ class _Fitter:
 
     def fit(self, c1, c2, rec, defined):
         if type(c1) is int and type(c2) is int:
+            scaled = None
             for v, i, j, a, b in self.candidates(rec, defined):
                 if a == c1 and b == c2:
                     return Sym(v, i, j)
+                if scaled is None and a and b and c1 % a == 0 and c2 % b == 0 and c1 // a == c2 // b > 1:
+                    scaled = Sym(v, i, j, mul=c1 // a)      # (heads * batch: a size times a constant)
+            if scaled is not None:
+                return scaled
         elif type(c1) is float and type(c2) is float:
             for v, i, j, a, b in self.candidates(rec, defined):
                 if float(a) == c1 and float(b) == c2:
@@ -388,9 +402,15 @@ def generalize(p1, p2, outs1, outs2, consts1, consts2):
     it cannot be. On success ``p2``'s constants hold ``Sym``\\ s, ``p2.dyn`` the argument dims that may change
     ({slot: {dim: group}}), ``p2.dyn_relations`` the relations the guards check, ``p2.meta_alt`` p1's shapes."""
     try:
-        _check_same(p1, p2, outs1, outs2, consts1, consts2)
+        fill_values = _check_same(p1, p2, outs1, outs2, consts1, consts2)
         dyn = _dynamic_dims(p1, p2)
         fitter = _Fitter(p1, p2)
+        fills = {}
+        for v in fill_values:           # the shape of a filled tensor: from the arguments' sizes
+            s1, s2 = p1.meta[v][0], p2.meta[v][0]
+            arg_rec = _ArgsOnly(p2)
+            shape = tuple(y if x == y else fitter.fit(x, y, arg_rec, ()) for x, y in zip(s1, s2))
+            fills[v] = (shape, *_fill(p2.inputs[[inp[2] for inp in p2.inputs].index(v)][1]._array))
         new_args = []
         defined = set()
         for r1, r2 in zip(p1.ops, p2.ops):
@@ -406,8 +426,16 @@ def generalize(p1, p2, outs1, outs2, consts1, consts2):
         return str(e)
     for rec, (args, kwargs) in zip(p2.ops, new_args):
         rec.args, rec.kwargs = args, kwargs
-    p2.dyn, p2.dyn_relations, p2.meta_alt = dyn, relations, p1.meta
+    p2.dyn, p2.dyn_relations, p2.meta_alt, p2.fills = dyn, relations, p1.meta, fills
     return None
+
+
+class _ArgsOnly:
+    """An op record stand-in whose tensor arguments are the program's argument inputs (what a filled tensor's
+    shape may be computed from: it is made before any op)."""
+
+    def __init__(self, prog):
+        self.args = [("v", inp[2]) for inp in prog.inputs if inp[0] == "arg"]
 
 
 def verify(g, p3, outs_g, outs3, consts_g, consts3):
@@ -415,7 +443,15 @@ def verify(g, p3, outs_g, outs3, consts_g, consts3):
     each constant equal to ``g``'s with its ``Sym``\\ s evaluated on ``p3``'s shapes. None if so, else the reason.
     (Two captures can agree on a constant that still depends on the sizes: ``n - n // 2`` is 3 at 5 and at 6.)"""
     try:
-        _check_same(g, p3, outs_g, outs3, consts_g, consts3)
+        changed = _check_same(g, p3, outs_g, outs3, consts_g, consts3)
+        for v in changed:
+            if v not in g.fills:
+                raise _Fail("a tensor made in the region (a factory such as zeros) changed with the sizes")
+        for v, (shape, dtype, value) in g.fills.items():
+            arr = p3.inputs[[inp[2] for inp in p3.inputs].index(v)][1]._array
+            want = tuple(d.value(p3.meta) if type(d) is Sym else d for d in shape)
+            if arr.shape != want or _fill(arr) != (dtype, value):
+                raise _Fail("a filled tensor made in the region is not what the generic program makes")
         for rg, r3 in zip(g.ops, p3.ops):
             for s1, s3 in zip(rg.args, r3.args):
                 if s1[0] == "c":
@@ -430,8 +466,7 @@ def verify(g, p3, outs_g, outs3, consts_g, consts3):
 
 def _predicted(c, c3, meta):
     if type(c) is Sym:
-        n = math.prod(meta[c.v][0][c.i:c.j])
-        want = float(n) if c.kind == "float" else (1 / n if c.kind == "recip" else n)
+        want = c.value(meta)
         if type(want) is not type(c3) or want != c3:
             raise _Fail(f"a constant the program computes from sizes ({c}) differs at a third size")
     elif has_sym(c):
@@ -454,6 +489,7 @@ def _check_same(p1, p2, outs1, outs2, consts1, consts2):
         raise _Fail("a graph break")
     if len(p1.inputs) != len(p2.inputs) or len(p1.ops) != len(p2.ops) or len(p1.meta) != len(p2.meta):
         raise _Fail("the captures recorded different programs")
+    fills = []
     for a, b in zip(p1.inputs, p2.inputs):
         if a[0] != b[0] or a[2] != b[2]:
             raise _Fail("the captures have different inputs")
@@ -461,8 +497,12 @@ def _check_same(p1, p2, outs1, outs2, consts1, consts2):
             raise _Fail("the captures have different inputs")
         if a[0] == "free" and a[1] is not b[1]:
             x, y = a[1]._array, b[1]._array
-            if not (a[2] in p1.made and b[2] in p2.made and x.shape == y.shape and x.dtype == y.dtype
-                    and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")):
+            if not (a[2] in p1.made and b[2] in p2.made):
+                raise _Fail("the captures have different inputs")
+            if x.shape != y.shape and _fill(x) is not None and _fill(x) == _fill(y):
+                fills.append(b[2])        # zeros(batch, n): one fill value, a shape that changed with the sizes
+            elif not (x.shape == y.shape and x.dtype == y.dtype
+                      and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")):
                 raise _Fail("a tensor made in the region (a factory such as zeros) changed with the sizes")
     for (s1, d1), (s2, d2) in zip(p1.meta, p2.meta):
         if d1 != d2 or len(s1) != len(s2):
@@ -483,6 +523,17 @@ def _check_same(p1, p2, outs1, outs2, consts1, consts2):
         c1, c2 = consts1[k], consts2[k]
         if not (c1 is c2 or (type(c1) is type(c2) and _eq(c1, c2))):
             raise _Fail("a returned constant changed with the sizes")
+    return fills
+
+
+def _fill(a):
+    """(dtype, value) of an array holding one value everywhere (what zeros/ones/full make), else None."""
+    if a.size == 0 or a.dtype.kind not in "biufc":
+        return None
+    first = a.reshape(-1)[0]
+    if first != first or not (a == first).all():
+        return None
+    return a.dtype, first.item()
 
 
 def _eq(a, b):
