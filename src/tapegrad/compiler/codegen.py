@@ -170,7 +170,8 @@ def generate(prog, out_values, with_grad, extra=()):
             K = const(_ctx_class(rec, generic), "N")
             fwd.append(f"    {c} = {K}(); {c}._inputs = ({', '.join(args)}{',' if len(args) == 1 else ''})")
             if generic:
-                fwd.append(f"    {c}._input_meta = ({''.join(_meta_src(m, a, const) + ', ' for m, a in zip(rec.input_meta, args))})")
+                metas = "".join(_meta_src(m, a, const) + ", " for m, a in zip(rec.input_meta, args))
+                fwd.append(f"    {c}._input_meta = ({metas})")
             keep.append(c)
         else:
             c = "_X"
@@ -187,7 +188,8 @@ def generate(prog, out_values, with_grad, extra=()):
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")
             if generic:
-                fwd.append(f"    {c}._out_meta = ({''.join(_meta_src(m, o, const) + ', ' for m, o in zip(rec.out_meta, outs))})")
+                metas = "".join(_meta_src(m, o, const) + ", " for m, o in zip(rec.out_meta, outs))
+                fwd.append(f"    {c}._out_meta = ({metas})")
     ret_outs = ", ".join(arr(v) for v in (*out_values, *extra))
     tuple_comma = "," if len(out_values) + len(extra) == 1 else ""
     kc = "," if len(keep) == 1 else ""

@@ -293,7 +293,8 @@ class Compiled:
     # --- capture --------------------------------------------------------------------------------------------
     def _capture(self, args, kwargs, explain=False, base=None, verify=None):
         prog = Program()
-        cap = Capture(prog, fullgraph=self.fullgraph and not explain, symbolic=self.dynamic is not False and not explain)
+        cap = Capture(prog, fullgraph=self.fullgraph and not explain,
+                      symbolic=self.dynamic is not False and not explain)
         cap.collect_all = explain
         leaves, containers = guards.flatten_args(args, kwargs)
         for path, v in leaves:
