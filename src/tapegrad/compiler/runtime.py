@@ -183,6 +183,15 @@ class Entry:
         return tuple(res)
 
 
+def _guarded(fn, *args):
+    """generalize / verify: a reason string where they could not compare (an unforeseen constant), never an
+    error in the user's call (the program then stays static for its sizes: correct, just not shared)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # pragma: no cover - a safety net
+        return f"the captures could not be compared ({type(e).__name__}: {e})"
+
+
 def _shapes(prog):
     return tuple(prog.meta[inp[2]][0] for inp in prog.inputs)
 
@@ -368,7 +377,7 @@ class Compiled:
         self.captures += 1
         relaxed, why = None, None
         if verify is not None:
-            why = _dynamic.verify(verify.prog, prog, verify.out_values, out_values, verify.consts, consts)
+            why = _guarded(_dynamic.verify, verify.prog, prog, verify.out_values, out_values, verify.consts, consts)
             if why is None:
                 verify.pending = None          # the generic program predicted this capture: trusted from now on
                 return res
@@ -376,7 +385,8 @@ class Compiled:
             base = None
         if self.dynamic is not False and not prog.breaks:
             if base is not None:
-                why = _dynamic.generalize(base.prog, prog, base.out_values, out_values, base.consts, consts)
+                why = _guarded(_dynamic.generalize, base.prog, prog, base.out_values, out_values, base.consts,
+                               consts)
                 if why is None:
                     check = guards.build(prog, leaves, containers, mod_set, reads, prog.dyn, prog.dyn_relations)
                     prog.guard_src = check.source
