@@ -292,3 +292,42 @@ def test_op_table_at_other_leading_sizes(spec, sample):
                 assert (a is None) == (b is None), f"{spec.name}: gradient {k} presence, size call {call}"
                 if a is not None:
                     _same(a, b, f"{spec.name}: gradient {k}, size call {call}")
+
+
+# --- sizes read in user code ------------------------------------------------------------------------------------
+PATTERNS = {     # name: (function of x (b, 4, 3, 2), whether one generic program serves every size)
+    "view_product": (lambda x: x.view(-1, x.shape[1] * x.shape[2]).sum(1), True),
+    "reshape_star": (lambda x: x.reshape(x.shape[0], *x.shape[1:]).exp(), True),
+    "zeros_of_shape": (lambda x: x + tapegrad.zeros(x.shape), True),
+    "expand": (lambda x: x[:, :1].expand(x.size(0), 3, x.size(2), x.size(3)) * 1.5, True),
+    "split_half": (lambda x: x.split(x.size(1) // 2, dim=1)[0] * 3, True),
+    "slice_half": (lambda x: x[:, :x.size(1) // 2] - 1, True),
+    "narrow": (lambda x: x.narrow(2, 0, x.size(2) - 1).sum(), True),
+    "divide_by_size": (lambda x: x.sum() / x.size()[0], True),
+    "numel": (lambda x: x.mean() * x.numel(), True),
+    "symint_arith": (lambda x: x.view(x.size(0) * x.size(1), -1).sum(0), True),
+    "unflatten": (lambda x: x.flatten(0, 1).unflatten(0, (x.size(0), x.size(1))), True),
+    "std_unbiased": (lambda x: (x - x.mean(0, keepdim=True)) / x.std(0, keepdim=True), True),
+    "matmul_t": (lambda x: x.flatten(1) @ x.flatten(1).T, True),
+    "cross_entropy": (lambda x: F.cross_entropy(x.flatten(1), tapegrad.zeros(x.size(0), dtype=tapegrad.int64)),
+                      True),
+    "arange_of_size": (lambda x: x.sum((1, 2, 3)) * tapegrad.arange(x.size(0)), False),
+    "python_loop": (lambda x: sum(x[i].sum() for i in range(x.size(0))), False),
+    "float_of_size": (lambda x: x.sum() / float(x.size(0)), False),
+    "len_branch": (lambda x: x * 2 if len(x) > 5 else x * 3, False),
+    "min_of_size": (lambda x: x[:min(x.size(0), 6)].sum(0), False),
+}
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+@pytest.mark.parametrize("name", list(PATTERNS))
+def test_user_size_patterns(name, dynamic):
+    """Bitwise eager values and gradients at eight sizes; the patterns marked generic replay one program from the
+    third capture on; the others (arange of a size, a loop over it, int/float/len of it, min) stay correct."""
+    fn, generic = PATTERNS[name]
+    cf = _compare(lambda: fn, _x(4, 3, 2), (4, 5, 7, 9, 6, 12, 3, 8), dynamic=dynamic)
+    trusted = [e for e in cf.entries if e.prog.dyn is not None and e.pending is None]
+    if generic:
+        assert cf.captures == 3 and len(trusted) == 1 and trusted[0].calls == 5
+    else:
+        assert cf.captures > 3

@@ -183,6 +183,9 @@ class Capture(_f.Interpreter):
 
     # --- the op hook ----------------------------------------------------------------------------------------
     def process(self, cls, args, kwargs):
+        if self.symbolic:       # an op gets plain ints, as in eager mode (its code may test ``type(n) is int``)
+            args = tuple(_dyn.plain(a) for a in args)
+            kwargs = {k: _dyn.plain(v) for k, v in kwargs.items()}
         if self.broken:
             return self.call_next(cls, args, kwargs)
         st = _state
@@ -217,7 +220,7 @@ class Capture(_f.Interpreter):
                 if self._holds_computed(a):
                     self.brk(f"{cls.__name__} was given a computed tensor or an array inside a container")
                     return self.call_next(cls, args, kwargs)
-                spec.append(("c", _dyn.plain(a) if self.symbolic else a))
+                spec.append(("c", a))
         for v in kwargs.values():
             if isinstance(v, Tensor) or self._holds_computed(v):
                 self.brk(f"{cls.__name__} was given a tensor as a keyword argument")
@@ -245,8 +248,7 @@ class Capture(_f.Interpreter):
             else:
                 out_idx.append(None)
                 out_rg.append(False)
-        kw = {k: _dyn.plain(v) for k, v in kwargs.items()} if self.symbolic else dict(kwargs)
-        rec = OpRecord(cls, tuple(spec), kw, tuple(out_idx), node, tuple(out_rg))
+        rec = OpRecord(cls, tuple(spec), dict(kwargs), tuple(out_idx), node, tuple(out_rg))
         if node is not None:
             sv = node._saved
             if sv is not None and sv is not _f._FREED:
@@ -481,6 +483,9 @@ def _factory(cap, orig, copying):
     def factory(*args, **kwargs):
         if not cap.mine():
             return orig(*args, **kwargs)
+        if cap.symbolic:
+            args = tuple(_dyn.plain(a) for a in args)
+            kwargs = {k: _dyn.plain(v) for k, v in kwargs.items()}
         if copying and not cap.broken and args and cap._holds_tensor(args[0]):
             cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
         cap.factory += 1

@@ -258,18 +258,20 @@ def uninstall(saved):
 # --- generalising two captures ---------------------------------------------------------------------------------
 class Sym:
     """A constant of a generic program computed at replay from a value's shape: ``mul`` times the product of
-    dims ``i:j`` of value ``v`` (``kind``: "int", "float", or "recip": 1 / that)."""
+    dims ``i:j`` of value ``v``, plus ``add`` (``kind``: "int", "float", or "recip": 1 / that)."""
 
-    __slots__ = ("v", "i", "j", "kind", "mul")
+    __slots__ = ("v", "i", "j", "kind", "mul", "add")
 
-    def __init__(self, v, i, j, kind="int", mul=1):
-        self.v, self.i, self.j, self.kind, self.mul = v, i, j, kind, mul
+    def __init__(self, v, i, j, kind="int", mul=1, add=0):
+        self.v, self.i, self.j, self.kind, self.mul, self.add = v, i, j, kind, mul, add
 
     def source(self):
         parts = [f"v{self.v}.shape[{d}]" for d in range(self.i, self.j)]
         if self.mul != 1:
             parts.append(repr(self.mul))
         p = parts[0] if len(parts) == 1 else "(" + " * ".join(parts) + ")"
+        if self.add:
+            p = f"({p} {'+' if self.add > 0 else '-'} {abs(self.add)})"
         if self.kind == "float":
             return f"float({p})"
         if self.kind == "recip":
@@ -278,7 +280,7 @@ class Sym:
 
     def value(self, meta):
         """What it gives on a capture's shapes ``meta``."""
-        n = math.prod(meta[self.v][0][self.i:self.j]) * self.mul
+        n = math.prod(meta[self.v][0][self.i:self.j]) * self.mul + self.add
         return float(n) if self.kind == "float" else (1 / n if self.kind == "recip" else n)
 
     def __repr__(self):
@@ -317,22 +319,35 @@ class _Fitter:
                 yield v, i, j, a, b
 
     def fit(self, c1, c2, rec, defined):
-        if type(c1) is int and type(c2) is int:
-            scaled = None
-            for v, i, j, a, b in self.candidates(rec, defined):
-                if a == c1 and b == c2:
-                    return Sym(v, i, j)
-                if scaled is None and a and b and c1 % a == 0 and c2 % b == 0 and c1 // a == c2 // b > 1:
-                    scaled = Sym(v, i, j, mul=c1 // a)      # (heads * batch: a size times a constant)
-            if scaled is not None:
-                return scaled
-        elif type(c1) is float and type(c2) is float:
-            for v, i, j, a, b in self.candidates(rec, defined):
-                if float(a) == c1 and float(b) == c2:
-                    return Sym(v, i, j, "float")
-                if a and b and 1 / a == c1 and 1 / b == c2:
-                    return Sym(v, i, j, "recip")
+        """The first of: a dim run equal to the constant in both captures; that times an integer (heads * batch);
+        that plus or minus one (an unbiased variance's n - 1). A wrong choice shows at the third size."""
+        kinds = {int: ("int",), float: ("float", "recip")}.get(type(c1), ()) if type(c1) is type(c2) else ()
+        found = {}
+        for v, i, j, a, b in self.candidates(rec, defined):
+            for kind in kinds:
+                for rank, (mul, add) in enumerate(_FORMS):
+                    if rank in found:
+                        continue
+                    if mul is None:
+                        if kind != "int" or not (a and b and c1 % a == 0 and c2 % b == 0 and c1 // a == c2 // b > 1):
+                            continue
+                        found[rank] = Sym(v, i, j, mul=c1 // a)
+                        continue
+                    x, y = a * mul + add, b * mul + add
+                    if kind == "int" and (x, y) == (c1, c2):
+                        found[rank] = Sym(v, i, j, mul=mul, add=add)
+                    elif kind == "float" and (float(x), float(y)) == (c1, c2):
+                        found[rank] = Sym(v, i, j, "float", mul, add)
+                    elif kind == "recip" and x and y and (1 / x, 1 / y) == (c1, c2):
+                        found[rank] = Sym(v, i, j, "recip", mul, add)
+            if 0 in found:
+                return found[0]
+        if found:
+            return found[min(found)]
         raise _Fail(f"a constant changed with the sizes ({c1!r} -> {c2!r}) and is no tensor's size")
+
+
+_FORMS = ((1, 0), (None, 0), (1, -1), (1, 1))     # (mul, add); None: an integer factor found from the constant
 
 
 def _same_const(a, b, fit):
