@@ -116,8 +116,13 @@ def generate(prog, out_values, with_grad, extra=()):
     fwd = ["def forward(_in):"]
     if n_in:
         fwd.append(f"    {', '.join(f'v{v}' for v in slot_vals)}{',' if n_in == 1 else ''} = _in")
-    for v, (shape, dtype, value) in prog.fills.items():     # (made per call, at this call's sizes)
-        fwd.append(f"    v{v} = np.full({_src(shape, const)}, {const(value, 'FV')}, {const(dtype, 'D')})")
+    for v, (shape, pattern) in prog.fills.items():     # (made per call, at this call's sizes: dynamic.py)
+        if pattern[0] == "full":
+            fwd.append(f"    v{v} = np.full({_src(shape, const)}, {const(pattern[2], 'FV')}, {const(pattern[1], 'D')})")
+        else:
+            _, dtype, start, step = pattern
+            fwd.append(f"    v{v} = np.arange({start}, {start} + {step} * {_src(shape[0], const)}, {step}, "
+                       f"dtype={const(dtype, 'D')})")
     keep = []            # the names backward reads: replay contexts, and values the inline kernels read
     kept = set()
     kerns = {}           # op index -> (kernel, its one constant)

@@ -425,7 +425,7 @@ def generalize(p1, p2, outs1, outs2, consts1, consts2):
             s1, s2 = p1.meta[v][0], p2.meta[v][0]
             arg_rec = _ArgsOnly(p2)
             shape = tuple(y if x == y else fitter.fit(x, y, arg_rec, ()) for x, y in zip(s1, s2))
-            fills[v] = (shape, *_fill(p2.inputs[[inp[2] for inp in p2.inputs].index(v)][1]._array))
+            fills[v] = (shape, _fill(p2.inputs[[inp[2] for inp in p2.inputs].index(v)][1]._array))
         new_args = []
         defined = set()
         for r1, r2 in zip(p1.ops, p2.ops):
@@ -462,10 +462,10 @@ def verify(g, p3, outs_g, outs3, consts_g, consts3):
         for v in changed:
             if v not in g.fills:
                 raise _Fail("a tensor made in the region (a factory such as zeros) changed with the sizes")
-        for v, (shape, dtype, value) in g.fills.items():
+        for v, (shape, pattern) in g.fills.items():
             arr = p3.inputs[[inp[2] for inp in p3.inputs].index(v)][1]._array
             want = tuple(d.value(p3.meta) if type(d) is Sym else d for d in shape)
-            if arr.shape != want or _fill(arr) != (dtype, value):
+            if arr.shape != want or _fill(arr) != pattern:
                 raise _Fail("a filled tensor made in the region is not what the generic program makes")
         for rg, r3 in zip(g.ops, p3.ops):
             for s1, s3 in zip(rg.args, r3.args):
@@ -515,7 +515,7 @@ def _check_same(p1, p2, outs1, outs2, consts1, consts2):
             if not (a[2] in p1.made and b[2] in p2.made):
                 raise _Fail("the captures have different inputs")
             if x.shape != y.shape and _fill(x) is not None and _fill(x) == _fill(y):
-                fills.append(b[2])        # zeros(batch, n): one fill value, a shape that changed with the sizes
+                fills.append(b[2])        # zeros(batch, n), arange(n): a pattern, a shape that changed with sizes
             elif not (x.shape == y.shape and x.dtype == y.dtype
                       and np.array_equal(x, y, equal_nan=x.dtype.kind in "fc")):
                 raise _Fail("a tensor made in the region (a factory such as zeros) changed with the sizes")
@@ -542,13 +542,19 @@ def _check_same(p1, p2, outs1, outs2, consts1, consts2):
 
 
 def _fill(a):
-    """(dtype, value) of an array holding one value everywhere (what zeros/ones/full make), else None."""
+    """What a factory made, as a pattern that can be made again at another size: ``("full", dtype, value)`` for
+    one value everywhere (zeros, ones, full), ``("arange", dtype, start, step)`` for integers start, start + step,
+    ... (arange of a size); else None."""
     if a.size == 0 or a.dtype.kind not in "biufc":
         return None
     first = a.reshape(-1)[0]
-    if first != first or not (a == first).all():
-        return None
-    return a.dtype, first.item()
+    if first == first and (a == first).all():
+        return "full", a.dtype, first.item()
+    if a.ndim == 1 and a.size > 1 and a.dtype.kind in "iu":
+        start, step = int(a[0]), int(a[1]) - int(a[0])
+        if step and np.array_equal(a, start + step * np.arange(a.size)):
+            return "arange", a.dtype, start, step
+    return None
 
 
 def _eq(a, b):
