@@ -5,7 +5,8 @@
     loss.backward()                          # later calls with the same guards: the generated program
 
 The pieces (each its own module): ``capture`` (an ``Interpreter`` that records every op call into a flat program,
-and notes graph breaks), ``guards`` (when a program may be replayed: one generated check function), ``codegen``
+and notes graph breaks), ``guards`` (when a program may be replayed: one generated check function), ``dynamic``
+(two captures at other sizes made one shape-generic program), ``codegen``
 (the program as Python source: a forward without Tensors or nodes per op, a backward running the ops' own
 formulas in reverse on arrays) with ``kernels`` (hot elementwise ops inline), and ``runtime`` (the cache, and
 the region's one graph node, ``CompiledFunctionBackward``).
@@ -36,7 +37,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     ``backend``: torch's names are accepted and all mean tapegrad's replay; ``"print"`` also prints each
     captured program as readable Python (the forward one line per op, the backward one line per op's chain-rule
     step). ``fullgraph=True`` raises ``Unsupported`` at a graph break instead of running that call eagerly.
-    ``dynamic``, ``mode`` and ``options`` are accepted (a changed shape is a new capture). Used bare, as
+    ``dynamic``: ``None`` (torch's automatic dynamic) captures a call whose argument sizes changed and makes the
+    two captures one generic program, trusted after a third size agrees (``compiler/dynamic.py``: sizes 0 and 1
+    stay static; what cannot be made generic keeps a program per size); ``True`` the same, the generic program
+    replacing the first; ``False`` one program per shape. ``mode`` and ``options`` are accepted. Used bare, as
     ``@tapegrad.compile``, or with arguments, as ``@tapegrad.compile(fullgraph=True)``.
 
     >>> f = tapegrad.compile(lambda x: (x * 2).sin().sum())

@@ -30,6 +30,7 @@ from ..autograd import function as _f
 from ..autograd.grad_mode import _state
 from ..ops import _util
 from ..tensor import Tensor
+from . import dynamic as _dyn
 
 __all__ = ["Capture", "OpRecord", "Program", "GraphBreak"]
 
@@ -80,6 +81,12 @@ class Program:
         self.break_at = []       # how many ops had been recorded at each
         self.modules = []        # modules whose state the guards check
         self.grad_enabled = True
+        self.relations = []      # (lhs, op, rhs, result): comparisons of sizes that user code made (dynamic.py)
+        self.made = set()        # values made by factories in the region (program constants)
+        self.dyn = None          # {slot: {dim: group}} for a generic program (dynamic.generalize)
+        self.dyn_relations = ()
+        self.meta_alt = None     # the other capture's shapes, for a generic program
+        self.fills = {}          # value -> (shape with Syms, dtype, value): a generic program's zeros(batch, n)
 
 
 _MISSING = object()
@@ -100,8 +107,10 @@ def _rng_state():
 class Capture(_f.Interpreter):
     """The interpreter that records a program while the function runs eagerly (see the module's docstring)."""
 
-    def __init__(self, program, fullgraph=False):
+    def __init__(self, program, fullgraph=False, symbolic=False):
         self.prog = program
+        self.symbolic = symbolic   # user code reads sizes as SymInts (dynamic.py)
+        self.free_values = set()
         self.fullgraph = fullgraph
         self.vals = {}          # id(tensor) -> value index
         self.keep = []          # every tensor seen (so that no id is reused while capturing)
@@ -151,6 +160,7 @@ class Capture(_f.Interpreter):
                          "recorded op) is used by an op: the replay could not recompute it")
             idx = self._new_value(t)
             self.prog.inputs.append(("free", t, idx))
+            self.free_values.add(idx)
             self.input_values.add(idx)
             self.versions.append((t, _version(t)))
         return idx
@@ -173,6 +183,9 @@ class Capture(_f.Interpreter):
 
     # --- the op hook ----------------------------------------------------------------------------------------
     def process(self, cls, args, kwargs):
+        if self.symbolic:       # an op gets plain ints, as in eager mode (its code may test ``type(n) is int``)
+            args = tuple(_dyn.plain(a) for a in args)
+            kwargs = {k: _dyn.plain(v) for k, v in kwargs.items()}
         if self.broken:
             return self.call_next(cls, args, kwargs)
         st = _state
@@ -377,6 +390,7 @@ class Capture(_f.Interpreter):
             return t
         Tensor._make = staticmethod(_make)
         self._saved_factories = _wrap_factories(self)
+        self._saved_sizes = _dyn.install(self) if self.symbolic else None
         self.enter()
 
     def stop(self):
@@ -387,6 +401,9 @@ class Capture(_f.Interpreter):
         for name, m in self._saved_methods.items():
             setattr(Tensor, name, m)
         Tensor._make = self._saved_make
+        if self._saved_sizes is not None:
+            _dyn.uninstall(self._saved_sizes)
+            self._saved_sizes = None
         for (mod, name), fn in self._saved_factories.items():
             setattr(mod, name, fn)
         if not self.broken:
@@ -466,6 +483,9 @@ def _factory(cap, orig, copying):
     def factory(*args, **kwargs):
         if not cap.mine():
             return orig(*args, **kwargs)
+        if cap.symbolic:
+            args = tuple(_dyn.plain(a) for a in args)
+            kwargs = {k: _dyn.plain(v) for k, v in kwargs.items()}
         if copying and not cap.broken and args and cap._holds_tensor(args[0]):
             cap.brk(f"tapegrad.{orig.__name__}() of a tensor reads its data")
         cap.factory += 1
@@ -474,7 +494,7 @@ def _factory(cap, orig, copying):
         finally:
             cap.factory -= 1
         if isinstance(out, Tensor) and id(out) not in cap.vals and not cap.inside:
-            cap.value_of(out)
+            cap.prog.made.add(cap.value_of(out))
             cap.made_here.add(id(out))        # a constant of the program (its array may reach an op raw: an index)
         return out
     factory.__name__ = orig.__name__

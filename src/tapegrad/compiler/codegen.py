@@ -26,6 +26,7 @@ from ..autograd import engine as _engine
 from ..autograd import function as _f
 from ..tensor import Tensor
 from . import kernels as _k
+from .dynamic import Sym, has_sym
 
 __all__ = ["generate", "listing"]
 
@@ -67,10 +68,12 @@ class _Ctx:
     """Marker base so that listings can tell replay contexts."""
 
 
-def _ctx_class(rec):
+def _ctx_class(rec, generic=False):
     node_cls = rec.cls._backward_cls
     n_in = len(rec.input_meta)
-    attrs = {"needs_input_grad": rec.nig, "_input_meta": rec.input_meta, "_out_meta": rec.out_meta,
+    # (a generic program's contexts get their input and output shapes per call, from the arrays)
+    metas = {} if generic else {"_input_meta": rec.input_meta, "_out_meta": rec.out_meta}
+    attrs = {"needs_input_grad": rec.nig, **metas,
              "_next_fns": (None,) * n_in, "_next_nrs": (0,) * n_in, "sequence_nr": -1, "_to_save": None,
              "_saved": None, "_saved_versions": (), "_arrays": False, "__module__": node_cls.__module__}
     return type(node_cls.__name__, (node_cls,), attrs)
@@ -107,11 +110,19 @@ def generate(prog, out_values, with_grad, extra=()):
         return name
 
     live, needs = live_ops(prog, out_values) if with_grad else ([False] * len(prog.ops), set())
+    generic = prog.dyn is not None
     n_in = len(prog.inputs)
     slot_vals = [inp[2] for inp in prog.inputs]
     fwd = ["def forward(_in):"]
     if n_in:
         fwd.append(f"    {', '.join(f'v{v}' for v in slot_vals)}{',' if n_in == 1 else ''} = _in")
+    for v, (shape, pattern) in prog.fills.items():     # (made per call, at this call's sizes: dynamic.py)
+        if pattern[0] == "full":
+            fwd.append(f"    v{v} = np.full({_src(shape, const)}, {const(pattern[2], 'FV')}, {const(pattern[1], 'D')})")
+        else:
+            _, dtype, start, step = pattern
+            fwd.append(f"    v{v} = np.arange({start}, {start} + {step} * {_src(shape[0], const)}, {step}, "
+                       f"dtype={const(dtype, 'D')})")
     keep = []            # the names backward reads: replay contexts, and values the inline kernels read
     kept = set()
     kerns = {}           # op index -> (kernel, its one constant)
@@ -131,7 +142,7 @@ def generate(prog, out_values, with_grad, extra=()):
         uses[v] = uses.get(v, 0) + 2
     fresh = set()
     for i, rec in enumerate(prog.ops):
-        args = [arr(a) if kind == "v" else _literal(a, const) for kind, a in rec.args]
+        args = [arr(a) if kind == "v" else _src(a, const) for kind, a in rec.args]
         outs = [f"v{o}" if o is not None else "_" for o in rec.outs]
         kern = _k.match(rec, prog)
         if kern is not None:
@@ -157,12 +168,15 @@ def generate(prog, out_values, with_grad, extra=()):
             continue
         kw = ""
         if rec.kwargs:
-            kw = ", " + ", ".join(f"{k}={_literal(v, const)}" for k, v in rec.kwargs.items())
+            kw = ", " + ", ".join(f"{k}={_src(v, const)}" for k, v in rec.kwargs.items())
         F = const(rec.cls.forward, "F")
         if live[i]:
             c = f"c{i}"
-            K = const(_ctx_class(rec), "N")
+            K = const(_ctx_class(rec, generic), "N")
             fwd.append(f"    {c} = {K}(); {c}._inputs = ({', '.join(args)}{',' if len(args) == 1 else ''})")
+            if generic:
+                metas = "".join(_meta_src(m, a, const) + ", " for m, a in zip(rec.input_meta, args))
+                fwd.append(f"    {c}._input_meta = ({metas})")
             keep.append(c)
         else:
             c = "_X"
@@ -178,6 +192,9 @@ def generate(prog, out_values, with_grad, extra=()):
                     fwd.append(f"    {o} = _A(_o[{j}])")
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")
+            if generic:
+                metas = "".join(_meta_src(m, o, const) + ", " for m, o in zip(rec.out_meta, outs))
+                fwd.append(f"    {c}._out_meta = ({metas})")
     ret_outs = ", ".join(arr(v) for v in (*out_values, *extra))
     tuple_comma = "," if len(out_values) + len(extra) == 1 else ""
     kc = "," if len(keep) == 1 else ""
@@ -274,12 +291,17 @@ def generate(prog, out_values, with_grad, extra=()):
             if kind != "v" or not need or v not in needs:
                 continue
             shape, dtype = rec.input_meta[j]
-            M = const(rec.input_meta[j], "M")
             D = const(dtype, "D")
             bwd.append(f"{ind}_y = _r[{j}]")
             bwd.append(f"{ind}if _y is not None:")
-            bwd.append(f"{ind}    if _y.__class__ is not _nd or _y.shape != {shape!r} or _y.dtype != {D}: "
-                       f"_y = _CF(_y, c{i}, {M})")
+            if generic:
+                bwd.append(f"{ind}    _m = c{i}._input_meta[{j}]")
+                bwd.append(f"{ind}    if _y.__class__ is not _nd or _y.shape != _m[0] or _y.dtype != {D}: "
+                           f"_y = _CF(_y, c{i}, _m)")
+            else:
+                M = const(rec.input_meta[j], "M")
+                bwd.append(f"{ind}    if _y.__class__ is not _nd or _y.shape != {shape!r} or _y.dtype != {D}: "
+                           f"_y = _CF(_y, c{i}, {M})")
             accumulate(bwd, ind + "    ", v, "_y", False)
     bwd[head:head] = ["    " + " = ".join(f"g{v}" for v in maybe[k:k + 32]) + " = None"
                       for k in range(0, len(maybe), 32)]
@@ -292,6 +314,28 @@ def generate(prog, out_values, with_grad, extra=()):
 
 def _simple(x):
     return x.isidentifier()
+
+
+def _meta_src(m, a, const):
+    """A context's metadata entry for a generic program: (shape, dtype) from the array named ``a``."""
+    if m is None or m is False:
+        return repr(m)
+    return f"({a}.shape, {const(m[1], 'D')})"
+
+
+def _src(v, const):
+    """A constant as source; in a generic program, ``Sym``\\ s inside it computed from the replay's arrays."""
+    t = type(v)
+    if t is Sym:
+        return v.source()
+    if (t is tuple or t is list or t is slice or t is dict) and has_sym(v):
+        if t is slice:
+            return f"slice({_src(v.start, const)}, {_src(v.stop, const)}, {_src(v.step, const)})"
+        if t is dict:
+            return "{" + ", ".join(f"{k!r}: {_src(x, const)}" for k, x in v.items()) + "}"
+        items = ", ".join(_src(x, const) for x in v)
+        return f"[{items}]" if t is list else f"({items}{',' if len(v) == 1 else ''})"
+    return _literal(v, const)
 
 
 def _literal(v, const):

@@ -86,17 +86,21 @@ class _Writer:
             self.fail_if(f"{e} is not {self.const(v, 'O')}")
 
     def tensor(self, e, t, dyn=()):
-        """Guard that ``e`` is a Tensor with t's shape (dims in ``dyn``: any size), dtype and requires_grad."""
+        """Guard that ``e`` is a Tensor with t's shape, dtype and requires_grad. ``dyn``: {dim: group} of dims
+        that may take any size >= 2 (group None: any size at all, for the relaxed check)."""
         name = f"t{self.n}"
         self.n += 1
         self.lines.append(f"    {name} = {e}")
         self.fail_if(f"{name}.__class__ is not T and not isinstance({name}, T)")
         arr = t._array
         if dyn:
-            self.fail_if(f"{name}._array.ndim != {arr.ndim}")
+            self.lines.append(f"    {name}s = {name}._array.shape")
+            self.fail_if(f"len({name}s) != {arr.ndim}")
             for d in range(arr.ndim):
                 if d not in dyn:
-                    self.fail_if(f"{name}._array.shape[{d}] != {arr.shape[d]}")
+                    self.fail_if(f"{name}s[{d}] != {arr.shape[d]}")
+                elif dyn[d] is not None:
+                    self.fail_if(f"{name}s[{d}] < 2")
         else:
             self.fail_if(f"{name}._array.shape != {arr.shape!r}")
         self.fail_if(f"{name}._array.dtype != {self.const(arr.dtype, 'D')}")
@@ -158,9 +162,10 @@ def python_reads(fns, modules_out):
     return reads
 
 
-def build(prog, leaves, containers, modules, reads, dynamic_dims=None):
-    """The guard function of a program (see the module's docstring). ``dynamic_dims``: {slot: dims} whose
-    sizes may change."""
+def build(prog, leaves, containers, modules, reads, dynamic_dims=None, relations=()):
+    """The guard function of a program (see the module's docstring). ``dynamic_dims``: {slot: {dim: group}}
+    whose sizes may change (dims of one group stay equal to each other); ``relations``: (lhs, op, rhs, result)
+    over dims of arguments (``dynamic.render``), each checked to give its recorded result."""
     w = _Writer()
     dynamic_dims = dynamic_dims or {}
     for path, typ, n in containers:
@@ -188,6 +193,21 @@ def build(prog, leaves, containers, modules, reads, dynamic_dims=None):
     for k, inp in enumerate(prog.inputs):
         if inp[0] == "free":
             slots[k] = w.tensor(w.const(inp[1], "F"), inp[1], dynamic_dims.get(k, ()))
+    groups = {}
+    for k, dims in sorted(dynamic_dims.items()):
+        for d, grp in sorted(dims.items()):
+            if grp is None or k not in slots:
+                continue
+            first = groups.setdefault(grp, (slots[k], d))
+            if first != (slots[k], d):
+                w.fail_if(f"{slots[k]}s[{d}] != {first[0]}s[{first[1]}]")
+    if relations:
+        from .dynamic import render
+        name_of = {inp[2]: slots[k] for k, inp in enumerate(prog.inputs) if k in slots}
+        for lhs, op, rhs, res in relations:
+            def atom(v, d):
+                return f"{name_of[v]}._array.shape[{d}]"
+            w.fail_if(f"({render(lhs, atom)} {op} {render(rhs, atom)}) is not {bool(res)!r}")
     seen = set()
     for m in modules:
         if id(m) in seen:

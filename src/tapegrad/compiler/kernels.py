@@ -131,6 +131,8 @@ def _sum_kernel(shape, dtype_name):
 
 def match(rec, prog):
     """The kernel for this op call, or None (see the module's docstring for when one applies)."""
+    if rec.cls is Sum and prog.dyn is not None:
+        return None          # (its backward bakes the input's shape: a generic program runs Sum's own)
     if rec.cls is Sum and rec.args[1:] == _FULL_SUM and not rec.kwargs and rec.args[0][0] == "v":
         shape, dtype = prog.meta[rec.args[0][1]]
         if dtype.kind == "f" and shape:
@@ -145,4 +147,7 @@ def match(rec, prog):
     for kind, v in rec.args:
         if kind != "v" or prog.meta[v][0] != shape or prog.meta[v][1] != dtype:
             return None
+    alt = prog.meta_alt          # a generic program: the operands had one shape in both captures
+    if alt is not None and any(alt[v][0] != alt[rec.outs[0]][0] for _, v in rec.args):
+        return None
     return k

@@ -24,6 +24,7 @@ from ..autograd.function import Primitive, SavedTensor
 from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Size, Tensor
 from . import codegen, guards
+from . import dynamic as _dynamic
 from .capture import Capture, GraphBreak, Program
 
 __all__ = ["Compiled", "CompiledFunction", "Unsupported", "config"]
@@ -105,6 +106,11 @@ class Entry:
         self.forward = self.backward = None
         self.sources = (None, None)
         self.calls = 0
+        self.relaxed = None      # the guards with every argument size free (automatic dynamic: see __call__)
+        self.consts = {}
+        self.out_values = ()
+        self.dynamic_reason = None   # why this capture could not be made generic with the one before it
+        self.pending = None      # a generic program not yet checked at a third size: the input shapes it knows
 
     def build(self, out_values, with_grad):
         prog = self.prog
@@ -177,6 +183,19 @@ class Entry:
         return tuple(res)
 
 
+def _guarded(fn, *args):
+    """generalize / verify: a reason string where they could not compare (an unforeseen constant), never an
+    error in the user's call (the program then stays static for its sizes: correct, just not shared)."""
+    try:
+        return fn(*args)
+    except Exception as e:  # pragma: no cover - a safety net
+        return f"the captures could not be compared ({type(e).__name__}: {e})"
+
+
+def _shapes(prog):
+    return tuple(prog.meta[inp[2]][0] for inp in prog.inputs)
+
+
 def _flat_out(obj, depth=0):
     t = type(obj)
     if depth < 8 and isinstance(obj, tuple) and t is not Size:
@@ -224,6 +243,7 @@ class Compiled:
             options
         self.disabled = disable
         self.entries = []
+        self.captures = 0        # how many calls were captured (each ran eagerly while recording)
         self._warned = False
         self._printed = set()
         import weakref
@@ -259,6 +279,8 @@ class Compiled:
         for e in self.entries:
             ins = e.check(args, kwargs)
             if ins is not None:
+                if e.pending is not None and tuple(t._array.shape for t in ins) not in e.pending:
+                    return self._capture(args, kwargs, verify=e)      # a generic program's third size
                 return e.run(ins, args, kwargs)
         if len(self.entries) >= config.cache_size_limit:
             if not self._warned:
@@ -269,12 +291,19 @@ class Compiled:
                               "mode, a module's training flag, parameters or globals changed): it now runs "
                               "eagerly for new guard sets.", stacklevel=2)
             return self._fn(*args, **kwargs)
-        return self._capture(args, kwargs)
+        base = None
+        if self.dynamic is not False:
+            # automatic dynamic: a cached program whose guards fail only on argument sizes: capture this call
+            # and try to make the two one generic program (dynamic.py)
+            base = next((e for e in reversed(self.entries)
+                         if e.relaxed is not None and e.relaxed(args, kwargs) is not None), None)
+        return self._capture(args, kwargs, base=base)
 
     # --- capture --------------------------------------------------------------------------------------------
-    def _capture(self, args, kwargs, explain=False):
+    def _capture(self, args, kwargs, explain=False, base=None, verify=None):
         prog = Program()
-        cap = Capture(prog, fullgraph=self.fullgraph and not explain)
+        cap = Capture(prog, fullgraph=self.fullgraph and not explain,
+                      symbolic=self.dynamic is not False and not explain)
         cap.collect_all = explain
         leaves, containers = guards.flatten_args(args, kwargs)
         for path, v in leaves:
@@ -284,12 +313,12 @@ class Compiled:
         gc_was = gc.isenabled()
         gc.disable()          # (the capture's own bookkeeping would make the cyclic collector rescan it often)
         try:
-            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain)
+            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base, verify)
         finally:
             if gc_was:
                 gc.enable()
 
-    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain):
+    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None, verify=None):
         cap.start()
         try:
             res = self._fn(*args, **kwargs)
@@ -345,7 +374,31 @@ class Compiled:
         prog.guard_src = check.source
         if explain:
             return res, prog, out_values
+        self.captures += 1
+        relaxed, why = None, None
+        if verify is not None:
+            why = _guarded(_dynamic.verify, verify.prog, prog, verify.out_values, out_values, verify.consts, consts)
+            if why is None:
+                verify.pending = None          # the generic program predicted this capture: trusted from now on
+                return res
+            self.entries.remove(verify)        # it did not: forget it; this call's program is a static one
+            base = None
+        if self.dynamic is not False and not prog.breaks:
+            if base is not None:
+                why = _guarded(_dynamic.generalize, base.prog, prog, base.out_values, out_values, base.consts,
+                               consts)
+                if why is None:
+                    check = guards.build(prog, leaves, containers, mod_set, reads, prog.dyn, prog.dyn_relations)
+                    prog.guard_src = check.source
+            if prog.dyn is None:
+                free = {k: dict.fromkeys(range(len(prog.meta[inp[2]][0]))) for k, inp in enumerate(prog.inputs)
+                        if inp[0] == "arg"}
+                if free:
+                    relaxed = guards.build(prog, leaves, containers, mod_set, reads, free)
         entry = Entry(self, prog, check, reason=prog.breaks[0] if prog.breaks else None)
+        entry.relaxed, entry.consts, entry.dynamic_reason = relaxed, consts, why
+        if prog.dyn is not None:
+            entry.pending = {_shapes(base.prog), _shapes(prog)}
         if not entry.eager:
             ns = dict(consts)
             code = f"def rebuild(o, i):\n    return {src}\n"
@@ -356,6 +409,8 @@ class Compiled:
             entry.build(out_values, with_grad)
             if self.backend == "print":
                 self._print(entry)
+        if prog.dyn is not None and self.dynamic is True:
+            self.entries.remove(base)          # dynamic=True: the generic program replaces the first one
         self.entries.append(entry)
         return res
 
