@@ -185,3 +185,16 @@ def test_multiprocessing_spawn_raises_the_childs_error():
         warnings.simplefilter("ignore")
         with pytest.raises(tapegrad.multiprocessing.ProcessRaisedException, match="boom 0"):
             tapegrad.multiprocessing.spawn(_fails, nprocs=1)
+
+
+def test_dynamo_names_serve_compile():
+    d = tapegrad._dynamo
+    d.config.suppress_errors = True
+    assert d.config.cache_size_limit == 8 and d.is_compiling() is False
+    d.config.suppress_errors = False
+
+    def f(x):
+        return x.sin().sum()
+    out = d.explain(f)(tapegrad.ones(3))
+    assert out.graph_count == 1 and out.graph_break_count == 0
+    d.reset()

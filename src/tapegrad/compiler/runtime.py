@@ -41,6 +41,12 @@ class _Config:
     def __init__(self):
         self.cache_size_limit = 8
         self.verbose = False
+        # (switches of torch's dynamo config that scripts set; kept, with torch's defaults: a graph break already
+        #  falls back to eager, so suppress_errors changes nothing; dynamic shapes follow compile's ``dynamic``)
+        self.suppress_errors = False
+        self.automatic_dynamic_shapes = True
+        self.assume_static_by_default = True
+        self.capture_scalar_outputs = False
 
     @property
     def recompile_limit(self):
