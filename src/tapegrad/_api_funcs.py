@@ -89,8 +89,24 @@ def from_file(filename, shared=None, size=0, *, dtype=None, layout=None, device=
     return Tensor._make(np.asarray(arr) if not size else arr.view(np.ndarray))
 
 
+class _Capsule:
+    """A bare DLPack capsule (what ``to_dlpack`` returns) as the object NumPy's ``from_dlpack`` asks for."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
 def from_dlpack(ext_tensor):
-    """A tensor sharing the memory of any object with ``__dlpack__`` (a torch tensor, a NumPy array...)."""
+    """A tensor sharing the memory of any object with ``__dlpack__`` (a torch tensor, a NumPy array...), or of a
+    DLPack capsule (``to_dlpack``'s)."""
+    if type(ext_tensor).__name__ == "PyCapsule":
+        ext_tensor = _Capsule(ext_tensor)
     return Tensor._make(np.from_dlpack(ext_tensor))
 
 

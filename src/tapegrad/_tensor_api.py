@@ -13,7 +13,7 @@ from . import _dtype
 from .autograd import function as _function
 from .autograd.grad_mode import _state as _grad_state
 from .ops._util import bind
-from .tensor import Tensor
+from .tensor import Tensor, _format_perm, _is_in_format, channels_last, channels_last_3d, preserve_format
 
 _REMOVED_EIG = (
     "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex tensors "
@@ -219,6 +219,15 @@ def _size_arg(size):
     return tuple(int(s) for s in size)
 
 
+def _storage_order(a):
+    """The elements of ``a`` in the order of its memory (a dense layout: C order, or a channels-last one), as the
+    1-d view or copy that ``resize_`` refills from; logical order for any other layout."""
+    for fmt in (channels_last, channels_last_3d):
+        if a.ndim in (4, 5) and not a.flags.c_contiguous and _is_in_format(a, fmt):
+            return a.transpose(_format_perm(fmt, a.ndim)).reshape(-1)
+    return a.reshape(-1)
+
+
 def resize_(self, *size, memory_format=None):
     """Give this tensor the shape ``size`` in place: the elements it had in order, and new ones (zeros here;
     uninitialised memory in torch) where it grows."""
@@ -228,7 +237,11 @@ def resize_(self, *size, memory_format=None):
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension {min(size)}: {list(size)}")
     n = math.prod(size)
-    flat = self._array.reshape(-1)
+    fmt = memory_format if memory_format is not preserve_format else None
+    if size == self._array.shape and (fmt is None or _is_in_format(self._array, fmt)):
+        self._bump()                     # (the same size and layout: nothing moves, as torch's)
+        return self
+    flat = _storage_order(self._array)
     if n <= flat.size:
         new = flat[:n].reshape(size)
         if not np.shares_memory(new, self._array) and n:
@@ -237,6 +250,11 @@ def resize_(self, *size, memory_format=None):
         new = np.zeros(n, self._array.dtype)
         new[:flat.size] = flat
         new = new.reshape(size)
+    if fmt is not None:                  # (torch restrides the same memory: the elements in memory order)
+        perm = _format_perm(fmt, len(size))
+        if perm is not None:
+            inv = tuple(int(i) for i in np.argsort(perm))
+            new = np.ascontiguousarray(new.reshape(-1)).reshape(tuple(size[p] for p in perm)).transpose(inv)
     self._array = new
     self._bump()
     return self

@@ -507,6 +507,17 @@ class Tensor:
             _batched_data(self, "data")
         return self._array
 
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """DLPack export (``np.from_dlpack(t)``, ``torch.from_dlpack(t)``): the array's memory, shared."""
+        if self._rg:
+            raise BufferError("Can't export tensors that require gradient, use tensor.detach()")
+        kw = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
+              if v is not None}
+        return self._array.__dlpack__(stream=stream, **kw)
+
+    def __dlpack_device__(self):
+        return (1, 0)      # (kDLCPU, device 0)
+
     def __array__(self, dtype=None, copy=None):
         a = self._array
         if dtype is not None and a.dtype != dtype:

@@ -3,12 +3,12 @@
 from .engine import backward, grad
 from .function import Function, FunctionCtx, Primitive, once_differentiable
 from .gradcheck import GradcheckError, gradcheck, gradgradcheck
-from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled, no_grad,
-                        set_grad_enabled)
+from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inference_mode_enabled,
+                        is_multithreading_enabled, no_grad, set_grad_enabled, set_multithreading_enabled)
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "Primitive", "once_differentiable", "gradcheck",
            "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled"]
+           "is_grad_enabled", "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled"]
 
 
 _LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is_anomaly_enabled": "anomaly",

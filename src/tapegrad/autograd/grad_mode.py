@@ -12,7 +12,7 @@ import inspect
 import threading
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled"]
 
 
 class _State(threading.local):
@@ -115,6 +115,35 @@ class enable_grad(_Mode):
 
     def __init__(self, fn=None):
         pass
+
+
+_multithreading = [True]
+
+
+def is_multithreading_enabled() -> bool:
+    """torch's switch for running backward on several device threads. tapegrad's engine has one thread (the
+    caller's): the switch is kept and read back, and changes nothing."""
+    return _multithreading[0]
+
+
+class set_multithreading_enabled:
+    """``set_multithreading_enabled(mode)``: as a call, a context manager (restoring the old value) or a decorator;
+    see ``is_multithreading_enabled``."""
+
+    def __init__(self, mode: bool):
+        self._prev = _multithreading[0]
+        self.mode = bool(mode)
+        _multithreading[0] = self.mode
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        _multithreading[0] = self._prev
+        return False
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)
 
 
 class set_grad_enabled(_Mode):

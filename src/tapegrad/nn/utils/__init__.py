@@ -7,10 +7,13 @@ from .clip_grad import clip_grad_norm, clip_grad_norm_, clip_grad_value_, get_to
 from .convert_parameters import parameters_to_vector, vector_to_parameters
 from .fusion import fuse_conv_bn_eval, fuse_conv_bn_weights, fuse_linear_bn_eval, fuse_linear_bn_weights
 from .init import skip_init
+from . import memory_format  # noqa: F401
+from .memory_format import convert_conv2d_weight_memory_format, convert_conv3d_weight_memory_format
 from .spectral_norm import remove_spectral_norm, spectral_norm
 from .weight_norm import remove_weight_norm, weight_norm
 
 __all__ = ["clip_grad_norm", "clip_grad_norm_", "clip_grad_value_", "get_total_norm", "clip_grads_with_norm_",
            "parameters_to_vector", "vector_to_parameters", "parametrizations", "parametrize", "rnn", "weight_norm",
            "remove_weight_norm", "spectral_norm", "remove_spectral_norm", "fusion", "fuse_conv_bn_eval",
-           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init"]
+           "fuse_conv_bn_weights", "fuse_linear_bn_eval", "fuse_linear_bn_weights", "skip_init",
+           "convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format"]

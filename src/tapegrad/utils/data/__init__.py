@@ -12,7 +12,8 @@ __all__ = ["DataLoader", "default_collate", "default_convert", "get_worker_info"
 
 
 def __getattr__(name):
-    if name == "distributed":                 # (DistributedSampler loads on first use)
+    if name in ("distributed", "DistributedSampler"):         # (DistributedSampler loads on first use)
         import importlib
-        return importlib.import_module(f"{__name__}.distributed")
+        mod = importlib.import_module(f"{__name__}.distributed")
+        return mod if name == "distributed" else mod.DistributedSampler
     raise AttributeError(f"module 'tapegrad.utils.data' has no attribute {name!r}")

@@ -1,0 +1,52 @@
+"""Smaller pieces of torch's API that real programs use, against torch: DLPack exchange, nn.init's deprecated
+eye/dirac, the autograd multithreading switch, torch.func's functionalize and replace_all_batch_norm_modules_,
+DistributedSampler at utils.data's top level, convert_conv2d/3d_weight_memory_format and resize_ with a memory
+format."""
+
+import numpy as np
+import pytest
+
+import tapegrad
+from pairs import cases, same
+
+CASES = cases("""
+t = torch.arange(4.) ;; np.from_dlpack(t).tolist()
+t = torch.arange(4.) ;; torch.from_dlpack(t)
+t = torch.arange(4.) ;; torch.utils.dlpack.from_dlpack(torch.utils.dlpack.to_dlpack(t))
+t = torch.ones(2, requires_grad=True) ;; np.from_dlpack(t)
+torch.from_dlpack(np.arange(6.).reshape(2, 3)[:, 1])
+int(torch.utils.dlpack.DLDeviceType.kDLCPU)
+torch.arange(3.).__dlpack_device__()[1]
+w = torch.empty(3, 3) ;; torch.nn.init.eye(w)
+torch.autograd.is_multithreading_enabled()
+exec("with torch.autograd.set_multithreading_enabled(False): r = torch.autograd.is_multithreading_enabled()") or r
+f = torch.func.functionalize(lambda x: x.add_(1) * 2) ;; a = torch.zeros(2) ;; [f(a), a]
+torch.func.functionalize(lambda x: x, remove="nothing")
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 1), torch.nn.BatchNorm2d(4)) ;; torch.func.replace_all_batch_norm_modules_(m) ;; [m[1].running_mean is None, m[1].running_var is None, m[1].track_running_stats]
+len(list(torch.utils.data.DistributedSampler(list(range(10)), num_replicas=2, rank=0, shuffle=False)))
+m = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 2), torch.nn.ConvTranspose2d(4, 2, 2), torch.nn.Linear(3, 3)) ;; torch.nn.utils.convert_conv2d_weight_memory_format(m, torch.channels_last) ;; [m[0].weight.stride(), m[1].weight.stride(), m[2].weight.stride()]
+m = torch.nn.Conv3d(2, 3, 2) ;; torch.nn.utils.convert_conv3d_weight_memory_format(m, torch.channels_last_3d) ;; m.weight.stride()
+x = torch.arange(24.).reshape(2, 3, 2, 2) ;; x.resize_(2, 3, 2, 2, memory_format=torch.channels_last).stride()
+x = torch.arange(24.).reshape(2, 3, 2, 2) ;; x.resize_(2, 3, 2, 2, memory_format=torch.channels_last)
+x = torch.arange(6.) ;; x.resize_(2, 3)
+x = torch.arange(6.) ;; x.resize_(2, 3, memory_format=torch.channels_last)
+x = torch.arange(24.).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channels_last) ;; x.resize_(2, 3, 2, 2)
+x = torch.arange(24.).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channels_last) ;; x.resize_(2, 3, 2, 2, memory_format=torch.contiguous_format)
+""")
+
+
+@pytest.mark.parametrize("setup,expr", CASES, ids=[e[:60] for _, e in CASES])
+def test_surface_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr)
+
+
+def test_dlpack_shares_memory():
+    t = tapegrad.zeros(3)
+    a = np.from_dlpack(t)
+    a[1] = 5
+    assert t.tolist() == [0.0, 5.0, 0.0]
+
+
+def test_deprecated_init_aliases_warn():
+    with pytest.warns(FutureWarning, match="nn.init.dirac_"):
+        tapegrad.nn.init.dirac(tapegrad.empty(2, 2, 3))
