@@ -21,9 +21,6 @@ torch.backends.cuda.matmul.allow_tf32
 torch.backends.cuda.flash_sdp_enabled()
 torch.backends.opt_einsum.is_available()
 torch.backends.cpu.get_cpu_capability()
-torch.backends.cudnn.benchmark = True ;; torch.backends.cudnn.benchmark
-torch.backends.cudnn.deterministic = True ;; torch.backends.cudnn.deterministic
-torch.backends.cuda.matmul.allow_tf32 = True ;; torch.backends.cuda.matmul.allow_tf32
 torch.backends.cudnn.allow_tf32
 torch.cuda.is_available()
 torch.cuda.device_count()
@@ -104,6 +101,18 @@ def test_cuda_errors_start_with_torchs_words():
     for call in (tapegrad.cuda.synchronize, tapegrad.cuda.current_device, lambda: tapegrad.cuda.get_device_name(0)):
         with pytest.raises(AssertionError, match="^Torch not compiled with CUDA enabled"):
             call()
+
+
+def test_backend_switches_keep_what_is_set():
+    # (not against torch here: setting torch's own global flags would leak into other tests, and torch's test
+    #  helpers may have frozen them with disable_global_flags)
+    b = tapegrad.backends
+    for mod, name, value in ((b.cudnn, "benchmark", True), (b.cudnn, "deterministic", True),
+                             (b.cuda.matmul, "allow_tf32", True), (b.opt_einsum, "strategy", "greedy")):
+        old = getattr(mod, name)
+        setattr(mod, name, value)
+        assert getattr(mod, name) == value
+        setattr(mod, name, old)
 
 
 def test_backend_flags_context_restores():
