@@ -46,9 +46,8 @@ def test_as_strided_values_and_grads_as_torch(case):
             g = lambda t: tapegrad.as_strided_copy(t, (2, 2), (1, 2), 1)  # noqa: E731
         else:
             g = f
-        out = m.func.vmap(g, in_dims=in_dim)(x)
-        if in_dim:      # (samples interleaved in memory: a sample's view reads its neighbours' elements, whose
-            return out  # gradients torch leaves out of the sample's; tapegrad's reach them: see the report)
+        out = m.func.vmap(g, in_dims=in_dim)(x)     # (in_dims=1: the samples interleave in memory; a sample's
+        #                                               view reads its neighbours' elements, not their gradients)
         ww = m.tensor(np.cos(np.arange(out[0].numel()))).reshape(out.shape[1:])
         grads = m.func.vmap(m.func.grad(lambda t: (g(t) * ww).sum()), in_dims=in_dim)(x)
         return out, grads

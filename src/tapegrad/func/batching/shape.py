@@ -241,7 +241,8 @@ def _as_strided(level, cls, args, kwargs, phys):
     from ...ops.shape.strided import _check_geometry, _storage_offset_of
     if not only_first_batched(phys):
         return NotImplemented
-    x, size, stride, off = args
+    x, size, stride, off = args[:4]
+    batch = args[4] if len(args) > 4 else 0      # (the batch dims of the vmaps inside this one)
     a = x._array
     _check_geometry(a, size, stride, off)        # (the errors in the sample's terms)
     want = _reach(size, stride, off)
@@ -254,8 +255,8 @@ def _as_strided(level, cls, args, kwargs, phys):
                            "This is not supported inside of vmap, please try to rewrite the `as_strided` call as a "
                            "sequence of PyTorch view operations")
     p = phys[0]
-    geometry = ((p.shape[0],) + tuple(size), (_batch_stride(p),) + tuple(stride), off)
-    out = cls.apply(p, *geometry)
+    geometry = ((p.shape[0],) + tuple(size), (_batch_stride(p),) + tuple(stride), off, batch + 1)
+    out = cls.apply(p, *geometry)         # (batch + 1: the gradient per sample, see AsStrided)
     if cls.__name__ == "AsStridedCopy":
         return out
     return mark_view(out, p, lambda t: cls.apply(t, *geometry))
@@ -272,5 +273,14 @@ def _slice_inverse(level, cls, args, kwargs, phys):
     return mark_view(out, px, lambda t: as_strided(t, *geometry))
 
 
+def _laid_out(level, cls, args, kwargs, phys):
+    """``as_strided``'s tangent laid out as the physical input is (an input not batched here: a block per
+    sample)."""
+    t, x = args[:2]
+    batch = args[2] if len(args) > 2 else 0
+    return cls.apply(materialize(level, t, phys[0]), materialize(level, x, phys[1]), batch + 1)
+
+
 register_names({"tapegrad.ops.shape.strided": "AsStrided AsStridedCopy"}, _as_strided)
+register_names({"tapegrad.ops.shape.strided": "_LaidOut"}, _laid_out)
 register_names({"tapegrad.ops.shape.strided": "SliceInverse"}, _slice_inverse)

