@@ -106,3 +106,126 @@ def test_as_strided_interleaved_jvp_and_hessian():
         h = m.func.vmap(m.func.hessian(lambda x: f(x).sum()), in_dims=1)(m.tensor(X))
         return jv, h
     _both(run)
+
+
+# --- in place under vmap(grad): an op whose own input is saved -------------------------------------------------
+def _inplace_cases():
+    def saved_self(a):
+        b = a * 1
+        b.mul_(a)
+        return b.sum()
+
+    def chain(a):
+        b = a.sin()
+        b.div_(a)
+        b.add_(a * a)
+        return (b * b).sum()
+
+    def clone_pow(a):
+        b = a.clone()
+        b.pow_(2)
+        b.mul_(a)
+        return b.sum()
+
+    def addcmul_tanh(a):
+        b = a * 1
+        b.addcmul_(a, a)
+        b.tanh_()
+        return b.sum()
+
+    def copy_then_mul(a):
+        b = a * 1
+        b.copy_(a * a)
+        b.mul_(a)
+        return b.sum()
+
+    def through_views(a):
+        b = a * 1
+        b.t().mul_(a.t())
+        b.diagonal().mul_(a.diagonal())
+        return (b ** 3).sum()
+
+    def expand_then_inplace(a):
+        b = a[:1].expand(3, 4) * 1
+        b.mul_(a[0])
+        return (b * a[0]).sum()
+
+    def unfold_then_inplace(a):
+        b = a * 1
+        b.unfold(1, 2, 2).mul_(a[:, ::2, None])     # (windows apart: writing overlapping ones is undefined)
+        return (b * a).sum()
+
+    def strided_view(a):
+        b = a.reshape(-1) * 1
+        b.as_strided((2, 2), (1, 2)).mul_(a[:2, :2])
+        return (b ** 2).sum()
+
+    def other_batched(a, y):            # (y mapped, not differentiated)
+        b = y * 1
+        b.mul_(a)
+        return b.sum()
+
+    def both(a, y):
+        b = a * 1
+        b.mul_(y)
+        b.mul_(a)
+        return (b * y).sum()
+    return {f.__name__: f for f in (saved_self, chain, clone_pow, addcmul_tanh, copy_then_mul, through_views,
+                                     expand_then_inplace, unfold_then_inplace, strided_view, other_batched, both)}
+
+
+INPLACE = _inplace_cases()
+XS = RNG.standard_normal((2, 3, 4))
+
+
+@pytest.mark.parametrize("case", list(INPLACE))
+def test_inplace_on_saved_input_under_vmap_grad(case):
+    f = INPLACE[case]
+
+    def run(m):
+        args = (m.tensor(XS),) if f.__code__.co_argcount == 1 else (m.tensor(XS), m.tensor(XS[::-1].copy()))
+        g = m.func.vmap(m.func.grad(f))(*args)
+        gv = m.func.vmap(m.func.grad_and_value(f, argnums=tuple(range(len(args)))))(*args)
+        return g, gv
+    _both(run)
+
+
+def test_inplace_under_nested_vmap_grad_and_vmap_jvp():
+    def f(a):
+        b = a * 1
+        b.mul_(a)
+        b[1:] *= b[:-1].exp()
+        return (b * a).sum()
+
+    def run(m):
+        x = m.tensor(XS)
+        nested = m.func.vmap(m.func.vmap(m.func.grad(f)))(x)
+        tangent = m.func.vmap(lambda a, t: m.func.jvp(f, (a,), (t,)))(x[0], x[1])
+        hess = m.func.vmap(m.func.hessian(lambda a: f(a.reshape(3, 4))))(x.reshape(2, 12))
+        return nested, tangent, hess
+    _both(run)
+
+
+@pytest.mark.parametrize("case", ["result_saved", "input_saved_elsewhere", "overlapping_views"])
+def test_genuine_version_errors_under_vmap_grad_are_torch_errors(case):
+    def f(m):
+        def result_saved(a):          # exp saved its result, which mul_ then changes
+            b = a.exp()
+            b.mul_(2)
+            return b.sum()
+
+        def input_saved_elsewhere(a):   # c = b * a saved b
+            b = a * 1
+            c = b * a
+            b.mul_(2)
+            return c.sum()
+
+        def overlapping_views(a):
+            b = a * 1
+            b[1:].mul_(b[:3])
+            return (b ** 2).sum()
+        return {"result_saved": result_saved, "input_saved_elsewhere": input_saved_elsewhere,
+                "overlapping_views": overlapping_views}[case]
+    got = _err(lambda: tapegrad.func.vmap(tapegrad.func.grad(f(tapegrad)))(tapegrad.tensor(XS[0])))
+    want = _err(lambda: torch.func.vmap(torch.func.grad(f(torch)))(torch.tensor(XS[0])))
+    assert want is not None and got == want

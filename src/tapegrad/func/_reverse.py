@@ -188,8 +188,11 @@ class _Run:
         with enable_grad(), _At(self.bottom):
             diff = [(o, c) for o, c in zip(outs, cotangents) if o.requires_grad]
             if diff:
-                gs = _grad([o for o, _ in diff], self.leaves, [c for _, c in diff], retain_graph=retain or graph,
-                           create_graph=graph, allow_unused=True)
+                try:
+                    gs = _grad([o for o, _ in diff], self.leaves, [c for _, c in diff], retain_graph=retain or graph,
+                               create_graph=graph, allow_unused=True)
+                except RuntimeError as e:
+                    raise _in_sample_terms(e, len(self.levels)) from None
             else:
                 gs = [None] * len(self.leaves)
             gs = [g if g is not None else _zeros(s) for g, s in zip(gs, self.leaves)]
@@ -218,6 +221,18 @@ class _Run:
                         t = _up(Tensor._make(p._array), self.levels)
             out.append(t)
         return tree_unflatten(out, spec)
+
+
+def _in_sample_terms(e, nb):
+    """An in-place (version) error met differentiating the physical tensors, naming the tensor by one sample's
+    shape as torch's does (its batch dims dropped)."""
+    import re
+    msg = str(e)
+    m = re.search(r"\[(tapegrad\.\w+Tensor) \[([\d, ]*)\]\]", msg)
+    if not nb or m is None or not msg.startswith("one of the variables needed for gradient computation"):
+        return e
+    dims = [d for d in m.group(2).split(", ") if d][nb:]
+    return RuntimeError(msg[:m.start()] + f"[{m.group(1)} [{', '.join(dims)}]]" + msg[m.end():])
 
 
 def _zeros(like):

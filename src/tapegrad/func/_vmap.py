@@ -83,6 +83,7 @@ class BatchedLevel(Interpreter):
         super().enter()
         from ..ops import _util
         self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
+        self._prev_records, _util._vmap_records = _util._vmap_records, _write_recorded
         self._prev_hook = _random._vmap_hook
         if self.randomness == "different":
             _random._vmap_hook = self._draw
@@ -91,6 +92,7 @@ class BatchedLevel(Interpreter):
     def exit(self):
         from ..ops import _util
         _util._vmap_write = self._prev_write
+        _util._vmap_records = self._prev_records
         _random._vmap_hook = self._prev_hook
         super().exit()
 
@@ -343,6 +345,24 @@ def _write_batched(x, out):
     return _write_down(x, out, levels)
 
 
+def _write_recorded(x, args):
+    """``ops._util.apply_inplace``'s question: whether writing an in-place result into the batched ``x`` is a
+    recorded copy (``x``'s physical tensor, or an argument's, requires grad: under ``vmap(grad)``)."""
+    from ..autograd.grad_mode import _state
+    levels = [i for i in _state.interpreters if isinstance(i, BatchedLevel)][::-1]     # innermost first
+
+    def bottom(t):
+        for lv in levels:
+            p = lv.physical(t)
+            if p is not None:
+                t = p
+        return t
+    px = bottom(x)
+    if px is x:
+        return False
+    return px.requires_grad or any(isinstance(a, Tensor) and bottom(a).requires_grad for a in args)
+
+
 def _write_down(x, out, levels):
     from ..ops._util import _write
     from ._reverse import _At
@@ -359,7 +379,11 @@ def _write_down(x, out, levels):
             if px.requires_grad or po.requires_grad:     # (differentiated under vmap: an in-place copy, recorded;
                 #                                              a view made by a rule is marked as one: see shape.py)
                 with _At(levels[-1].level - 1):
-                    px.copy_(po)
+                    if po.requires_grad and po.shape == px.shape and po.dtype == px.dtype:
+                        from ..ops._util import apply_inplace     # (the op's own node becomes px's history, as
+                        apply_inplace(px, lambda old, v: v, po)   #  an eager in-place op's: torch's names)
+                    else:
+                        px.copy_(po)
             else:
                 _write(px, po, None)
         return True
