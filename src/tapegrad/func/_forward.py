@@ -177,6 +177,9 @@ def _jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux
                            f"{p_spec} and tangents with structure {t_spec}")
     _tensors_only(flat_p, _JVP, "primals")
     _tensors_only(flat_t, _JVP, "tangents")
+    batch = _top_vmaps()
+    if batch:
+        return _lowered_jvp(func, primals, flat_p, flat_t, p_spec, argnums, strict, has_aux, batch)
     level = _fw.DualLevel()
     with level:
         duals = tree_unflatten([_fw._dual(level, p, t) for p, t in zip(flat_p, flat_t)], p_spec)
@@ -207,6 +210,92 @@ def _jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux
                     raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
             aux = tree_unflatten(flat_aux, a_spec)
     res = (tree_unflatten(prim, o_spec), tree_unflatten(tans, o_spec))
+    return (*res, aux) if has_aux else res
+
+
+# --- jvp under vmap: the dual level goes below the vmaps ---------------------------------------------------------------
+def _top_vmaps():
+    """The vmap levels at the top of this thread's transform stack (innermost first)."""
+    from ..autograd.grad_mode import _state
+    out, i = [], _state.top
+    while i >= 0 and getattr(_state.interpreters[i], "batching", False):
+        out.append(_state.interpreters[i])
+        i -= 1
+    return out
+
+
+class _Below:
+    """``level`` entered, then moved below the vmap levels ``batch`` at the top of the stack (to where the
+    outermost of them is), and moved back to the top to be exited: ``vmap(jvp(f))`` computed as
+    ``jvp(vmap(f))`` with batched tangents (the same numbers: the samples are independent)."""
+
+    def __init__(self, level, batch):
+        self.level, self.pos = level, batch[-1].level
+
+    def _place(self, pos):
+        from ..autograd.grad_mode import _state
+        stack = [i for i in _state.interpreters if i is not self.level]
+        stack.insert(pos, self.level)
+        _state.interpreters = tuple(stack)
+        for k, i in enumerate(stack):
+            i.level = k
+
+    def __enter__(self):
+        self.level.enter()
+        self._place(self.pos)
+        return self.level
+
+    def __exit__(self, *exc):
+        from ..autograd.grad_mode import _state
+        self._place(len(_state.interpreters) - 1)
+        self.level.exit()
+        return False
+
+
+def _lowered_jvp(func, primals, flat_p, flat_t, p_spec, argnums, strict, has_aux, batch):
+    """``jvp`` called under vmap (the transforms nearest to the call being vmap levels ``batch``): the dual level
+    sits below the vmaps and sees the batched (physical) tensors. The primals and tangents are taken to their
+    physical tensors (each level's batch dim; one not batched at a level is expanded along it), made duals there
+    and wrapped back up; ``f`` runs batched; the outputs' physical tangents are wrapped up. Everything ``f`` does
+    is then batched *before* it is differentiated forward: a per-sample index (run sample by sample), a reverse
+    transform inside (``vmap(jacfwd(jacrev(f)))``: the backward on the batched arrays, seen by the dual level)."""
+    from ._reverse import _At, _down, _up
+    for p, t in zip(flat_p, flat_t):
+        if tuple(t.shape) != tuple(p.shape):
+            raise RuntimeError(_fw._size_error(p.shape, t.shape))
+    level = _fw.DualLevel()
+    with _Below(level, batch):
+        bottom = level.level
+        with _At(bottom):
+            phys = [_fw._dual(level, _down(p, batch), _down(t, batch)) for p, t in zip(flat_p, flat_t)]
+        with _At(bottom - 1 if bottom else -1):
+            duals = tree_unflatten([_up(p, batch) for p in phys], p_spec)
+        if argnums is not None:
+            duals = _replace_args(primals, duals, argnums)
+        out = func(*duals)
+        aux = None
+        if has_aux:
+            if not (isinstance(out, tuple) and len(out) == 2):
+                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
+            out, aux = out
+        flat_out, o_spec = tree_flatten(out)
+        _outputs_only_tensors(flat_out, _JVP)
+        tans = []
+        for o in flat_out:
+            with _At(bottom):
+                t = level.tangent(_down(o, batch))
+            if t is None:
+                if strict:
+                    raise RuntimeError("jvp(f, primals, tangents, strict=True): The output of f is independent of the "
+                                       "inputs. This is not allowed with strict=True.")
+                tans.append(_zeros_like(o))
+            else:
+                tans.append(_up(t, batch))
+        if has_aux:
+            for a in tree_flatten(aux)[0]:
+                if not isinstance(a, Tensor):
+                    raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
+    res = (tree_unflatten(flat_out, o_spec), tree_unflatten(tans, o_spec))
     return (*res, aux) if has_aux else res
 
 

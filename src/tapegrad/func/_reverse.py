@@ -203,8 +203,24 @@ class _Run:
         if not graph:
             for t in ts:
                 _fw._drop_graph(t)
+        elif self.bottom >= 0:
+            self.unrecord(ts)
         with _At(self.bottom):
             return [_up(t, self.levels) for t in ts]
+
+    def unrecord(self, ts):
+        """Results recorded only so that a transform below (a dual level) saw the backward, whose graph reaches
+        nothing but the stand-ins, lose it in place, and so do their tangents whose graph reaches nothing else (as
+        torch's: ``jacfwd(jacrev(f))(x)`` does not require grad)."""
+        own = {id(s) for s in self.leaves}
+        levels = _fw._thread_levels()
+        for t in ts:
+            if t.requires_grad and not _reaches_outside([t], own):
+                t.grad_fn, t._rg = None, False
+            for lv in levels:
+                tl = lv.tangent(t)
+                if tl is not None and tl.requires_grad and not _reaches_outside([tl], own):
+                    tl.grad_fn, tl._rg = None, False
 
     def finish(self, tree, graph):
         """The value (or aux) as ``f`` returned it; without a graph (new tensors over the same arrays) unless one is
@@ -263,6 +279,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
         graph = run.needs_graph([phys])
         gs = run.lift(run.grads([phys], [_ones(phys)], graph, retain=False), graph)
         g = tree_unflatten(gs, run.d_spec)
+        if graph and run.bottom >= 0:        # (the backward is done: the value and aux need no graph of their own)
+            with enable_grad(), _At(run.bottom):
+                run.unrecord([_down(t, run.levels) for t in tree_flatten((out, run.aux))[0] if isinstance(t, Tensor)])
         value = run.finish(out, graph)
         if has_aux:
             return g, (value, run.finish(run.aux, graph))

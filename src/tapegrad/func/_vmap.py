@@ -386,6 +386,10 @@ def _write_down(x, out, levels):
                         px.copy_(po)
             else:
                 _write(px, po, None)
+                from ..ops import _util
+                if _util._inplace_tangents is not None:      # (a dual level below the vmaps: vmap(jvp(f)))
+                    with _At(levels[-1].level - 1):
+                        _util._inplace_tangents.written(px, po)
         return True
     return False
 
