@@ -229,3 +229,98 @@ def test_genuine_version_errors_under_vmap_grad_are_torch_errors(case):
     got = _err(lambda: tapegrad.func.vmap(tapegrad.func.grad(f(tapegrad)))(tapegrad.tensor(XS[0])))
     want = _err(lambda: torch.func.vmap(torch.func.grad(f(torch)))(torch.tensor(XS[0])))
     assert want is not None and got == want
+
+
+# --- vmap of forward-over-reverse ----------------------------------------------------------------------------------
+def _fns(m):
+    w = m.tensor(np.linspace(-1, 1, 12).reshape(4, 3))
+    return {
+        "poly": lambda x: (x ** 3).sum() + (x[0] * x[1:]).sum(),
+        "mlp": lambda x: ((x @ w).tanh() ** 2).sum() + x.sin().prod(),
+        "softmax": lambda x: (x.softmax(0) * x.exp()).sum(),
+        "norm": lambda x: m.linalg.vector_norm(x) * x.logsumexp(0),
+    }
+
+
+A34, B34, W4 = RNG.standard_normal((3, 4)), RNG.standard_normal((3, 4)), RNG.standard_normal(4)
+
+
+@pytest.mark.parametrize("fn", ["poly", "mlp", "softmax", "norm"])
+def test_vmap_of_forward_over_reverse(fn):
+    def run(m):
+        F, f = m.func, _fns(m)[fn]
+        x = m.tensor(A34)
+        fr = F.vmap(F.jacfwd(F.jacrev(f)))(x)
+        h = F.vmap(F.hessian(f))(x)
+        assert not fr.requires_grad and not h.requires_grad
+        hvp = F.vmap(lambda a, v: F.jvp(F.grad(f), (a,), (v,)))(x, x.cos())
+        return fr, h, hvp
+    _both(run, rtol=1e-9)
+
+
+def test_vmap_of_forward_over_reverse_forms():
+    """argnums, has_aux, an unbatched argument, out_dims, nested vmap, a closed-over parameter."""
+    def run(m):
+        F = m.func
+        x, y = m.tensor(A34), m.tensor(B34)
+        f2 = lambda a, b: (a.sin() * b.exp()).sum() + (a * a * b).sum()  # noqa: E731
+        aux = lambda a: ((a ** 3).sum(), a.cos())  # noqa: E731
+        return (F.vmap(F.jacfwd(F.jacrev(f2, argnums=1), argnums=0))(x, y),
+                F.vmap(F.jacfwd(F.jacrev(f2, argnums=(0, 1)), argnums=(0, 1)))(x, y),
+                F.vmap(F.jacfwd(F.jacrev(aux, has_aux=True), has_aux=True))(x),
+                F.vmap(F.jacfwd(F.jacrev(f2)), in_dims=(0, None))(x, y[0]),
+                F.vmap(F.jacfwd(F.jacrev(f2)), in_dims=(None, 0), out_dims=1)(x[0], y),
+                F.vmap(F.vmap(F.jacfwd(F.jacrev(lambda a: (a ** 4).sum()))))(x.reshape(3, 2, 2)),
+                F.vmap(F.jacfwd(F.jacrev(lambda a: (a * y[1]).tanh().sum())))(x))
+    _both(run, rtol=1e-9)
+
+
+def test_grad_through_vmap_of_forward_over_reverse():
+    """An outer grad differentiates through it: the graph is kept where something outside needs it."""
+    def run(m):
+        F = m.func
+        x, w = m.tensor(A34), m.tensor(W4)
+        return F.grad(lambda w: F.vmap(F.jacfwd(F.jacrev(lambda a: ((a * w).sin()).sum())))(x).sum())(w)
+    _both(run, rtol=1e-9)
+
+
+# --- a per-sample index under vmap(jvp) ------------------------------------------------------------------------
+def _indexed(m, name):
+    F = m.nn.functional
+    return {
+        "getitem": lambda a, i: a[i] ** 2,
+        "getitem_2d": lambda a, i: a.reshape(2, 3)[i % 2, i % 3].exp(),
+        "gather": lambda a, i: m.gather(a.sin(), 0, i),
+        "index_select": lambda a, i: a.index_select(0, i) * a.sum(),
+        "take_along_dim": lambda a, i: m.take_along_dim(a.cos(), i),
+        "embedding": lambda a, i: F.embedding(i % 3, a.reshape(3, 2)).tanh(),
+        "cross_entropy": lambda a, i: F.cross_entropy(a.reshape(2, 3), i[:2] % 3),
+        "nll_loss": lambda a, i: F.nll_loss(a.reshape(2, 3).log_softmax(1), i[:2] % 3),
+        "index_add": lambda a, i: a.index_add(0, i, a[:4] * 2),
+        "scatter_add": lambda a, i: a.scatter_add(0, i, a[:4].exp()),
+        "setitem": lambda a, i: _setitem(a, i),
+    }[name]
+
+
+def _setitem(a, i):
+    b = a * 1
+    b[i] = a[:4] ** 2
+    return b
+
+
+@pytest.mark.parametrize("name", ["getitem", "getitem_2d", "gather", "index_select", "take_along_dim", "embedding",
+                                  "cross_entropy", "nll_loss", "index_add", "scatter_add", "setitem"])
+def test_per_sample_index_under_vmap_jvp(name):
+    xs, ts = RNG.standard_normal((3, 6)), RNG.standard_normal((3, 6))
+    ix = np.array([[0, 5, 2, 2], [1, 1, 3, 4], [5, 4, 0, 3]])
+
+    def run(m):
+        F, f = m.func, _indexed(m, name)
+        x, t, i = m.tensor(xs), m.tensor(ts), m.tensor(ix)
+        inside = F.vmap(lambda a, v, k: F.jvp(lambda b: f(b, k), (a,), (v,)))(x, t, i)
+        if m is torch and name == "setitem":     # (torch's vmap(jacfwd) fails there: its per-sample loop)
+            jac = m.stack([F.jacfwd(f)(x[k], i[k]) for k in range(3)])
+        else:
+            jac = F.vmap(F.jacfwd(f))(x, i)
+        return inside, jac
+    _both(run)
