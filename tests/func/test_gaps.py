@@ -324,3 +324,73 @@ def test_per_sample_index_under_vmap_jvp(name):
             jac = F.vmap(F.jacfwd(f))(x, i)
         return inside, jac
     _both(run)
+
+
+# --- jacrev's chunk_size: the rows by a vmap over basis cotangents -------------------------------------------------
+def test_jacrev_chunk_sizes_as_torch():
+    w = RNG.standard_normal((5, 5))
+
+    def run(m):
+        F, W = m.func, m.tensor(w)
+        f = lambda x: ((x @ W).tanh(), x.sin().sum() * x[:3])  # noqa: E731
+        x = m.tensor(np.append(A34[0], 0.5))
+        out = [F.jacrev(f, chunk_size=c)(x) for c in (None, 1, 2, 3, 100)]
+        out += [F.vmap(F.jacrev(f, chunk_size=c))(m.stack([x, x.cos()])) for c in (None, 1, 4)]
+        out.append(F.jacrev(lambda a, b: (a * b).exp(), argnums=(0, 1), chunk_size=2)(x, x.flip(0)))
+        out.append(F.jacrev(lambda a: (a.exp(), a.sum()), has_aux=True, chunk_size=3)(x))
+        out.append(F.jacfwd(F.jacrev(lambda a: (a ** 3).sum() * a, chunk_size=2))(x))
+        out.append(F.jacrev(F.jacrev(lambda a: (a ** 3).prod(), chunk_size=2), chunk_size=3)(x))
+        return out
+    _both(run)
+
+
+def test_jacrev_rows_batched_without_a_per_sample_loop():
+    """All rows at once (chunk_size=None, torch's default) is one backward batched by vmap: no op of an MLP's
+    backward falls back to running sample by sample (no warning)."""
+    x, w1, w2 = tapegrad.tensor(A34), tapegrad.tensor(RNG.standard_normal((4, 8))), \
+        tapegrad.tensor(RNG.standard_normal((8, 3)))
+    F = tapegrad.nn.functional
+    f = lambda a: F.log_softmax(F.gelu(F.layer_norm(a @ w1, (8,))) @ w2, -1)  # noqa: E731
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tapegrad.func.jacrev(f)(x)
+    _same(got, tapegrad.func.jacrev(f, chunk_size=1)(x))
+
+
+
+def _grad_ops():
+    from ops.op_db import OPS
+    return [pytest.param(s, id=s.name) for s in OPS if s.grad]
+
+
+@pytest.mark.parametrize("spec", _grad_ops())
+def test_jacrev_all_rows_at_once_is_the_row_loop(spec):
+    """Every differentiable op of the op table: the Jacobian by one vmapped backward (chunk_size=None) equals the
+    one by a backward per row (chunk_size=1), so that no backward formula reads a batched cotangent's data."""
+    sample = spec.samples(np.random.default_rng(0))[0]
+    pos = [i for i, a in enumerate(sample.args) if isinstance(a, np.ndarray) and a.dtype.kind == "f"]
+    if not pos:
+        pytest.skip("no floating tensor argument")
+    i0 = pos[0]
+    rest = [tapegrad.tensor(a) if isinstance(a, np.ndarray) else a for a in sample.args]
+
+    def f(x):
+        args = list(rest)
+        args[i0] = x
+        res = spec.fn(tapegrad, *args, **sample.kwargs)
+        flat = list(res) if isinstance(res, (tuple, list)) else [res]
+        return tuple(o for o in flat if isinstance(o, tapegrad.Tensor) and o.dtype.is_floating_point)
+    x = tapegrad.tensor(sample.args[i0])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tapegrad.manual_seed(0)
+        try:
+            want = tapegrad.func.jacrev(f, chunk_size=1)(x)
+        except Exception as e:  # noqa: BLE001 - no floating output, an integer-valued op...
+            pytest.skip(f"no Jacobian eagerly: {type(e).__name__}")
+        tapegrad.manual_seed(0)
+        got = tapegrad.func.jacrev(f)(x)
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=max(spec.rtol, 1e-7) * 10,
+                                   atol=max(spec.atol, 1e-9) * 10, equal_nan=True)

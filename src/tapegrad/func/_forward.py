@@ -225,12 +225,13 @@ def _top_vmaps():
 
 
 class _Below:
-    """``level`` entered, then moved below the vmap levels ``batch`` at the top of the stack (to where the
-    outermost of them is), and moved back to the top to be exited: ``vmap(jvp(f))`` computed as
-    ``jvp(vmap(f))`` with batched tangents (the same numbers: the samples are independent)."""
+    """``level`` entered, then moved down to stack index ``pos`` (below the transforms from there up), and moved
+    back to the top to be exited. ``jvp`` under vmap puts its dual level below the vmaps at the top of the stack:
+    ``vmap(jvp(f))`` computed as ``jvp(vmap(f))`` with batched tangents (the same numbers: the samples are
+    independent); ``jacrev`` puts the vmap over its basis vectors below the vmaps it was called under."""
 
-    def __init__(self, level, batch):
-        self.level, self.pos = level, batch[-1].level
+    def __init__(self, level, pos):
+        self.level, self.pos = level, pos
 
     def _place(self, pos):
         from ..autograd.grad_mode import _state
@@ -241,14 +242,19 @@ class _Below:
             i.level = k
 
     def __enter__(self):
+        from ..autograd.grad_mode import _state
+        prev, _state.top = _state.top, len(_state.interpreters) - 1     # (entered at the top, then moved)
         self.level.enter()
         self._place(self.pos)
+        _state.top = prev if prev < self.pos else prev + 1
         return self.level
 
     def __exit__(self, *exc):
         from ..autograd.grad_mode import _state
+        prev, _state.top = _state.top, len(_state.interpreters) - 1
         self._place(len(_state.interpreters) - 1)
         self.level.exit()
+        _state.top = prev if prev < self.pos else prev - 1
         return False
 
 
@@ -264,7 +270,7 @@ def _lowered_jvp(func, primals, flat_p, flat_t, p_spec, argnums, strict, has_aux
         if tuple(t.shape) != tuple(p.shape):
             raise RuntimeError(_fw._size_error(p.shape, t.shape))
     level = _fw.DualLevel()
-    with _Below(level, batch):
+    with _Below(level, batch[-1].level):
         bottom = level.level
         with _At(bottom):
             phys = [_fw._dual(level, _down(p, batch), _down(t, batch)) for p, t in zip(flat_p, flat_t)]

@@ -366,6 +366,50 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
 
 
 # --- jacrev ---------------------------------------------------------------------------------------------------------
+def _batchable(p):
+    """Whether the backward of ``p``'s graph can be batched by vmap: every node a built-in op whose backward is
+    written in tapegrad ops (not a user's ``Function``, whose backward may read its arrays, nor a
+    ``once_differentiable`` one, which does)."""
+    from ..autograd.function import Primitive
+    seen, stack = set(), [p.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        cls = getattr(n, "_forward_cls", None)
+        if cls is not None and (not issubclass(cls, Primitive) or getattr(cls.backward, "once_differentiable", False)):
+            return False
+        stack.extend(getattr(n, "_next_fns", ()) or ())
+    return True
+
+
+def _chunk_rows(run, p, start, k, nb):
+    """Rows ``start .. start + k`` of the Jacobian of the physical output ``p`` (``nb`` batch dims), as torch's
+    ``jacrev`` computes them: the vjp of the recorded graph mapped by a vmap over ``k`` basis cotangents — one
+    batched backward. The vmap level is entered just above the graph's level (below the vmaps ``jacrev`` was
+    called under), so that it batches the backward's ops on the physical tensors. Per differentiated input, a
+    tensor of shape ``batch + (k,) + input shape``."""
+    from ._forward import _Below
+    shape = tuple(p.shape)
+    basis = np.zeros((k, int(np.prod(shape[nb:], dtype=np.int64))), p._array.dtype)
+    basis[np.arange(k), start + np.arange(k)] = 1
+    basis = basis.reshape((k,) + (1,) * nb + shape[nb:])
+    level = BatchedLevel(k)
+    with _Below(level, run.bottom + 1):
+        with enable_grad(), _At(level.level):
+            cot = level.wrap(Tensor._make(np.broadcast_to(basis, (k,) + shape)))
+            gs = _grad([p], run.leaves, [cot], retain_graph=True, create_graph=True, allow_unused=True)
+        out = []
+        with enable_grad(), _At(level.level - 1):
+            for g, s in zip(gs, run.leaves):
+                q = level.physical(g) if g is not None else None
+                if q is None:
+                    q = (_zeros(s) if g is None else g).expand((k,) + tuple(s.shape))
+                out.append(q.movedim(0, nb))
+    return out
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
     """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode: one backward per output
     element over a graph recorded once. ``jac[i][j]`` has shape ``output_i.shape + input_j.shape``.
@@ -385,24 +429,31 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         _error_if_complex("jacrev", flat_o, False)
         phys = run.physical(flat_o)
         graph = run.needs_graph(phys)
-        from ..ops.shape import stack
+        from ..ops.shape import cat, stack
         nb = len(run.levels)
         jac = []
         with enable_grad(), _At(run.bottom):
             for o, p in zip(flat_o, phys):
                 n = o.nelement()
                 rows = [[] for _ in run.leaves]
-                if n:
-                    flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
-                    for j in range(n):
-                        gs = run.grads([flat[(slice(None),) * nb + (j,)]], [_ones(flat[(slice(None),) * nb + (j,)])],
-                                       graph, retain=True)
-                        for r, g in zip(rows, gs):
-                            r.append(g)
+                flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
+                step = max(n, 1) if chunk_size is None else chunk_size
+                for start in range(0, n, step):
+                    gs = None
+                    if step > 1 and n > 1 and p.requires_grad and _batchable(p):
+                        gs = _chunk_rows(run, p, start, min(step, n - start), nb)
+                    if gs is None:          # (a row at a time: one backward each)
+                        gs = []
+                        for j in range(start, min(start + step, n)):
+                            row = flat[(slice(None),) * nb + (j,)]
+                            gs.append([g.unsqueeze(nb) for g in run.grads([row], [_ones(row)], graph, retain=True)])
+                        gs = [g[0] if len(gs) == 1 else cat(list(g), nb) for g in zip(*gs)]
+                    for r, g in zip(rows, gs):
+                        r.append(g)
                 ins = []
                 for r, s in zip(rows, run.leaves):
                     batch, shape = tuple(s.shape[:nb]), tuple(s.shape[nb:])
-                    m = stack(r, nb) if r else _zeros(s).reshape(batch + (0,) + shape)
+                    m = (r[0] if len(r) == 1 else cat(r, nb)) if r else _zeros(s).reshape(batch + (0,) + shape)
                     ins.append(m.reshape(batch + tuple(o.shape) + shape))
                 jac.append(ins)
         res = []

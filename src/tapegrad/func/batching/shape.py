@@ -239,8 +239,8 @@ def _as_strided(level, cls, args, kwargs, phys):
     offset moves by the batch dim's stride), so the batch dim is prepended with that stride. The region asked for
     must lie within the sample's own memory (torch's error otherwise: it would read other samples)."""
     from ...ops.shape.strided import _check_geometry, _storage_offset_of
-    if not only_first_batched(phys):
-        return NotImplemented
+    if not only_first_batched(phys) or cls.__module__ != "tapegrad.ops.shape.strided":   # (not _util's AsStrided,
+        return NotImplemented                                                               #  a regenerated view)
     x, size, stride, off = args[:4]
     batch = args[4] if len(args) > 4 else 0      # (the batch dims of the vmaps inside this one)
     a = x._array

@@ -290,11 +290,10 @@ class Logcumsumexp(Primitive):
             return (w * grad.unsqueeze(d) * Tensor._make(upper)).sum(d + 1), None
         # torch's stable form: the positive and negative parts of grad summed in log space, backwards along d; the
         # parts' empty places hold the lowest finite float (not -inf, whose differences would be NaN)
-        g = grad._array
-        lowest = float(np.finfo(g.dtype).min)
+        lowest = float(np.finfo(grad._array.dtype).min)
         log_abs = grad.abs().log()
-        log_pos = log_abs.where(Tensor._make(g > 0), lowest)
-        log_neg = log_abs.where(Tensor._make(g < 0), lowest)
+        log_pos = log_abs.where(grad > 0, lowest)     # (comparisons as ops: a batched grad's every sample)
+        log_neg = log_abs.where(grad < 0, lowest)
 
         def rev_lcse(t):
             return logcumsumexp(t.flip(d), d).flip(d)
