@@ -213,7 +213,7 @@ def _jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux
     return (*res, aux) if has_aux else res
 
 
-# --- jvp under vmap: the dual level goes below the vmaps ---------------------------------------------------------------
+# --- jvp under vmap: the dual level goes below the vmaps --------------------------------------------------------------
 def _top_vmaps():
     """The vmap levels at the top of this thread's transform stack (innermost first)."""
     from ..autograd.grad_mode import _state

@@ -429,7 +429,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         _error_if_complex("jacrev", flat_o, False)
         phys = run.physical(flat_o)
         graph = run.needs_graph(phys)
-        from ..ops.shape import cat, stack
+        from ..ops.shape import cat
         nb = len(run.levels)
         jac = []
         with enable_grad(), _At(run.bottom):
