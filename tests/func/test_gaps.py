@@ -394,3 +394,57 @@ def test_jacrev_all_rows_at_once_is_the_row_loop(spec):
     for g, w in zip(got, want):
         np.testing.assert_allclose(g.numpy(), w.numpy(), rtol=max(spec.rtol, 1e-7) * 10,
                                    atol=max(spec.atol, 1e-9) * 10, equal_nan=True)
+
+
+# --- other compositions under vmap ------------------------------------------------------------------------------
+def test_vmap_of_linearize_is_the_per_sample_loop():
+    """torch's vmap refuses linearize (no batching rule for _make_dual); tapegrad records it on the batched arrays
+    (it once gave zeros): the per-sample loop of torch.func.linearize is the reference."""
+    f = lambda m: (lambda a: ((a.sin() * a.cumsum(0)).exp(), a.norm()))  # noqa: E731
+    x, t = RNG.standard_normal((4, 6)), RNG.standard_normal((4, 6))
+    F = tapegrad.func
+    got = F.vmap(lambda a, v: F.linearize(f(tapegrad), a)[1](v))(tapegrad.tensor(x), tapegrad.tensor(t))
+    val = F.vmap(lambda a: F.linearize(f(tapegrad), a)[0])(tapegrad.tensor(x))
+    want = [torch.func.linearize(f(torch), torch.tensor(x[i])) for i in range(4)]
+    for k in range(2):
+        np.testing.assert_allclose(got[k].numpy(), np.stack([w[1](torch.tensor(t[i]))[k].numpy()
+                                                              for i, w in enumerate(want)]), rtol=1e-10)
+        np.testing.assert_allclose(val[k].numpy(), np.stack([w[0][k].numpy() for w in want]), rtol=1e-12)
+        assert not got[k].requires_grad
+
+
+def test_compositions_with_vmap():
+    x, t, y = RNG.standard_normal((4, 6)), RNG.standard_normal((4, 6)), RNG.standard_normal((6, 4))
+
+    def run(m):
+        F = m.func
+        X, T, Y = m.tensor(x), m.tensor(t), m.tensor(y)
+        f = lambda a: (a.sin() * a.cumsum(0)).exp()  # noqa: E731
+        s = lambda a: (a.sin() * a.cumsum(0)).sum()  # noqa: E731
+        return (F.vmap(lambda a, v: F.vjp(f, a)[1](v))(X, T),
+                F.jacrev(F.vmap(f))(X), F.jacfwd(F.vmap(f))(X),
+                F.vmap(F.grad(lambda a: (a.unfold(0, 2, 1) ** 2).sum()), in_dims=1)(Y),
+                F.vmap(lambda a, v: F.jvp(lambda b: b.unfold(0, 2, 1).exp(), (a,), (v,)), in_dims=1)(Y, Y.cos()),
+                F.vmap(F.hessian(lambda a, b: (a * b.exp()).sum() * a.sum(), argnums=1))(X, T),
+                F.vmap(F.jacfwd(lambda a: (a.sin(), a.sum()), has_aux=True))(X),
+                F.grad(lambda w: F.vmap(lambda a: F.jvp(lambda b: (b * w).sin(), (a,), (a.cos(),))[1])(X).sum())(T[0]),
+                F.vmap(lambda a, v: F.jvp(lambda b: F.jvp(f, (b,), (v,))[1], (a,), (v,)))(X, T),
+                F.vmap(F.vmap(lambda a, v: F.jvp(f, (a,), (v,))[1], in_dims=(0, None)), in_dims=(None, 0))(X, T),
+                F.vmap(F.grad(lambda a: F.jvp(s, (a,), (a.cos(),))[1]))(X),
+                F.vmap(F.jacrev(lambda a: F.jvp(f, (a,), (a.cos(),))[1]))(X),
+                F.vmap(lambda a, v: F.jvp(lambda b: F.vjp(f, b)[1](v)[0], (a,), (v,)))(X, T))
+    _both(run, rtol=1e-9)
+
+
+def test_vmap_jvp_randomness():
+    x, t = tapegrad.tensor(RNG.standard_normal((4, 6))), tapegrad.tensor(RNG.standard_normal((4, 6)))
+    F = tapegrad.func
+
+    def g(randomness):
+        return F.vmap(lambda a, v: F.jvp(lambda b: b * tapegrad.rand(6), (a,), (v,))[1], randomness=randomness)(x, t)
+    same, different = (g("same") / t).numpy(), (g("different") / t).numpy()
+    assert np.allclose(same, same[0]) and not np.allclose(different, different[0])
+    got = _err(lambda: g("error"))
+    want = _err(lambda: torch.func.vmap(lambda a, v: torch.func.jvp(lambda b: b * torch.rand(6), (a,), (v,))[1])(
+        torch.tensor(x.numpy()), torch.tensor(t.numpy())))
+    assert want is not None and got == want

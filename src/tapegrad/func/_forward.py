@@ -443,6 +443,8 @@ def linearize(func, *primals):
     tensor([1., 1.])
     """
     flat_p, p_spec = tree_flatten(primals)
+    if _top_vmaps():
+        return _lowered_linearize(func, primals, flat_p, p_spec)
     with enable_grad():
         leaves = []
         for p in flat_p:
@@ -459,20 +461,8 @@ def linearize(func, *primals):
         gs = _grad(diff, leaves, us, create_graph=True, allow_unused=True) if diff else [None] * len(leaves)
     recorded = any(p.requires_grad for p in flat_p)
     result = out if recorded else tree_unflatten([o.detach() if isinstance(o, Tensor) else o for o in flat_o], o_spec)
-    shapes = [tuple(p.shape) for p in flat_p]
-    dtypes = [p.dtype for p in flat_p]
-
     def jvp_fn(*tangents):
-        flat_t, t_spec = tree_flatten(tangents)
-        if t_spec != p_spec:
-            raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
-        for idx, t in enumerate(flat_t):
-            if tuple(t.shape) != shapes[idx]:
-                raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the shape "
-                                   f"{flat_p[idx].shape} of the corresponding primal.")
-            if t.dtype != dtypes[idx]:
-                raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
-                                   f"{dtypes[idx]} of the corresponding primal.")
+        flat_t = _linearize_tangents(tangents, flat_p, p_spec)
         pairs = [(g, t) for g, t in zip(gs, flat_t) if g is not None and g.requires_grad]
         graph = is_grad_enabled() and any(t.requires_grad for t in flat_t)
         with enable_grad():      # (with a transform active, a recorded walk: the transform sees its ops)
@@ -490,3 +480,46 @@ def linearize(func, *primals):
             res.append(t if t is not None else _zeros_like(o))
         return tree_unflatten(res, o_spec)
     return result, jvp_fn
+
+
+def _linearize_tangents(tangents, flat_p, p_spec):
+    """``jvp_fn``'s tangents flattened, with torch's checks against the primals."""
+    flat_t, t_spec = tree_flatten(tangents)
+    if t_spec != p_spec:
+        raise RuntimeError(f"Expected the tangents {t_spec} to have the same argspec as the primals {p_spec}")
+    for idx, (t, p) in enumerate(zip(flat_t, flat_p)):
+        if tuple(t.shape) != tuple(p.shape):
+            raise RuntimeError(f"tangent:{idx} with shape {t.shape} in flattened pytree doesn't match the shape "
+                               f"{p.shape} of the corresponding primal.")
+        if t.dtype != p.dtype:
+            raise RuntimeError(f"tangent:{idx} with dtype {t.dtype} in flattened pytree doesn't match the dtype "
+                               f"{p.dtype} of the corresponding primal.")
+    return flat_t
+
+
+def _lowered_linearize(func, primals, flat_p, p_spec):
+    """``linearize`` under vmap: recorded on the batched (physical) tensors, as the reverse transforms are
+    (``_reverse._Run``), and each ``jvp_fn`` call one backward there (the samples never mix)."""
+    from ._reverse import _At, _down, _Run, _up
+    run = _Run(func, primals, None, "linearize", False, "linearize")
+    flat_o, o_spec = tree_flatten(run.out)
+    phys = run.physical(flat_o)
+    with enable_grad(), _At(run.bottom):
+        diff = [(k, o) for k, o in enumerate(phys) if isinstance(o, Tensor) and o.requires_grad]
+        us = [Tensor._make(np.zeros(o._array.shape, o._array.dtype), True) for _, o in diff]
+        gs = _grad([o for _, o in diff], run.leaves, us, create_graph=True, allow_unused=True) if diff else \
+            [None] * len(run.leaves)
+    outside = run.needs_graph(phys)
+    value = run.finish(run.out, outside)
+
+    def jvp_fn(*tangents):
+        flat_t = _linearize_tangents(tangents, flat_p, p_spec)
+        with enable_grad(), _At(run.bottom):
+            pairs = [(g, _down(t, run.levels)) for g, t in zip(gs, flat_t) if g is not None and g.requires_grad]
+            graph = outside or is_grad_enabled() and any(t.requires_grad for _, t in pairs)
+            ts = _grad([g for g, _ in pairs], us, [t for _, t in pairs], retain_graph=True, create_graph=graph,
+                       allow_unused=True) if pairs and us else [None] * len(us)
+            by_out = {k: t for (k, _), t in zip(diff, ts) if t is not None}
+            res = [_up(by_out[k], run.levels) if k in by_out else _zeros_like(o) for k, o in enumerate(flat_o)]
+        return tree_unflatten(res, o_spec)
+    return value, jvp_fn
