@@ -124,9 +124,9 @@ class _Run:
         self.levels = _batch_levels()
         self.bottom = _bottom(self.levels)
         if not self.levels and _below_vmap():
-            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward-mode transform (jvp, "
-                               f"jacfwd) inside vmap is not supported; use jacrev/vjp there instead of jacfwd/jvp, "
-                               f"or vmap inside it")
+            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward AD level "
+                               f"(forward_ad.dual_level) inside vmap is not supported; use func.jvp/jacfwd there "
+                               f"instead (they put their level below the vmap), or vmap inside it")
         with enable_grad():
             diff = _slice_argnums(args, argnums, as_tuple=False) if argnums is not None else args
             flat_d, self.d_spec = tree_flatten(diff)

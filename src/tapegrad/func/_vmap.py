@@ -233,9 +233,10 @@ def per_sample(fn, args, kwargs, watch, target=None):
     (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
     batched tensors among the arguments sliced (``select`` of their physical tensors, so gradients flow), the
     results stacked and wrapped. NotImplemented when the top transform is no vmap or none of ``watch`` is
-    batched at it (the call then goes on as usual). Under a forward transform inside a vmap (``vmap(jvp(f))``)
-    the samples cannot be run apart without losing the tangents: a batched ``watch`` that differs between the
-    samples is an error there (equal in every sample, sample 0's array is right for all)."""
+    batched at it (the call then goes on as usual). ``func.jvp`` under vmap puts its dual level below the vmap,
+    so the samples run apart keep their tangents; under a public ``forward_ad.dual_level`` entered inside a vmap
+    they could not, and a batched ``watch`` that differs between the samples is an error there (equal in every
+    sample, sample 0's array is right for all)."""
     from ..autograd.grad_mode import _state
     from ..ops.shape import stack
     from ._reverse import _At
@@ -246,8 +247,8 @@ def per_sample(fn, args, kwargs, watch, target=None):
             if top >= 0 else None
         if below is not None and not all(_same_in_every_sample(t) for t in watch if isinstance(t, Tensor)):
             raise RuntimeError(f"vmap: {getattr(fn, '__name__', 'this function')} with a batched index (or mask, "
-                               "or target) inside a forward transform (jvp, jacfwd) inside vmap is not supported: "
-                               "call the forward transform outside vmap, or vmap inside it")
+                               "or target) inside a forward AD level (forward_ad.dual_level) inside vmap is not "
+                               "supported: use func.jvp there, or vmap inside the level")
         return NotImplemented
     if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
         return NotImplemented
