@@ -8,6 +8,10 @@ batches them with ``vmap``: the same numbers; ``randomness`` keeps torch's meani
 once, recording the graph, and answers each tangent with one backward of the recorded vjp (the vjp is linear in
 its cotangent; its backward with respect to the cotangent is ``J t``): the forward pass is not repeated.
 
+Under vmap (the transforms nearest to the call being vmap levels) ``jvp``'s dual level goes *below* the vmaps and
+sees the batched arrays: ``vmap(jvp(f))`` is computed as ``jvp(vmap(f))`` with batched tangents, so a reverse
+transform inside (``vmap(jacfwd(jacrev(f)))``) and an op run sample by sample (a per-sample index) work there.
+
 Inputs and outputs are pytrees (tuples, lists, dicts, namedtuples of Tensors), as torch's.
 """
 

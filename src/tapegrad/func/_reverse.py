@@ -411,8 +411,10 @@ def _chunk_rows(run, p, start, k, nb):
 
 
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode: one backward per output
-    element over a graph recorded once. ``jac[i][j]`` has shape ``output_i.shape + input_j.shape``.
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode, over a graph recorded
+    once: its rows ``chunk_size`` at a time (None: all at once) by one backward batched by vmap over that many basis
+    cotangents, as torch's (``chunk_size=1``: a backward per row). ``jac[i][j]`` has shape
+    ``output_i.shape + input_j.shape``.
 
     >>> jacrev(lambda x: x ** 2)(tapegrad.tensor([1., 2.]))
     tensor([[2., 0.],
