@@ -468,3 +468,22 @@ def test_public_dual_level_inside_vmap_still_refuses_what_it_cannot_batch():
         _quiet(lambda: tapegrad.func.vmap(index)(x, i))
     with pytest.raises(RuntimeError, match=r"reverse-mode transform called inside a forward AD level"):
         tapegrad.func.vmap(reverse)(x)
+
+
+def test_tangent_rules_under_a_public_dual_level_inside_vmap_are_per_sample():
+    """A natural tangent rule that sees logical tensors (a forward_ad level inside vmap) computes with ops, not
+    with sample 0's arrays: logcumsumexp's stabilising max, sinc's zero mask."""
+    import tapegrad.autograd.forward_ad as fwAD
+    x = np.array([[0.1, -0.3, 0.2, 0.5], [800.0, 790.0, 805.0, 801.0], [0.0, 1.0, 0.0, -2.0]])
+    t = RNG.standard_normal((3, 4))
+
+    def f(a, v):
+        with fwAD.dual_level():
+            d = fwAD.make_dual(a, v)
+            return (fwAD.unpack_dual(tapegrad.logcumsumexp(d, 0)).tangent,
+                    fwAD.unpack_dual(tapegrad.sinc(d)).tangent)
+    got = _quiet(lambda: tapegrad.func.vmap(f)(tapegrad.tensor(x), tapegrad.tensor(t)))
+    want = [f(tapegrad.tensor(x[i]), tapegrad.tensor(t[i])) for i in range(3)]
+    for k in range(2):
+        np.testing.assert_allclose(got[k].numpy(), np.stack([w[k].numpy() for w in want]), rtol=1e-12)
+    assert np.isfinite(got[0].numpy()).all()

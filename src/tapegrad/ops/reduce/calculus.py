@@ -257,11 +257,11 @@ class Logcumsumexp(Primitive):
         x, d = ctx.inputs
         if t is None or d is None or x._array.size == 0:
             return t
-        xa = x._array
-        m = xa.real.max(axis=d, keepdims=True) if xa.dtype.kind == "c" else xa.max(axis=d, keepdims=True)
-        w = (x - Tensor._make(np.where(np.isfinite(m), m, 0).astype(xa.dtype))).exp()
+        m = (x.real if x.is_complex() else x).detach().amax(d, keepdim=True)    # (ops, not arrays: under a
+        m = m.where(m.isfinite(), 0.0).to(x.dtype)                              #  vmap, each sample's own)
+        w = (x - m).exp()
         den = w.cumsum(d)
-        small = Tensor._make(np.abs(den._array) < 1e-13)
+        small = den.abs() < 1e-13
         return (w * t).cumsum(d).where(small.logical_not(), 0.0) / den
 
     @staticmethod
