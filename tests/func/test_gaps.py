@@ -487,3 +487,16 @@ def test_tangent_rules_under_a_public_dual_level_inside_vmap_are_per_sample():
     for k in range(2):
         np.testing.assert_allclose(got[k].numpy(), np.stack([w[k].numpy() for w in want]), rtol=1e-12)
     assert np.isfinite(got[0].numpy()).all()
+
+
+@pytest.mark.parametrize("chunk", [None, 1, 2])
+def test_jacrev_results_are_writable_new_tensors(chunk):
+    """Rows of an input the output does not use, or of an output that uses no input: zeros in memory of their own
+    (written in place without error), as torch's."""
+    F = tapegrad.func
+    x = tapegrad.tensor(A34[0])
+    ja, jb = F.jacrev(lambda a, b: a * 2, argnums=(0, 1), chunk_size=chunk)(x, x)
+    jc = F.jacrev(lambda a: tapegrad.ones(4), chunk_size=chunk)(x)
+    for j in (ja, jb, jc):
+        j.add_(1)
+    assert jb.eq(1).all() and jc.eq(1).all()

@@ -404,8 +404,10 @@ def _chunk_rows(run, p, start, k, nb):
         with enable_grad(), _At(level.level - 1):
             for g, s in zip(gs, run.leaves):
                 q = level.physical(g) if g is not None else None
-                if q is None:
-                    q = (_zeros(s) if g is None else g).expand((k,) + tuple(s.shape))
+                if g is None:
+                    q = Tensor._make(np.zeros((k,) + s._array.shape, s._array.dtype))
+                elif q is None:       # (not batched by the cotangents: every row the same; new memory)
+                    q = g.expand((k,) + tuple(s.shape)).contiguous()
                 out.append(q.movedim(0, nb))
     return out
 
@@ -440,11 +442,15 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
                 rows = [[] for _ in run.leaves]
                 flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
                 step = max(n, 1) if chunk_size is None else chunk_size
+                batched = step > 1 and n > 1 and p.requires_grad and _batchable(p)
                 for start in range(0, n, step):
-                    gs = None
-                    if step > 1 and n > 1 and p.requires_grad and _batchable(p):
-                        gs = _chunk_rows(run, p, start, min(step, n - start), nb)
-                    if gs is None:          # (a row at a time: one backward each)
+                    k = min(step, n - start)
+                    if batched:
+                        gs = _chunk_rows(run, p, start, k, nb)
+                    elif not p.requires_grad:     # (the output does not depend on the inputs)
+                        gs = [Tensor._make(np.zeros(s._array.shape[:nb] + (k,) + s._array.shape[nb:], s._array.dtype))
+                              for s in run.leaves]
+                    else:                   # (a row at a time: one backward each)
                         gs = []
                         for j in range(start, min(start + step, n)):
                             row = flat[(slice(None),) * nb + (j,)]
