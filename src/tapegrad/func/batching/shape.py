@@ -281,6 +281,25 @@ def _laid_out(level, cls, args, kwargs, phys):
     return cls.apply(materialize(level, t, phys[0]), materialize(level, x, phys[1]), batch + 1)
 
 
+def _storage_map(level, cls, args, kwargs, phys):
+    """``as_strided``'s gradient (and its adjoint) for a batched gradient: each sample scatters into and gathers
+    from a storage of its own (the positions moved by ``sample * size``)."""
+    if not only_first_batched(phys):
+        return NotImplemented
+    g, src, dst, size, src_w, dst_w = args
+    p = phys[0]
+    n = p.shape[0]
+    shift = np.arange(n, dtype=np.int64) * size
+
+    def moved(pos):
+        return pos[None] + shift.reshape((n,) + (1,) * pos.ndim)
+
+    def weights(w):
+        return None if w is None else np.broadcast_to(w, (n,) + np.shape(w))
+    return cls.apply(p, moved(src), moved(dst), n * size, weights(src_w), weights(dst_w))
+
+
 register_names({"tapegrad.ops.shape.strided": "AsStrided AsStridedCopy"}, _as_strided)
+register_names({"tapegrad.ops.shape.strided": "_StorageMap"}, _storage_map)
 register_names({"tapegrad.ops.shape.strided": "_LaidOut"}, _laid_out)
 register_names({"tapegrad.ops.shape.strided": "SliceInverse"}, _slice_inverse)
