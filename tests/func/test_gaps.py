@@ -515,3 +515,19 @@ def test_as_strided_jacobians_under_vmap_batch_without_a_loop():
         warnings.simplefilter("error")
         got = run(tapegrad)
     _same(got, _quiet(lambda: run(torch)))
+
+
+def test_jacrev_rows_quiet_about_its_own_fallbacks():
+    """A backward op without a batching rule runs sample by sample inside jacrev's batched rows: the right numbers,
+    no warning (jacrev's own business), and a vmap of the caller's still warns for that op."""
+    from tapegrad.func import _vmap
+    x, i = tapegrad.tensor(A34[0]), tapegrad.tensor([0, 2, 2, 3])
+    _vmap._warned.discard("tapegrad.ops.index.gathers.Scatter")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = tapegrad.func.jacrev(lambda a: tapegrad.gather(a, 0, i).sin())(x)
+    _same(got, torch.func.jacrev(lambda a: torch.gather(a, 0, torch.tensor([0, 2, 2, 3])).sin())(
+        torch.tensor(A34[0])))
+    with pytest.warns(UserWarning, match="batching rule for tapegrad.ops.index.gathers.Scatter"):
+        tapegrad.func.vmap(lambda g: tapegrad.zeros(4, dtype=tapegrad.float64).scatter(0, i, g))(
+            tapegrad.tensor(A34))

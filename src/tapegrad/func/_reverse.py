@@ -395,11 +395,19 @@ def _chunk_rows(run, p, start, k, nb):
     basis = np.zeros((k, int(np.prod(shape[nb:], dtype=np.int64))), p._array.dtype)
     basis[np.arange(k), start + np.arange(k)] = 1
     basis = basis.reshape((k,) + (1,) * nb + shape[nb:])
+    import warnings
+
+    from . import _vmap
     level = BatchedLevel(k)
-    with _Below(level, run.bottom + 1):
+    warned = set(_vmap._warned)
+    with _Below(level, run.bottom + 1), warnings.catch_warnings():
+        # (a backward op without a batching rule runs row by row, as jacrev did before: jacrev's own business,
+        #  not the caller's vmap, so no warning here, and none kept from giving one to a vmap of the caller's)
+        warnings.filterwarnings("ignore", "There is a performance drop", UserWarning)
         with enable_grad(), _At(level.level):
             cot = level.wrap(Tensor._make(np.broadcast_to(basis, (k,) + shape)))
             gs = _grad([p], run.leaves, [cot], retain_graph=True, create_graph=True, allow_unused=True)
+        _vmap._warned.intersection_update(warned)
         out = []
         with enable_grad(), _At(level.level - 1):
             for g, s in zip(gs, run.leaves):
