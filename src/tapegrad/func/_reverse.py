@@ -124,9 +124,9 @@ class _Run:
         self.levels = _batch_levels()
         self.bottom = _bottom(self.levels)
         if not self.levels and _below_vmap():
-            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward-mode transform (jvp, "
-                               f"jacfwd) inside vmap is not supported; use jacrev/vjp there instead of jacfwd/jvp, "
-                               f"or vmap inside it")
+            raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward AD level "
+                               f"(forward_ad.dual_level) inside vmap is not supported; use func.jvp/jacfwd there "
+                               f"instead (they put their level below the vmap), or vmap inside it")
         with enable_grad():
             diff = _slice_argnums(args, argnums, as_tuple=False) if argnums is not None else args
             flat_d, self.d_spec = tree_flatten(diff)
@@ -188,8 +188,11 @@ class _Run:
         with enable_grad(), _At(self.bottom):
             diff = [(o, c) for o, c in zip(outs, cotangents) if o.requires_grad]
             if diff:
-                gs = _grad([o for o, _ in diff], self.leaves, [c for _, c in diff], retain_graph=retain or graph,
-                           create_graph=graph, allow_unused=True)
+                try:
+                    gs = _grad([o for o, _ in diff], self.leaves, [c for _, c in diff], retain_graph=retain or graph,
+                               create_graph=graph, allow_unused=True)
+                except RuntimeError as e:
+                    raise _in_sample_terms(e, len(self.levels)) from None
             else:
                 gs = [None] * len(self.leaves)
             gs = [g if g is not None else _zeros(s) for g, s in zip(gs, self.leaves)]
@@ -200,8 +203,24 @@ class _Run:
         if not graph:
             for t in ts:
                 _fw._drop_graph(t)
+        elif self.bottom >= 0:
+            self.unrecord(ts)
         with _At(self.bottom):
             return [_up(t, self.levels) for t in ts]
+
+    def unrecord(self, ts):
+        """Results recorded only so that a transform below (a dual level) saw the backward, whose graph reaches
+        nothing but the stand-ins, lose it in place, and so do their tangents whose graph reaches nothing else (as
+        torch's: ``jacfwd(jacrev(f))(x)`` does not require grad)."""
+        own = {id(s) for s in self.leaves}
+        levels = _fw._thread_levels()
+        for t in ts:
+            if t.requires_grad and not _reaches_outside([t], own):
+                t.grad_fn, t._rg = None, False
+            for lv in levels:
+                tl = lv.tangent(t)
+                if tl is not None and tl.requires_grad and not _reaches_outside([tl], own):
+                    tl.grad_fn, tl._rg = None, False
 
     def finish(self, tree, graph):
         """The value (or aux) as ``f`` returned it; without a graph (new tensors over the same arrays) unless one is
@@ -218,6 +237,18 @@ class _Run:
                         t = _up(Tensor._make(p._array), self.levels)
             out.append(t)
         return tree_unflatten(out, spec)
+
+
+def _in_sample_terms(e, nb):
+    """An in-place (version) error met differentiating the physical tensors, naming the tensor by one sample's
+    shape as torch's does (its batch dims dropped)."""
+    import re
+    msg = str(e)
+    m = re.search(r"\[(tapegrad\.\w+Tensor) \[([\d, ]*)\]\]", msg)
+    if not nb or m is None or not msg.startswith("one of the variables needed for gradient computation"):
+        return e
+    dims = [d for d in m.group(2).split(", ") if d][nb:]
+    return RuntimeError(msg[:m.start()] + f"[{m.group(1)} [{', '.join(dims)}]]" + msg[m.end():])
 
 
 def _zeros(like):
@@ -248,6 +279,9 @@ def grad_and_value(func, argnums=0, has_aux=False):
         graph = run.needs_graph([phys])
         gs = run.lift(run.grads([phys], [_ones(phys)], graph, retain=False), graph)
         g = tree_unflatten(gs, run.d_spec)
+        if graph and run.bottom >= 0:        # (the backward is done: the value and aux need no graph of their own)
+            with enable_grad(), _At(run.bottom):
+                run.unrecord([_down(t, run.levels) for t in tree_flatten((out, run.aux))[0] if isinstance(t, Tensor)])
         value = run.finish(out, graph)
         if has_aux:
             return g, (value, run.finish(run.aux, graph))
@@ -332,9 +366,65 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
 
 
 # --- jacrev ---------------------------------------------------------------------------------------------------------
+def _batchable(p):
+    """Whether the backward of ``p``'s graph can be batched by vmap: every node a built-in op whose backward is
+    written in tapegrad ops (not a user's ``Function``, whose backward may read its arrays, nor a
+    ``once_differentiable`` one, which does)."""
+    from ..autograd.function import Primitive
+    seen, stack = set(), [p.grad_fn]
+    while stack:
+        n = stack.pop()
+        if n is None or id(n) in seen:
+            continue
+        seen.add(id(n))
+        cls = getattr(n, "_forward_cls", None)
+        if cls is not None and (not issubclass(cls, Primitive) or getattr(cls.backward, "once_differentiable", False)):
+            return False
+        stack.extend(getattr(n, "_next_fns", ()) or ())
+    return True
+
+
+def _chunk_rows(run, p, start, k, nb):
+    """Rows ``start .. start + k`` of the Jacobian of the physical output ``p`` (``nb`` batch dims), as torch's
+    ``jacrev`` computes them: the vjp of the recorded graph mapped by a vmap over ``k`` basis cotangents — one
+    batched backward. The vmap level is entered just above the graph's level (below the vmaps ``jacrev`` was
+    called under), so that it batches the backward's ops on the physical tensors. Per differentiated input, a
+    tensor of shape ``batch + (k,) + input shape``."""
+    from ._forward import _Below
+    shape = tuple(p.shape)
+    basis = np.zeros((k, int(np.prod(shape[nb:], dtype=np.int64))), p._array.dtype)
+    basis[np.arange(k), start + np.arange(k)] = 1
+    basis = basis.reshape((k,) + (1,) * nb + shape[nb:])
+    import warnings
+
+    from . import _vmap
+    level = BatchedLevel(k)
+    warned = set(_vmap._warned)
+    with _Below(level, run.bottom + 1), warnings.catch_warnings():
+        # (a backward op without a batching rule runs row by row, as jacrev did before: jacrev's own business,
+        #  not the caller's vmap, so no warning here, and none kept from giving one to a vmap of the caller's)
+        warnings.filterwarnings("ignore", "There is a performance drop", UserWarning)
+        with enable_grad(), _At(level.level):
+            cot = level.wrap(Tensor._make(np.broadcast_to(basis, (k,) + shape)))
+            gs = _grad([p], run.leaves, [cot], retain_graph=True, create_graph=True, allow_unused=True)
+        _vmap._warned.intersection_update(warned)
+        out = []
+        with enable_grad(), _At(level.level - 1):
+            for g, s in zip(gs, run.leaves):
+                q = level.physical(g) if g is not None else None
+                if g is None:
+                    q = Tensor._make(np.zeros((k,) + s._array.shape, s._array.dtype))
+                elif q is None:       # (not batched by the cotangents: every row the same; new memory)
+                    q = g.expand((k,) + tuple(s.shape)).contiguous()
+                out.append(q.movedim(0, nb))
+    return out
+
+
 def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
-    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode: one backward per output
-    element over a graph recorded once. ``jac[i][j]`` has shape ``output_i.shape + input_j.shape``.
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by reverse mode, over a graph recorded
+    once: its rows ``chunk_size`` at a time (None: all at once) by one backward batched by vmap over that many basis
+    cotangents, as torch's (``chunk_size=1``: a backward per row). ``jac[i][j]`` has shape
+    ``output_i.shape + input_j.shape``.
 
     >>> jacrev(lambda x: x ** 2)(tapegrad.tensor([1., 2.]))
     tensor([[2., 0.],
@@ -351,24 +441,35 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         _error_if_complex("jacrev", flat_o, False)
         phys = run.physical(flat_o)
         graph = run.needs_graph(phys)
-        from ..ops.shape import stack
+        from ..ops.shape import cat
         nb = len(run.levels)
         jac = []
         with enable_grad(), _At(run.bottom):
             for o, p in zip(flat_o, phys):
                 n = o.nelement()
                 rows = [[] for _ in run.leaves]
-                if n:
-                    flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
-                    for j in range(n):
-                        gs = run.grads([flat[(slice(None),) * nb + (j,)]], [_ones(flat[(slice(None),) * nb + (j,)])],
-                                       graph, retain=True)
-                        for r, g in zip(rows, gs):
-                            r.append(g)
+                flat = p.reshape(tuple(p.shape[:nb]) + (-1,))
+                step = max(n, 1) if chunk_size is None else chunk_size
+                batched = step > 1 and n > 1 and p.requires_grad and _batchable(p)
+                for start in range(0, n, step):
+                    k = min(step, n - start)
+                    if batched:
+                        gs = _chunk_rows(run, p, start, k, nb)
+                    elif not p.requires_grad:     # (the output does not depend on the inputs)
+                        gs = [Tensor._make(np.zeros(s._array.shape[:nb] + (k,) + s._array.shape[nb:], s._array.dtype))
+                              for s in run.leaves]
+                    else:                   # (a row at a time: one backward each)
+                        gs = []
+                        for j in range(start, min(start + step, n)):
+                            row = flat[(slice(None),) * nb + (j,)]
+                            gs.append([g.unsqueeze(nb) for g in run.grads([row], [_ones(row)], graph, retain=True)])
+                        gs = [g[0] if len(gs) == 1 else cat(list(g), nb) for g in zip(*gs)]
+                    for r, g in zip(rows, gs):
+                        r.append(g)
                 ins = []
                 for r, s in zip(rows, run.leaves):
                     batch, shape = tuple(s.shape[:nb]), tuple(s.shape[nb:])
-                    m = stack(r, nb) if r else _zeros(s).reshape(batch + (0,) + shape)
+                    m = (r[0] if len(r) == 1 else cat(r, nb)) if r else _zeros(s).reshape(batch + (0,) + shape)
                     ins.append(m.reshape(batch + tuple(o.shape) + shape))
                 jac.append(ins)
         res = []

@@ -83,6 +83,7 @@ class BatchedLevel(Interpreter):
         super().enter()
         from ..ops import _util
         self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
+        self._prev_records, _util._vmap_records = _util._vmap_records, _write_recorded
         self._prev_hook = _random._vmap_hook
         if self.randomness == "different":
             _random._vmap_hook = self._draw
@@ -91,6 +92,7 @@ class BatchedLevel(Interpreter):
     def exit(self):
         from ..ops import _util
         _util._vmap_write = self._prev_write
+        _util._vmap_records = self._prev_records
         _random._vmap_hook = self._prev_hook
         super().exit()
 
@@ -231,9 +233,10 @@ def per_sample(fn, args, kwargs, watch, target=None):
     (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
     batched tensors among the arguments sliced (``select`` of their physical tensors, so gradients flow), the
     results stacked and wrapped. NotImplemented when the top transform is no vmap or none of ``watch`` is
-    batched at it (the call then goes on as usual). Under a forward transform inside a vmap (``vmap(jvp(f))``)
-    the samples cannot be run apart without losing the tangents: a batched ``watch`` that differs between the
-    samples is an error there (equal in every sample, sample 0's array is right for all)."""
+    batched at it (the call then goes on as usual). ``func.jvp`` under vmap puts its dual level below the vmap,
+    so the samples run apart keep their tangents; under a public ``forward_ad.dual_level`` entered inside a vmap
+    they could not, and a batched ``watch`` that differs between the samples is an error there (equal in every
+    sample, sample 0's array is right for all)."""
     from ..autograd.grad_mode import _state
     from ..ops.shape import stack
     from ._reverse import _At
@@ -244,8 +247,8 @@ def per_sample(fn, args, kwargs, watch, target=None):
             if top >= 0 else None
         if below is not None and not all(_same_in_every_sample(t) for t in watch if isinstance(t, Tensor)):
             raise RuntimeError(f"vmap: {getattr(fn, '__name__', 'this function')} with a batched index (or mask, "
-                               "or target) inside a forward transform (jvp, jacfwd) inside vmap is not supported: "
-                               "call the forward transform outside vmap, or vmap inside it")
+                               "or target) inside a forward AD level (forward_ad.dual_level) inside vmap is not "
+                               "supported: use func.jvp there, or vmap inside the level")
         return NotImplemented
     if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
         return NotImplemented
@@ -343,6 +346,24 @@ def _write_batched(x, out):
     return _write_down(x, out, levels)
 
 
+def _write_recorded(x, args):
+    """``ops._util.apply_inplace``'s question: whether writing an in-place result into the batched ``x`` is a
+    recorded copy (``x``'s physical tensor, or an argument's, requires grad: under ``vmap(grad)``)."""
+    from ..autograd.grad_mode import _state
+    levels = [i for i in _state.interpreters if isinstance(i, BatchedLevel)][::-1]     # innermost first
+
+    def bottom(t):
+        for lv in levels:
+            p = lv.physical(t)
+            if p is not None:
+                t = p
+        return t
+    px = bottom(x)
+    if px is x:
+        return False
+    return px.requires_grad or any(isinstance(a, Tensor) and bottom(a).requires_grad for a in args)
+
+
 def _write_down(x, out, levels):
     from ..ops._util import _write
     from ._reverse import _At
@@ -359,9 +380,17 @@ def _write_down(x, out, levels):
             if px.requires_grad or po.requires_grad:     # (differentiated under vmap: an in-place copy, recorded;
                 #                                              a view made by a rule is marked as one: see shape.py)
                 with _At(levels[-1].level - 1):
-                    px.copy_(po)
+                    if po.requires_grad and po.shape == px.shape and po.dtype == px.dtype:
+                        from ..ops._util import apply_inplace     # (the op's own node becomes px's history, as
+                        apply_inplace(px, lambda old, v: v, po)   #  an eager in-place op's: torch's names)
+                    else:
+                        px.copy_(po)
             else:
                 _write(px, po, None)
+                from ..ops import _util
+                if _util._inplace_tangents is not None:      # (a dual level below the vmaps: vmap(jvp(f)))
+                    with _At(levels[-1].level - 1):
+                        _util._inplace_tangents.written(px, po)
         return True
     return False
 

@@ -552,7 +552,12 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
             _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
     elif _active[0]:         # (a transform: what requires grad may be hidden from x and args, e.g. vmap's batch)
-        out = fn(x, *args, **kwargs)
+        if _vmap_records is not None and _vmap_records(x, args):
+            # (under vmap(grad) the write is recorded into x's physical tensor: the op reads a copy, as eager's
+            #  `old` above, so that what it saves of x stays valid after the write)
+            out = fn(x.clone(), *args, **kwargs)
+        else:
+            out = fn(x, *args, **kwargs)
     else:
         prev = _state.enabled
         _state.enabled = False
@@ -578,6 +583,7 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
 
 
 _vmap_write = None    # func.vmap's hook while a vmap is active: writes an in-place result into the physical arrays
+_vmap_records = None  # and its question: is that write recorded (the physical tensors require grad)?
 
 
 def _write(x: Tensor, out: Tensor, fn):

@@ -239,9 +239,10 @@ def _as_strided(level, cls, args, kwargs, phys):
     offset moves by the batch dim's stride), so the batch dim is prepended with that stride. The region asked for
     must lie within the sample's own memory (torch's error otherwise: it would read other samples)."""
     from ...ops.shape.strided import _check_geometry, _storage_offset_of
-    if not only_first_batched(phys):
-        return NotImplemented
-    x, size, stride, off = args
+    if not only_first_batched(phys) or cls.__module__ != "tapegrad.ops.shape.strided":   # (not _util's AsStrided,
+        return NotImplemented                                                               #  a regenerated view)
+    x, size, stride, off = args[:4]
+    batch = args[4] if len(args) > 4 else 0      # (the batch dims of the vmaps inside this one)
     a = x._array
     _check_geometry(a, size, stride, off)        # (the errors in the sample's terms)
     want = _reach(size, stride, off)
@@ -254,8 +255,8 @@ def _as_strided(level, cls, args, kwargs, phys):
                            "This is not supported inside of vmap, please try to rewrite the `as_strided` call as a "
                            "sequence of PyTorch view operations")
     p = phys[0]
-    geometry = ((p.shape[0],) + tuple(size), (_batch_stride(p),) + tuple(stride), off)
-    out = cls.apply(p, *geometry)
+    geometry = ((p.shape[0],) + tuple(size), (_batch_stride(p),) + tuple(stride), off, batch + 1)
+    out = cls.apply(p, *geometry)         # (batch + 1: the gradient per sample, see AsStrided)
     if cls.__name__ == "AsStridedCopy":
         return out
     return mark_view(out, p, lambda t: cls.apply(t, *geometry))
@@ -272,5 +273,33 @@ def _slice_inverse(level, cls, args, kwargs, phys):
     return mark_view(out, px, lambda t: as_strided(t, *geometry))
 
 
+def _laid_out(level, cls, args, kwargs, phys):
+    """``as_strided``'s tangent laid out as the physical input is (an input not batched here: a block per
+    sample)."""
+    t, x = args[:2]
+    batch = args[2] if len(args) > 2 else 0
+    return cls.apply(materialize(level, t, phys[0]), materialize(level, x, phys[1]), batch + 1)
+
+
+def _storage_map(level, cls, args, kwargs, phys):
+    """``as_strided``'s gradient (and its adjoint) for a batched gradient: each sample scatters into and gathers
+    from a storage of its own (the positions moved by ``sample * size``)."""
+    if not only_first_batched(phys):
+        return NotImplemented
+    g, src, dst, size, src_w, dst_w = args
+    p = phys[0]
+    n = p.shape[0]
+    shift = np.arange(n, dtype=np.int64) * size
+
+    def moved(pos):
+        return pos[None] + shift.reshape((n,) + (1,) * pos.ndim)
+
+    def weights(w):
+        return None if w is None else np.broadcast_to(w, (n,) + np.shape(w))
+    return cls.apply(p, moved(src), moved(dst), n * size, weights(src_w), weights(dst_w))
+
+
 register_names({"tapegrad.ops.shape.strided": "AsStrided AsStridedCopy"}, _as_strided)
+register_names({"tapegrad.ops.shape.strided": "_StorageMap"}, _storage_map)
+register_names({"tapegrad.ops.shape.strided": "_LaidOut"}, _laid_out)
 register_names({"tapegrad.ops.shape.strided": "SliceInverse"}, _slice_inverse)

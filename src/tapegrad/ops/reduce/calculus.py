@@ -257,11 +257,11 @@ class Logcumsumexp(Primitive):
         x, d = ctx.inputs
         if t is None or d is None or x._array.size == 0:
             return t
-        xa = x._array
-        m = xa.real.max(axis=d, keepdims=True) if xa.dtype.kind == "c" else xa.max(axis=d, keepdims=True)
-        w = (x - Tensor._make(np.where(np.isfinite(m), m, 0).astype(xa.dtype))).exp()
+        m = (x.real if x.is_complex() else x).detach().amax(d, keepdim=True)    # (ops, not arrays: under a
+        m = m.where(m.isfinite(), 0.0).to(x.dtype)                              #  vmap, each sample's own)
+        w = (x - m).exp()
         den = w.cumsum(d)
-        small = Tensor._make(np.abs(den._array) < 1e-13)
+        small = den.abs() < 1e-13
         return (w * t).cumsum(d).where(small.logical_not(), 0.0) / den
 
     @staticmethod
@@ -290,11 +290,10 @@ class Logcumsumexp(Primitive):
             return (w * grad.unsqueeze(d) * Tensor._make(upper)).sum(d + 1), None
         # torch's stable form: the positive and negative parts of grad summed in log space, backwards along d; the
         # parts' empty places hold the lowest finite float (not -inf, whose differences would be NaN)
-        g = grad._array
-        lowest = float(np.finfo(g.dtype).min)
+        lowest = float(np.finfo(grad._array.dtype).min)
         log_abs = grad.abs().log()
-        log_pos = log_abs.where(Tensor._make(g > 0), lowest)
-        log_neg = log_abs.where(Tensor._make(g < 0), lowest)
+        log_pos = log_abs.where(grad > 0, lowest)     # (comparisons as ops: a batched grad's every sample)
+        log_neg = log_abs.where(grad < 0, lowest)
 
         def rev_lcse(t):
             return logcumsumexp(t.flip(d), d).flip(d)

@@ -134,12 +134,17 @@ class _StorageMap(Primitive):
 
 
 class AsStrided(Primitive):
-    """``as_strided``: the input's storage read with other sizes, strides and offset (a view)."""
+    """``as_strided``: the input's storage read with other sizes, strides and offset (a view).
+
+    ``batch`` (vmap's rule passes it; 0 otherwise) is how many leading dims of the input and of the geometry are
+    vmap's batch dims: each sample reads the storage as if its block began where sample 0's does, and its
+    gradient goes to its own elements only (a sample whose reach covers its neighbours' memory reads their values
+    but does not differentiate them, as torch's vmap)."""
 
     node_name = "AsStridedBackward0"   # (forward AD: the derived rule; the tangent's storage is not the primal's)
 
     @staticmethod
-    def forward(ctx, x, size, stride, offset):
+    def forward(ctx, x, size, stride, offset, batch=0):
         out = _strided_array(x, size, stride, offset)
         if ctx.needs_input_grad[0]:
             root = _storage(x)
@@ -147,6 +152,8 @@ class AsStrided(Primitive):
             out_pos = np.asarray(offset + sum(np.arange(n).reshape([-1 if i == d else 1 for i in range(len(size))])
                                               * st for d, (n, st) in enumerate(zip(size, stride))), np.int64)
             out_pos = np.broadcast_to(out_pos, tuple(size))
+            if batch:
+                in_pos, out_pos = _per_sample(in_pos, out_pos, x, stride, batch)
             n = int(max(in_pos.max(initial=-1), out_pos.max(initial=-1))) + 1
             counts = np.bincount(in_pos.ravel(), minlength=n)[in_pos]
             ctx.geom = out_pos, in_pos, n, None if (counts == 1).all() else 1.0 / counts
@@ -155,7 +162,79 @@ class AsStrided(Primitive):
     @staticmethod
     def backward(ctx, grad):
         out_pos, in_pos, n, w = ctx.geom
-        return _StorageMap.apply(grad, out_pos, in_pos, n, None, w), None, None, None
+        return _StorageMap.apply(grad, out_pos, in_pos, n, None, w), None, None, None, None
+
+    @staticmethod
+    def jvp(ctx, tx, *_):
+        """torch's rule: the tangent laid out in memory as the input is, read with the same geometry (so that a
+        sample of an interleaved batch reads its neighbours' tangents where it reads their values)."""
+        if tx is None:
+            return None
+        x = ctx.inputs[0]
+        return ctx.op.apply(_LaidOut.apply(tx, x), *ctx.inputs[1:], **ctx.kwargs)
+
+
+class _LaidOut(Primitive):
+    """``t``'s values in new memory laid out as ``x`` is in its storage (same strides and offset in a zero storage
+    of the same size; where ``x`` overlaps itself, the mean of ``t``'s values there): what ``as_strided``'s
+    tangent is read from. Over ``batch`` leading vmap dims in which ``x`` does not move (stride 0: a sample
+    broadcast), each sample gets a block of its own."""
+
+    @staticmethod
+    def forward(ctx, t, x, batch=0):
+        root = _storage(x)
+        it = x.itemsize
+        pos = _positions(x, root)
+        strides = [s // it for s in x.strides]
+        size = root.nbytes // it
+        for d in range(batch):
+            if strides[d] == 0 and x.shape[d] > 1:
+                strides[d] = size
+                pos = pos + np.arange(x.shape[d], dtype=np.int64).reshape(
+                    [-1 if i == d else 1 for i in range(x.ndim)]) * size
+                size *= x.shape[d]
+        counts = np.bincount(pos.ravel(), minlength=size)
+        w = counts[pos]
+        w = None if (w == 1).all() else 1.0 / w
+        ctx.geom = pos, size, w
+        v = t if w is None else t * w
+        if t.dtype.kind == "c":
+            store = np.zeros(size, t.dtype)
+            np.add.at(store, pos.ravel(), v.ravel())
+        else:
+            store = np.bincount(pos.ravel(), weights=v.ravel(), minlength=size).astype(t.dtype, copy=False)
+        off = _offset_bytes(x, root) // it
+        return np.lib.stride_tricks.as_strided(store[off:], x.shape, tuple(s * store.itemsize for s in strides))
+
+    @staticmethod
+    def backward(ctx, grad):
+        pos, size, w = ctx.geom
+        if w is None:
+            return grad, None, None
+        return _StorageMap.apply(grad, pos, pos, size, None, w), None, None
+
+    @staticmethod
+    def jvp(ctx, tt, *_):
+        return None if tt is None else _LaidOut.apply(tt, *ctx.inputs[1:])
+
+
+def _per_sample(in_pos, out_pos, x, stride, batch):
+    """The storage positions of an ``as_strided`` over ``batch`` leading batch dims made separate per sample:
+    each sample's positions taken relative to its own block's start (its batch offsets removed), then moved
+    to a range of its own (``sample * extent``), so that the gradient's scatter and gather never mix samples."""
+    it = x.itemsize
+    bshape = x.shape[:batch]
+    in_base = out_base = np.zeros(bshape, np.int64)
+    for d in range(batch):
+        ix = np.arange(bshape[d], dtype=np.int64).reshape([-1 if i == d else 1 for i in range(batch)])
+        in_base = in_base + ix * (x.strides[d] // it)
+        out_base = out_base + ix * stride[d]
+    rel_in = in_pos - in_base.reshape(bshape + (1,) * (in_pos.ndim - batch))
+    rel_out = out_pos - out_base.reshape(bshape + (1,) * (out_pos.ndim - batch))
+    extent = int(max(rel_in.max(initial=-1), rel_out.max(initial=-1))) + 1
+    sample = np.arange(int(np.prod(bshape)), dtype=np.int64).reshape(bshape) * extent
+    return (rel_in + sample.reshape(bshape + (1,) * (in_pos.ndim - batch)),
+            rel_out + sample.reshape(bshape + (1,) * (out_pos.ndim - batch)))
 
 
 class AsStridedCopy(AsStrided):
@@ -164,8 +243,8 @@ class AsStridedCopy(AsStrided):
     node_name = "AsStridedBackward0_copy"
 
     @staticmethod
-    def forward(ctx, x, size, stride, offset):
-        return np.array(AsStrided.forward(ctx, x, size, stride, offset), order="C", copy=True)
+    def forward(ctx, x, size, stride, offset, batch=0):
+        return np.array(AsStrided.forward(ctx, x, size, stride, offset, batch), order="C", copy=True)
 
 
 def _geometry_args(input, size, stride, storage_offset):
