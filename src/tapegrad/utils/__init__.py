@@ -5,7 +5,7 @@ from . import data  # noqa: F401
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "hooks", "tensorboard"):
+    if name in ("checkpoint", "hooks", "tensorboard", "benchmark"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tapegrad.utils' has no attribute {name!r}")
