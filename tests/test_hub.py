@@ -38,7 +38,8 @@ not_callable = 3
 
 
 @pytest.fixture
-def hub_dir(tmp_path):
+def hub_dir(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.hub, "_hub_dir", str(tmp_path / "torch_hub"))    # torch's runs stay in tmp_path too
     before = hub._hub_dir
     hub.set_dir(tmp_path / "hub")
     yield tmp_path / "hub"
