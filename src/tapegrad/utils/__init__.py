@@ -1,11 +1,12 @@
-"""tapegrad.utils: data loading (``tapegrad.utils.data``) and activation checkpointing
-(``tapegrad.utils.checkpoint``, loaded on first use)."""
+"""tapegrad.utils: data loading (``tapegrad.utils.data``); loaded on first use: activation checkpointing
+(``checkpoint``), TensorBoard logs (``tensorboard``), timing (``benchmark``), DLPack exchange (``dlpack``) and
+``hooks``."""
 
 from . import data  # noqa: F401
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "hooks", "tensorboard", "dlpack"):
+    if name in ("checkpoint", "hooks", "tensorboard", "dlpack", "benchmark"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tapegrad.utils' has no attribute {name!r}")
