@@ -255,7 +255,13 @@ def _check_nonempty(x, dims):
 
 
 def _out(res, out, name):
-    return res if out is None else _copy_out(f"fft_{name}", res, out)
+    if out is None:
+        return res
+    named = "fftn" if name in ("fft2", "ifft2", "ifftn") else name.replace("2", "n")    # as torch's messages
+    if res.dtype.is_complex:
+        return _copy_out(f"fft_{name}", res, out, error=f"{named} expects a complex output tensor, but got {{o}}")
+    return _copy_out(f"fft_{name}", res, out, dtype="kind",
+                     error=f"{named} expects a floating point output tensor, but got {{o}}")
 
 
 # --- the complex and real-input transforms -------------------------------------------------------------------

@@ -12,8 +12,7 @@ import numpy as np
 from ... import _dtype
 from ..._npcompat import broadcast_error
 from ...autograd.function import _active
-from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, _scalar_as, apply_inplace, before_write, bind
+from .._util import Primitive, Tensor, _scalar_as, apply_inplace, bind, write_out
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -90,8 +89,13 @@ def _int_zero_check(b, d):
         raise RuntimeError("ZeroDivisionError")
 
 
-def _with_out(fn):
-    """Add torch's ``out=`` keyword: the result is written into ``out`` (resized if its shape differs)."""
+def _with_out(fn=None, *, dtype="cast", error=None):
+    """Add torch's ``out=`` keyword to an elementwise op: ``ops._util.write_out`` (the one ``out=`` mechanism)
+    under the rule ``dtype`` — "cast" (TensorIterator's ``can_cast``) unless said — with ``error`` as torch
+    words it. Used bare (``@_with_out``) or with arguments (``@_with_out(dtype="same", error="...")``)."""
+    if fn is None:
+        return functools.partial(_with_out, dtype=dtype, error=error)
+    name = fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
@@ -104,24 +108,17 @@ def _with_out(fn):
             raise err from None
         if out is None:
             return res
-        return _copy_out(fn.__name__, res, out)
+        return write_out(name, res, out, dtype, error)
     return wrapper
 
 
-def _copy_out(op, res, out):
-    if _state.enabled and (res._rg or out._rg):
-        raise RuntimeError(f"{op}(): functions with out=... arguments don't support automatic differentiation, "
-                           "but one of the arguments requires grad.")
-    if not _dtype.can_cast(res.dtype, out.dtype):
-        raise RuntimeError(f"result type {res.dtype._legacy} can't be cast to the desired output type "
-                           f"{out.dtype._legacy}")
-    before_write(out)
-    if out._array.shape != res._array.shape:
-        out._array = res._array.astype(out._array.dtype)
-    else:
-        np.copyto(out._array, res._array, casting="unsafe")
-    out._vc[0] += 1
-    return out
+# torch's words for the elementwise ops whose out must have the input's dtype (abs, floor, clamp, neg...)
+SAME_AS_INPUT = {"dtype": "same", "error": "Found dtype {o} but expected {r}"}
+
+
+def _copy_out(op, res, out, dtype="cast", error=None):
+    """``out=`` for an elementwise op that handles the keyword itself (``write_out`` with the "cast" rule)."""
+    return write_out(op, res, out, dtype, error)
 
 
 def _inplace(fn):
@@ -173,7 +170,7 @@ class Where(Primitive):
         return (None, _w(c, grad, 0.0) if need[1] else None, _w(c, 0.0, grad) if need[2] else None)
 
 
-@_with_out
+@_with_out(dtype="same", error="Expected out type to be {r} but got {o}")
 def where(condition, input=None, other=None):  # noqa: A002 - torch's name
     """``input`` where ``condition`` else ``other`` (broadcast; either may be a number).
 

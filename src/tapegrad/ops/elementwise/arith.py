@@ -9,7 +9,7 @@ import numpy as np
 
 from ... import _dtype
 from .._util import Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
-from ._common import _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
+from ._common import SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -483,7 +483,7 @@ def floor_divide(input, other):  # noqa: A002
     return FloorDivide.apply(input, other)
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def neg(input):  # noqa: A002
     """``-input``.
 
@@ -507,7 +507,8 @@ def pow(input, exponent):  # noqa: A001,A002 - torch's name
     return Pow.apply(input, exponent)
 
 
-@_with_out
+@_with_out(dtype="same",
+           error="the output given to float_power has dtype {o} but the operation's result requires dtype {r}")
 def float_power(input, exponent):  # noqa: A002
     """``input ** exponent`` computed in double precision (float64, or complex128 for complex operands).
 

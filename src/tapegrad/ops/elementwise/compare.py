@@ -8,7 +8,7 @@ import numpy as np
 
 from ...autograd.function import _active
 from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
-from ._common import _inplace, _iop, _need_tensor, _not_implemented, _with_out
+from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _with_out
 
 
 # --- comparisons and logic (no gradient) --------------------------------------------------------------------
@@ -91,7 +91,7 @@ bitwise_or = _bitwise(np.bitwise_or, "bitwise_or")
 bitwise_xor = _bitwise(np.bitwise_xor, "bitwise_xor")
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def bitwise_not(input):  # noqa: A002
     """Bitwise not of an integer tensor (logical not of a bool tensor).
 

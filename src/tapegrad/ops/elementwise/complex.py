@@ -67,7 +67,7 @@ def conj(input):  # noqa: A002
     return Conj.apply(input) if input._array.dtype.kind == "c" else input
 
 
-@_with_out
+@_with_out(error="Found dtype {o} but expected {r}")
 def conj_physical(input):  # noqa: A002
     """The complex conjugate, computed now (tapegrad's ``conj`` is never lazy either); a real tensor is returned as
     it is."""
@@ -343,7 +343,8 @@ def complex(real, imag, *, out=None):  # noqa: A001,A002 - torch's names
     res = Complex.apply(real, imag)
     if out is not None:
         from ._common import _copy_out
-        return _copy_out("complex", res, out)
+        return _copy_out("complex", res, out,
+                         error="Expected object of scalar type {r} but got scalar type {o} for argument 'out'")
     return res
 
 
@@ -357,7 +358,8 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
     res = Polar.apply(abs, angle)
     if out is not None:
         from ._common import _copy_out
-        return _copy_out("polar", res, out)
+        return _copy_out("polar", res, out,
+                         error="Expected object of scalar type {r} but got scalar type {o} for argument 'out'")
     return res
 
 
@@ -419,7 +421,7 @@ def angle(input):  # noqa: A002
     return Angle.apply(input)
 
 
-@_with_out
+@_with_out(error="Found dtype {o} but expected {r}")
 def sgn(input):  # noqa: A002
     """z / |z| for complex input (0 at 0), the sign for real input.
 

@@ -168,7 +168,8 @@ class Heaviside(Primitive):
     backward = staticmethod(_no_derivative("Heaviside", "heaviside"))
 
 
-@_with_out
+@_with_out(dtype="same", error=lambda r, o: RuntimeError(
+    f"heaviside is not yet implemented for {'complex tensors' if o.is_complex else 'tensors with different dtypes'}."))
 def heaviside(input, values):  # noqa: A002
     """0 where ``input < 0``, ``values`` where ``input == 0``, 1 where ``input > 0`` (same dtypes; no gradient).
 
@@ -214,7 +215,9 @@ def frexp(input, *, out=None):  # noqa: A002
     _need_tensor("frexp", "input", 1, input)
     if not input.is_floating_point():
         raise RuntimeError("torch.frexp() only supports floating-point dtypes")
-    return _write_out("frexp", return_types.frexp(*Frexp.apply(input)), out)
+    return _write_out("frexp", return_types.frexp(*Frexp.apply(input)), out, dtype="same",
+                      error=["torch.frexp() expects mantissa to have dtype {rc} but got {oc}",
+                             "torch.frexp() expects exponent to have int dtype but got {oc}"])
 
 
 class Ldexp(Primitive):

@@ -11,7 +11,8 @@ import numpy as np
 
 from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, unary
 from ... import _dtype
-from ._common import (_2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool, _not_implemented,
+from ._common import (SAME_AS_INPUT, _2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool,
+                      _not_implemented,
                       _result, _w, _with_out, _zeros_like)
 
 
@@ -362,10 +363,12 @@ class NanToNum(Primitive):
         return _w(ctx.finite, grad, 0.0), None, None, None
 
 
-def _unary_fn(name, cls, doc, example):
+def _unary_fn(name, cls, doc, example, out_rule=None):
+    rule = out_rule or {}
+
     def fn(input, *, out=None):  # noqa: A002
         res = cls.apply(input)   # (looked up per call: a transform may replace Function.apply, see Interpreter)
-        return res if out is None else _copy_out(name, res, out)
+        return res if out is None else _copy_out(name, res, out, **rule)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{doc}\n\n    >>> {example}\n    "
     return fn
@@ -409,17 +412,19 @@ erfc = _unary_fn("erfc", Erfc, "1 - erf(input), accurate for large inputs.",
 erfinv = _unary_fn("erfinv", Erfinv, "The inverse error function on (-1, 1).",
                    "tapegrad.erfinv(tapegrad.tensor([0.]))\n    tensor([0.])")
 floor = _unary_fn("floor", Floor, "Round down (zero gradient).",
-                  "tapegrad.floor(tapegrad.tensor([1.5]))\n    tensor([1.])")
-ceil = _unary_fn("ceil", Ceil, "Round up (zero gradient).", "tapegrad.ceil(tapegrad.tensor([1.5]))\n    tensor([2.])")
+                  "tapegrad.floor(tapegrad.tensor([1.5]))\n    tensor([1.])", SAME_AS_INPUT)
+ceil = _unary_fn("ceil", Ceil, "Round up (zero gradient).", "tapegrad.ceil(tapegrad.tensor([1.5]))\n    tensor([2.])",
+                  SAME_AS_INPUT)
 trunc = _unary_fn("trunc", Trunc, "Round towards zero (zero gradient).",
-                  "tapegrad.trunc(tapegrad.tensor([-1.5]))\n    tensor([-1.])")
+                  "tapegrad.trunc(tapegrad.tensor([-1.5]))\n    tensor([-1.])", SAME_AS_INPUT)
 sign = _unary_fn("sign", Sign, "-1, 0 or 1 by the sign of input (zero gradient).",
-                 "tapegrad.sign(tapegrad.tensor([-2., 0.]))\n    tensor([-1.,  0.])")
-abs = _unary_fn("abs", Abs, "|input|.", "tapegrad.abs(tapegrad.tensor([-2.]))\n    tensor([2.])")  # noqa: A001
+                 "tapegrad.sign(tapegrad.tensor([-2., 0.]))\n    tensor([-1.,  0.])", SAME_AS_INPUT)
+abs = _unary_fn("abs", Abs, "|input|.", "tapegrad.abs(tapegrad.tensor([-2.]))\n    tensor([2.])",  # noqa: A001
+                SAME_AS_INPUT)
 arcsin, arccos, arctan, arcsinh, arccosh, arctanh, fix, absolute = asin, acos, atan, asinh, acosh, atanh, trunc, abs
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def frac(input):  # noqa: A002
     """The fractional part ``input - trunc(input)`` (gradient passes through).
 
@@ -431,7 +436,7 @@ def frac(input):  # noqa: A002
     return Frac.apply(input)
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def round(input, *, decimals=0):  # noqa: A001,A002
     """Round half to even, at ``decimals`` decimal places (zero gradient).
 
@@ -453,7 +458,7 @@ def logit(input, eps=None):  # noqa: A002
     return Logit.apply(input, eps)
 
 
-@_with_out
+@_with_out(dtype="same", error="nan_to_num: dtype of out: {o} should be same as input: {r}")
 def nan_to_num(input, nan=0.0, posinf=None, neginf=None):  # noqa: A002
     """Replace NaN by ``nan`` and infinities by ``posinf``/``neginf`` (default: the dtype's extremes).
 
@@ -557,7 +562,7 @@ def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
     return scalar_cls.apply(input, min, max)
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def clamp(input, min=None, max=None):  # noqa: A001,A002
     """Limit ``input`` to [min, max]; bounds are numbers or tensors, either may be None.
 
@@ -570,7 +575,7 @@ def clamp(input, min=None, max=None):  # noqa: A001,A002
 clip = clamp
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def clamp_min(input, min):  # noqa: A001,A002
     """``clamp(input, min=min)``.
 
@@ -580,7 +585,7 @@ def clamp_min(input, min):  # noqa: A001,A002
     return _clamp(input, min, None, ClampMin, ClampMinTensor)
 
 
-@_with_out
+@_with_out(**SAME_AS_INPUT)
 def clamp_max(input, max):  # noqa: A001,A002
     """``clamp(input, max=max)``.
 

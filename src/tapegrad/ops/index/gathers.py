@@ -428,7 +428,7 @@ class IndexFillTensor(Primitive):
         return gx, None, None, gv, None
 
 
-@writes_out
+@writes_out(error="index_select(): self and result must have the same scalar type")
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``.
 

@@ -158,7 +158,7 @@ class MaskedSelect(Primitive):
         return MaskedScatter.apply(_zeros(m.shape, grad._array.dtype), m, grad), None
 
 
-@writes_out
+@writes_out(error="masked_select(): self and result must have the same scalar type")
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True (broadcast together), as a 1-d tensor.
 
@@ -177,7 +177,7 @@ def masked_select(input, mask, *, out=None):
 # ============================================================================================================
 # nonzero / argwhere
 # ============================================================================================================
-@writes_out
+@writes_out(error="nonzero: Expected out tensor to have scalar type {r} but got scalar type{o}")
 def nonzero(input, *, out=None, as_tuple=False):
     """Indices of the non-zero elements: an ``(n, ndim)`` int64 tensor, or one 1-d tensor per dim (as_tuple).
 

@@ -208,7 +208,7 @@ def isin(elements, test_elements, *, assume_unique=False, invert=False, out=None
     res = Tensor._make(np.asarray(np.isin(e, t, assume_unique=bool(assume_unique), invert=bool(invert))))
     if out is not None:
         from ..reduce._common import _write_out
-        return _write_out("isin", res, out)
+        return _write_out("isin", res, out, dtype="same")
     return res
 
 

@@ -190,7 +190,8 @@ class Kthvalue(_Selecting):
         return _selecting_forward(ctx, x, dim, idx, vals, keepdim, 3)
 
 
-@writes_out
+@writes_out(error=["output values must be of same type as input",
+                          "output indices must be of scalar type {r}"])
 def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     """The ``k``-th smallest value (1-based) along ``dim`` and its index.
 
@@ -300,7 +301,14 @@ def _search(seq, values, right):
     return cmp(seq[..., None, :], values[..., :, None]).sum(-1)
 
 
-@writes_out
+def _searchsorted_out_error(result_dtype, out_dtype):
+    """torch's words for an ``out`` of searchsorted/bucketize whose dtype is not the result's."""
+    return RuntimeError("torch.searchsorted(): output tensor's dtype is wrong, it can only be Int(int32) or "
+                        "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype "
+                        f"{out_dtype._legacy} and out_int32 flag is {result_dtype.name == 'int32'}")
+
+
+@writes_out(error=_searchsorted_out_error)
 @transform_visible()
 def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=None, sorter=None, out=None):
     """Where each value of ``input`` would be inserted into ``sorted_sequence`` (its last dim) to keep it sorted.
@@ -335,7 +343,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
     return Tensor._make(np.asarray(res, np.int32 if out_int32 else np.int64))
 
 
-@writes_out
+@writes_out(error=_searchsorted_out_error)
 @transform_visible()
 def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     """The index of the bucket of each value of ``input``, given the sorted 1-d ``boundaries``.

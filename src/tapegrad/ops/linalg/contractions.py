@@ -196,7 +196,7 @@ def einsum(equation, *operands):
     return _einsum_apply(eq, operands)
 
 
-@writes_out
+@writes_out(error="tensordot: Expected the output tensor to have dtype {r}, but got an output tensor with dtype {o}")
 def tensordot(a, b, dims=2, out=None):
     """Contract ``dims`` dims of ``a`` with ``b``: an int (last dims of a with first of b) or a pair of lists.
 
@@ -246,7 +246,7 @@ def tensordot(a, b, dims=2, out=None):
     return _einsum_apply("".join(sa) + "," + "".join(sb) + "->" + "".join(out_s), (a, b), Einsum)
 
 
-@writes_out
+@writes_out(error="tensordot: Expected the output tensor to have dtype {r}, but got an output tensor with dtype {o}")
 def inner(input, other, *, out=None):
     """Inner product over the last dim (a 0-d operand multiplies).
 
@@ -299,7 +299,7 @@ class Kron(Primitive):
         return ga, gb
 
 
-@writes_out
+@writes_out(dtype="cast")
 def kron(input, other, *, out=None):
     """Kronecker product.
 
@@ -407,7 +407,7 @@ def trace(input):
     return Trace.apply(input)
 
 
-@writes_out
+@writes_out(error="multi_dot(): expected out tensor to have dtype {rc} but got {oc}")
 def multi_dot(tensors, *, out=None):
     """Product of a chain of matrices (the first may be a row vector, the last a column vector).
 
@@ -446,7 +446,7 @@ def multi_dot(tensors, *, out=None):
     return res.view(out_shape)
 
 
-@writes_out
+@writes_out(error="multi_dot(): expected out tensor to have dtype {rc} but got {oc}")
 def chain_matmul(*matrices, out=None):
     """Product of 2-d matrices (deprecated in torch: use ``linalg.multi_dot``).
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, broadcast_or_error, writes_out, transform_visible
+from .._util import castable, Primitive, Tensor, bind, broadcast_or_error, writes_out, transform_visible
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _cholesky_info, _const, _diag_embed,
                       _eye_like, _info, _first_bad, _mH, _npH, _tril_mask, linalg_cholesky_ex_rt, linalg_eigh_rt,
                       linalg_lstsq_rt, linalg_qr_rt, linalg_svd_rt, qr_rt, svd_rt)
@@ -96,7 +96,7 @@ def cholesky_ex(A, *, upper=False, check_errors=False, out=None):
     return linalg_cholesky_ex_rt(L, info)
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("cholesky"))
 @autocast_listed("fp32")
 def cholesky(input, upper=False, *, out=None):
     """torch.cholesky (deprecated in torch): lower factor, or upper with ``upper=True``.
@@ -417,7 +417,7 @@ class LinalgPinv(Primitive):
         return _pinv_backward(grad, P, A), None, None, None
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("linalg.pinv"))
 def pinv(A, *, atol=None, rtol=None, hermitian=False, out=None):
     """Pseudo-inverse (via SVD, or eigh with ``hermitian=True``).
 
@@ -450,7 +450,7 @@ class _EyeCopy(Primitive):
         return grad * 0
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("matrix_power"))
 def matrix_power(A, n, *, out=None):
     """A^n for an integer n (negative n: powers of the inverse), batched.
 
@@ -569,7 +569,7 @@ def lstsq(A, B, rcond=None, *, driver=None):
     return linalg_lstsq_rt(*LinalgLstsq.apply(A, B, rcond, driver, vector))
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("torch.linalg.matrix_rank"))
 @transform_visible()
 @autocast_listed("fp32")
 def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None):
@@ -597,7 +597,7 @@ def matrix_rank(A, *, atol=None, rtol=None, hermitian=False, tol=None, out=None)
     return Tensor._make(np.asarray((s > cut).sum(-1), np.int64))
 
 
-@writes_out
+@writes_out(error="linalg.vecdot: Expected out of dtype{r} but found {o}")
 def vecdot(x, y, *, dim=-1, out=None):
     """Dot product of vectors along ``dim``, the first conjugated (batch dims broadcast).
 

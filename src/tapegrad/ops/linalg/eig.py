@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, Tensor, writes_out
+from .._util import castable, Primitive, Tensor, writes_out
 from ._common import _check_square, _const, _eye_like, _mH, _rt
 from .products import matmul
 from .solvers import solve
@@ -72,7 +72,7 @@ class LinalgEig(Primitive):
         return solve(Vh, matmul(inner, Vh))
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("torch.linalg.eig", "eigenvalues", "eigenvectors"))
 @autocast_listed("fp32")
 def eig(A, *, out=None):
     """Eigenvalues and eigenvectors of a square matrix (complex, eigenvectors of unit norm), as a named tuple.
@@ -84,7 +84,7 @@ def eig(A, *, out=None):
     return linalg_eig_rt(*LinalgEig.apply(A))
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("torch.linalg.eigvals", "eigenvalues")[0])
 @autocast_listed("fp32")
 def eigvals(A, *, out=None):
     """The eigenvalues of a square matrix (complex).

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._util import Primitive, bind, shape_str, writes_out
+from .._util import castable, Primitive, bind, shape_str, writes_out
 from ._common import _const, _dtname, _no_half, _rt
 from ..shape.split_join import cat
 from .products import matmul
@@ -41,7 +41,7 @@ class Geqrf(Primitive):
         raise NotImplementedError("the derivative for 'geqrf' is not implemented.")
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("torch.geqrf", "a", "tau"))
 @autocast_listed("fp32")
 def geqrf(input, *, out=None):
     """(a, tau): QR as LAPACK's geqrf packs it (R on and above the diagonal, the Householder vectors below).
@@ -108,7 +108,7 @@ def _check_reflectors(op, A, tau):
         raise RuntimeError(f"torch.{op}: tau dtype {_dtname(t)} does not match input dtype {_dtname(a)}")
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("torch.linalg.householder_product"))
 @autocast_listed("fp32")
 def householder_product(A, tau, *, out=None):
     """The first n columns of H_1 ... H_k, H_i = I - tau_i v_i v_i^H (v_i: 1 at i, A's column i below it).
@@ -149,7 +149,8 @@ def orgqr(input, tau):
     return householder_product(input, tau)
 
 
-@writes_out
+@writes_out(error="torch.ormqr: Expected input and result to have the same dtype, but input has dtype{r} and result "
+                  "has dtype {o}")
 @autocast_listed("fp32")
 def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     """Q @ other (``left=False``: other @ Q; ``transpose``: Q^H), Q = H_1 ... H_k from ``geqrf``'s output.

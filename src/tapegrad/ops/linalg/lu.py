@@ -351,7 +351,7 @@ def torch_lu_solve(b, LU_data, LU_pivots, *, out=None):
     return lu_solve(LU_data, LU_pivots, b)
 
 
-@writes_out
+@writes_out(dtype="any")
 def lu(A, pivot=True, get_infos=False, out=None):
     """torch.lu (deprecated in torch): (LU, pivots), with ``get_infos`` also info; without it a singular matrix is
     an error."""

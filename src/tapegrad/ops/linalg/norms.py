@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, writes_out
+from .._util import castable, Primitive, Tensor, bind, writes_out
 from ._common import _check_float, _check_matrix, _check_square, _const, _dtname
 from .products import _same_dtype
 from .solvers import inv
@@ -209,7 +209,7 @@ class Amin(Amax):
     reducer = staticmethod(np.min)
 
 
-@writes_out
+@writes_out(error="linalg.matrix_norm expected out tensor dtype {r} but got: {o}")
 def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=None):
     """Matrix norm over the two dims ``dim``: 'fro', 'nuc', 2, -2, 1, -1, inf, -inf.
 
@@ -247,7 +247,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     raise RuntimeError(f"linalg.matrix_norm: Order {ord} not supported.")
 
 
-@writes_out
+@writes_out(error="linalg.norm expected out tensor dtype {r} but got: {o}")
 def linalg_norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector or matrix norm: a matrix norm when ``dim`` is a 2-tuple (or ``ord`` is given for a 2-d input).
 
@@ -296,7 +296,7 @@ def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     return vector_norm(input, 2.0 if p is None else p, dim, keepdim, dtype=dtype)
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("linalg.cond"))
 @autocast_listed("fp32")
 def cond(A, p=None, *, out=None):
     """Condition number: s_max / s_min for p None/2 (-2: the reverse); else norm(A, p) * norm(inv(A), p).

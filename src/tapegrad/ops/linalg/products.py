@@ -190,7 +190,7 @@ def bmm(input, mat2, *, out=None):
     return Bmm.apply(input, mat2)
 
 
-@writes_out
+@writes_out(error="addmv input tensors must have the same dtype, but got {o}, {r}, and {r}")
 def mv(input, vec, *, out=None):
     """Matrix-vector product.
 
@@ -218,7 +218,7 @@ def _dot_check(fn, a, b):
                            "respectively")
 
 
-@writes_out
+@writes_out(error="result dtype {o} does not match input dtype {r}")
 def dot(input, tensor, *, out=None):
     """Inner product of two 1-d tensors.
 
@@ -229,7 +229,7 @@ def dot(input, tensor, *, out=None):
     return Dot.apply(input, tensor)
 
 
-@writes_out
+@writes_out(error="result dtype {o} does not match input dtype {r}")
 def vdot(input, other, *, out=None):
     """Inner product of two 1-d tensors, conjugating the first (real tensors: same as ``dot``).
 
@@ -240,7 +240,7 @@ def vdot(input, other, *, out=None):
     return Vdot.apply(input, other)
 
 
-@writes_out
+@writes_out(dtype="cast")
 def outer(input, vec2, *, out=None):
     """Outer product of two 1-d tensors: ``out[i, j] = input[i] * vec2[j]``.
 
@@ -255,7 +255,7 @@ def outer(input, vec2, *, out=None):
     return input.reshape(input._array.shape[0], 1) * vec2
 
 
-@writes_out
+@writes_out(dtype="cast")
 def ger(input, vec2, *, out=None):
     """Alias of ``outer``."""
     return outer(input, vec2)
@@ -439,7 +439,7 @@ def addmv(input, mat, vec, *, beta=1, alpha=1, out=None):
     return Addmv.apply(input, mat, vec, beta, alpha)
 
 
-@writes_out
+@writes_out(dtype="cast")
 def addr(input, vec1, vec2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * outer(vec1, vec2)``.
 
@@ -478,7 +478,7 @@ def baddbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     return Baddbmm.apply(input, batch1, batch2, beta, alpha)
 
 
-@writes_out
+@writes_out(error="self and mat2 must have the same dtype, but got {o} and {r}")
 def addbmm(input, batch1, batch2, *, beta=1, alpha=1, out=None):
     """``beta * input + alpha * sum_i(batch1[i] @ batch2[i])``.
 

@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import Primitive, Tensor, bind, writes_out
+from .._util import castable, Primitive, Tensor, bind, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
                       _mH, _no_half, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt, _info)
 from .products import _cat_last, _same_dtype, matmul
@@ -344,7 +344,7 @@ def _tri_subst(t, b, upper):
     return x
 
 
-@writes_out
+@writes_out(error="expected scalar type {r} but found {o}")
 def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
     """Solve a triangular system ``A X = B`` (``left=False``: ``X A = B``), reading one triangle of A.
 
@@ -391,7 +391,7 @@ class CholeskySolve(Primitive):
         return (gb if need[0] else None), gl, None
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("cholesky_solve"))
 @autocast_listed("fp32")
 def cholesky_solve(input, input2, upper=False, *, out=None):
     """Solve A X = B given A's Cholesky factor (``input`` is B, ``input2`` is L, or U with ``upper=True``).
@@ -425,7 +425,7 @@ class CholeskyInverse(Primitive):
         return -(matmul(l, common) if ctx.upper else matmul(common, l)), None
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("cholesky_inverse"))
 @autocast_listed("fp32")
 def cholesky_inverse(input, upper=False, *, out=None):
     """Inverse of A = L L^T from its Cholesky factor L (U with ``upper=True``).

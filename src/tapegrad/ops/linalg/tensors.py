@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from .._util import Tensor, writes_out
+from .._util import castable, Tensor, writes_out
 from ._common import _mH
 from .norms import matrix_norm, vector_norm
 from .products import matmul
@@ -44,7 +44,7 @@ def vander(x, *, N=None):
     return cat([ones, powers], -1)
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("tensorinv"))
 @autocast_listed("fp32")
 def tensorinv(A, ind=2, *, out=None):
     """The inverse of ``A`` seen as a linear map from its dims ``ind:`` to its dims ``:ind``: the result has shape
@@ -64,7 +64,7 @@ def tensorinv(A, ind=2, *, out=None):
     return inv(A.reshape(rows, cols)).reshape(shape[ind:] + shape[:ind])
 
 
-@writes_out
+@writes_out(dtype="cast", error=castable("tensorsolve"))
 @autocast_listed("fp32")
 def tensorsolve(A, B, dims=None, *, out=None):
     """X with ``tensordot(A, X, X.ndim) == B``; ``dims`` of A are moved to the end first.
@@ -85,7 +85,7 @@ def tensorsolve(A, B, dims=None, *, out=None):
     return solve(A.reshape(rows, cols), B.reshape(rows)).reshape(shape[k:])
 
 
-@writes_out
+@writes_out(error="linalg.matrix_norm expected out tensor dtype {r} but got: {o}")
 def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
     """torch.nuclear_norm (deprecated in torch): ``linalg.matrix_norm(input, 'nuc', dim, keepdim)``."""
     warnings.warn("at::nuclear_norm is deprecated and it is just left for JIT compatibility. It will be removed in a "

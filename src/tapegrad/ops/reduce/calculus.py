@@ -311,7 +311,8 @@ def logcumsumexp(input, dim, *, out=None):
     d = normalize_dim(dim, input._array.ndim)
     if input._array.ndim == 0:
         d = None
-    return _write_out("logcumsumexp", Logcumsumexp.apply(input, d), out)
+    return _write_out("logcumsumexp", Logcumsumexp.apply(input, d), out, dtype="same",
+                      error="expected scalar_type {r} but found {o}")
 
 
 bind(diff=diff, logcumsumexp=logcumsumexp)

@@ -208,7 +208,9 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amax(1)
     tensor([5., 3.])
     """
-    return _write_out("amax", Amax.apply(input, _dim_args(dim), keepdim), out)
+    return _write_out("amax", Amax.apply(input, _dim_args(dim), keepdim), out, dtype="same",
+                      error="Expected the dtype for input and out to match, but got {r} for input's dtype and {o} "
+                            "for out's dtype.")
 
 
 def amin(input, dim=(), keepdim=False, *, out=None):
@@ -217,7 +219,9 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amin(1)
     tensor([1., 2.])
     """
-    return _write_out("amin", Amin.apply(input, _dim_args(dim), keepdim), out)
+    return _write_out("amin", Amin.apply(input, _dim_args(dim), keepdim), out, dtype="same",
+                      error="Expected the dtype for input and out to match, but got {r} for input's dtype and {o} "
+                            "for out's dtype.")
 
 
 def aminmax(input, *, dim=None, keepdim=False, out=None):
@@ -229,7 +233,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     max=tensor(5.))
     """
     d = None if dim is None else normalize_dim(dim, input._array.ndim)
-    return _write_out("aminmax", return_types.aminmax(*Aminmax.apply(input, d, keepdim)), out)
+    return _write_out("aminmax", return_types.aminmax(*Aminmax.apply(input, d, keepdim)), out, dtype="same")
 
 
 def _arg(op, np_fn):
@@ -243,14 +247,14 @@ def _arg(op, np_fn):
             if a.size == 0:
                 raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
             r = np.asarray(np_fn(a.reshape(-1)), np.int64)
-            return _write_out(op, Tensor._make(r.reshape((1,) * a.ndim) if keepdim else r), out)
+            return _write_out(op, Tensor._make(r.reshape((1,) * a.ndim) if keepdim else r), out, dtype="same")
         if isinstance(dim, (tuple, list)):
             raise TypeError(f"{op}(): argument 'dim' must be int, not {type(dim).__name__}")
         d = normalize_dim(dim, a.ndim)
         if a.ndim == 0:
-            return _write_out(op, Tensor._make(np.asarray(0, np.int64)), out)
+            return _write_out(op, Tensor._make(np.asarray(0, np.int64)), out, dtype="same")
         _nonempty_dim(op, a, d)
-        return _write_out(op, Tensor._make(np.asarray(np_fn(a, axis=d, keepdims=keepdim), np.int64)), out)
+        return _write_out(op, Tensor._make(np.asarray(np_fn(a, axis=d, keepdims=keepdim), np.int64)), out, dtype="same")
     fn.__name__ = op
     fn.__doc__ = (f"Index of the {'largest' if op == 'argmax' else 'smallest'} element (flat, or along ``dim``), "
                   f"int64.\n\n    >>> tapegrad.tensor([3., 7., 5.]).{op}()\n    tensor({1 if op == 'argmax' else 0})\n")
@@ -290,7 +294,9 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     values=tensor(2.),
     indices=tensor(2))
     """
-    return _write_out("mode", _with_dim(Mode, input, dim, keepdim, "mode"), out)
+    return _write_out("mode", _with_dim(Mode, input, dim, keepdim, "mode"), out, dtype="same",
+                      error=["expected scalar type '{r}' but got '{o}' for values output",
+                             "expected scalar type '{r}' but got '{o}' for indices output"])
 
 
 bind(max=max, min=min, amax=amax, amin=amin,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, apply_inplace, bind, cj, linear_jvp, normalize_dim
 from ._common import _PutAlong, _const, _dtype_arg, _int_to_long, _write_out, return_types
@@ -135,14 +136,20 @@ Cummax = _cum_select_cls("Cummax", "CummaxBackward0", True)
 Cummin = _cum_select_cls("Cummin", "CumminBackward0", False)
 
 
+def _scan_out_dtype(op, out):
+    if out.dtype is _dtype.bool:
+        raise NotImplementedError(f'"{op}_out_cpu" not implemented for \'Bool\'')
+    return out.dtype
+
+
 def cumsum(input, dim, *, dtype=None, out=None):
     """Running sum along ``dim``.
 
     >>> tapegrad.tensor([1., 2., 3.]).cumsum(0)
     tensor([1., 3., 6.])
     """
-    if out is not None and dtype is None:   # torch scans in the out tensor's dtype
-        dtype = out.dtype
+    if out is not None and dtype is None:   # torch scans in the out tensor's dtype (not in bool)
+        dtype = _scan_out_dtype("cumsum", out)
     return _write_out("cumsum", Cumsum.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype)), out)
 
 
@@ -152,8 +159,8 @@ def cumprod(input, dim, *, dtype=None, out=None):
     >>> tapegrad.tensor([1., 2., 3.]).cumprod(0)
     tensor([1., 2., 6.])
     """
-    if out is not None and dtype is None:   # torch scans in the out tensor's dtype
-        dtype = out.dtype
+    if out is not None and dtype is None:   # torch scans in the out tensor's dtype (not in bool)
+        dtype = _scan_out_dtype("cumprod", out)
     return _write_out("cumprod", Cumprod.apply(input, _scan_dim(input._array, dim), _dtype_arg(dtype)), out)
 
 
@@ -163,7 +170,8 @@ def cummax(input, dim, *, out=None):
     >>> tapegrad.tensor([1., 3., 2.]).cummax(0).values
     tensor([1., 3., 3.])
     """
-    return _write_out("cummax", return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim))), out)
+    res = return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim)))
+    return _write_out("cummax", res, out, dtype="same", error="expected scalar_type {r} but found {o}")
 
 
 def cummin(input, dim, *, out=None):
@@ -172,7 +180,8 @@ def cummin(input, dim, *, out=None):
     >>> tapegrad.tensor([3., 1., 2.]).cummin(0).values
     tensor([3., 1., 1.])
     """
-    return _write_out("cummin", return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim))), out)
+    res = return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim)))
+    return _write_out("cummin", res, out, dtype="same", error="expected scalar_type {r} but found {o}")
 
 
 bind(cumsum=cumsum, cumprod=cumprod, cummax=cummax, cummin=cummin,

@@ -106,7 +106,8 @@ def _quantile(name, input, q, dim, keepdim, interpolation, out, ignore_nan):
         res = lo.lerp(hi, weights)
     res = res.movedim(-1, 0)                          # (q, ...)
     shape = ((qv.size,) if qa.ndim == 1 else ()) + kept
-    return _write_out(name, res.reshape(shape), out)
+    return _write_out(name, res.reshape(shape), out, dtype="same",
+                      error="quantile() out tensor must be same dtype as the input tensor")
 
 
 @autocast_listed("fp32")
@@ -345,7 +346,7 @@ def renorm(input, p, dim, maxnorm, *, out=None):
     if a.dtype.kind not in "fc":
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as input. Got "
                            f"{_legacy(input)}")
-    return _write_out("renorm", Renorm.apply(input, p, normalize_dim(dim, a.ndim), maxnorm), out)
+    return _write_out("renorm", Renorm.apply(input, p, normalize_dim(dim, a.ndim), maxnorm), out, dtype="same")
 
 
 # --- histograms -----------------------------------------------------------------------------------------------------
@@ -390,6 +391,11 @@ def _histogram_counts(samples, edges, weight, density, linear=None):
         hist = hist.astype(d)
     return hist
 
+# torch's words for an out of histc/histogram whose dtype is not the input's
+_HIST_OUT = ("torch.histogram: input tensor and {0} tensor should have the same dtype, but got input {{rc}} and {0} "
+             "{{oc}}")
+
+
 
 @transform_visible()
 def histc(input, bins=100, min=0, max=0, *, out=None):
@@ -415,7 +421,7 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     if not (np.isfinite(lo) and np.isfinite(hi)):
         raise RuntimeError(f"torch.histc: range of [{_num(lo, True)}, {_num(hi, True)}] is not finite")
     hist = _histogram_counts(a.reshape(-1, 1), [np.array([lo, hi], a.dtype)], None, False, linear=int(bins))
-    return _write_out("histc", Tensor._make(hist), out)
+    return _write_out("histc", Tensor._make(hist), out, dtype="same", error=_HIST_OUT.format("hist"))
 
 
 def _histogramdd(op, input, bins, range, weight, density, flat_weight=False):
@@ -491,7 +497,9 @@ def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
     rng = None if range is None else (range[0], range[1])
     b = [bins] if isinstance(bins, Tensor) else bins
     hist, edges = _histogramdd("histogram", input.reshape(-1, 1), b, rng, weight, density, flat_weight=True)
-    return _write_out("histogram", return_types.histogram(Tensor._make(hist), Tensor._make(edges[0])), out)
+    res = return_types.histogram(Tensor._make(hist), Tensor._make(edges[0]))
+    return _write_out("histogram", res, out, dtype="same",
+                      error=[_HIST_OUT.format("hist"), _HIST_OUT.format("bin_edges") + " for dimension 0"])
 
 
 @transform_visible()

@@ -95,6 +95,8 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     tensor([4., 6.])
     """
     dim = _dim_args(dim)
+    if out is not None and dtype is None:   # torch sums in the out tensor's dtype
+        dtype = out.dtype
     return _write_out("sum", (Sum if dim is None else SumDim).apply(input, dim, keepdim, _dtype_arg(dtype)), out)
 
 
@@ -105,7 +107,12 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(2.)
     """
     dim = _dim_args(dim)
-    return _write_out("mean", (Mean if dim is None else MeanDim).apply(input, dim, keepdim, _dtype_arg(dtype)), out)
+    res = (Mean if dim is None else MeanDim).apply(input, dim, keepdim, _dtype_arg(dtype))
+    return _write_out("mean", res, out,
+                      error="mean.dtype_out(): input types can't be cast to the desired output type {o}")
+
+_NANSUM_OUT = (NotImplementedError, "\"nansum_cpu\" not implemented for '{o}'")   # torch's words: out not floating
+
 
 
 def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -114,7 +121,8 @@ def nansum(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> tapegrad.tensor([1., float('nan'), 2.]).nansum()
     tensor(3.)
     """
-    return _write_out("nansum", Nansum.apply(input, _dim_args(dim), keepdim, _dtype_arg(dtype)), out)
+    res = Nansum.apply(input, _dim_args(dim), keepdim, _dtype_arg(dtype))
+    return _write_out("nansum", res, out, dtype="kind", error=_NANSUM_OUT)
 
 
 def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
@@ -129,7 +137,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     dim = _dim_args(dim)
     total = nansum(input, dim, keepdim, dtype=dtype)
     cnt = np.sum(~np.isnan(a), axis=_axis(dim, a.ndim), keepdims=keepdim)
-    return _write_out("nanmean", total / Tensor._make(np.asarray(cnt, total._array.dtype)), out)
+    res = total / Tensor._make(np.asarray(cnt, total._array.dtype))
+    return _write_out("nanmean", res, out, dtype="kind", error=_NANSUM_OUT)
 
 
 # --- prod --------------------------------------------------------------------------------------------------------
@@ -192,6 +201,8 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     >>> tapegrad.tensor([1., 2., 3.]).prod()
     tensor(6.)
     """
+    if out is not None and dtype is None:   # torch multiplies in the out tensor's dtype
+        dtype = out.dtype
     if dim is None:
         return _write_out("prod", Prod.apply(input, None, False, _dtype_arg(dtype)), out)
     d = normalize_dim(dim, input._array.ndim)
@@ -384,7 +395,8 @@ def logsumexp(input, dim, keepdim=False, *, out=None):
     """
     dim = _dim_args(dim)
     dims = normalize_dims(dim, input._array.ndim)
-    return _write_out("logsumexp", Logsumexp.apply(input, dims, keepdim), out)
+    return _write_out("logsumexp", Logsumexp.apply(input, dims, keepdim), out,
+                      error="logsumexp(): Expected floating point type for result tensor, but got: {o}")
 
 
 # --- logical reductions and counts ---------------------------------------------------------------------------------
@@ -396,7 +408,8 @@ def _logical(op, np_fn):
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
         r = np.asarray(np_fn(a, axis=axis, keepdims=keepdim and dim is not None))
-        return _write_out(op, Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_)), out)
+        res = Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_))
+        return _write_out(op, res, out, dtype="same", error=op + " only supports bool tensor for result, got: {o}")
     fn.__name__ = op
     fn.__doc__ = (f"Whether {'all' if op == 'all' else 'any'} elements are nonzero (over all or ``dim``); "
                   f"bool (uint8 for uint8 input).\n\n    >>> tapegrad.tensor([1, 0]).{op}()\n"

@@ -294,7 +294,7 @@ def tril(input, diagonal=0, *, out=None):
     tensor([[1., 0.],
             [1., 1.]])
     """
-    return _write_out("tril", Tril.apply(input, int(diagonal)), out)
+    return _write_out("tril", Tril.apply(input, int(diagonal)), out, dtype="same")
 
 
 def triu(input, diagonal=0, *, out=None):
@@ -304,7 +304,7 @@ def triu(input, diagonal=0, *, out=None):
     tensor([[1., 1.],
             [0., 1.]])
     """
-    return _write_out("triu", Triu.apply(input, int(diagonal)), out)
+    return _write_out("triu", Triu.apply(input, int(diagonal)), out, dtype="same")
 
 
 def _diag_view(a, offset, d1, d2):

@@ -459,6 +459,10 @@ class Cat(Primitive):
             start += n
         return tuple(out)
 
+# torch's words (a TypeError) for an out of cat/stack that the inputs' type can't be cast to
+_CAT_OUT_ERROR = (TypeError, "torch.cat(): input types can't be cast to the desired output type {o}")
+
+
 
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along dim ``dim``; all must have the same shape except in that dim.
@@ -476,7 +480,7 @@ def cat(tensors, dim=0, *, out=None):
             raise RuntimeError(op_error("cat", f"zero-dimensional tensor (at position {i}) cannot be concatenated"))
     real = [(i, t._array.shape) for i, t in enumerate(tensors) if not _legacy_empty(t._array)]
     if not real:
-        return _write_out("cat", Cat.apply(0, *tensors), out)
+        return _write_out("cat", Cat.apply(0, *tensors), out, error=_CAT_OUT_ERROR)
     ref_i, ref = real[0]
     d = normalize_dim(dim, len(ref))
     for i, shp in real[1:]:
@@ -486,7 +490,7 @@ def cat(tensors, dim=0, *, out=None):
             if k != d and shp[k] != ref[k]:
                 raise op_error("cat", f"Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} "
                                f"but got size {shp[k]} for tensor number {i} in the list.")
-    return _write_out("cat", Cat.apply(d, *tensors), out)
+    return _write_out("cat", Cat.apply(d, *tensors), out, error=_CAT_OUT_ERROR)
 
 
 concat = concatenate = cat
@@ -530,7 +534,7 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     n = _nd(tensors[0]) + 1
-    return _write_out("stack", Stack.apply(normalize_dim(dim, n), *tensors), out)
+    return _write_out("stack", Stack.apply(normalize_dim(dim, n), *tensors), out, error=_CAT_OUT_ERROR)
 
 
 def _atleast(n, tensors):

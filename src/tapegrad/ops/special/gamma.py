@@ -288,7 +288,7 @@ def _mvlgamma_check(input, p):
     return p
 
 
-@_with_out
+@_with_out(error="mvlgamma: result type {r} can't be cast to the desired output type {r}")   # (sic: torch's words)
 def mvlgamma(input, p):  # noqa: A002
     """The multivariate log-gamma of dimension ``p``: p(p-1)/4 log(pi) + sum_j lgamma(input - j/2).
 
