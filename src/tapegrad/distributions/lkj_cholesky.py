@@ -4,8 +4,8 @@ concentration 1 is uniform over correlation matrices.
 
 The density of L itself carries the Jacobian of L -> L L^T, prod_i L_ii^(D - i), so that
 log p(L) = sum_{i=2..D} (2 (eta - 1) + D - i) log L_ii - log of the normalizer (LKJ's paper, p. 1999).
-Draws use the onion method (the paper's section 3.2) for the Cholesky factor directly: row i of L is
-sqrt(y_i) times a uniform direction in its first i - 1 coordinates, y_i ~ Beta(i/2 - 1/2 + ..., ...), and the
+Draws use the onion method (the paper's section 3.2) for the Cholesky factor directly: row k of L (k >= 1) is
+sqrt(y_k) times a uniform direction in its first k coordinates, y_k ~ Beta(k/2, eta + (D - 1)/2 - k/2), and the
 diagonal entry makes the row a unit vector; all rows are drawn at once.
 """
 
@@ -41,11 +41,13 @@ class LKJCholesky(Distribution):
         (self.concentration,) = broadcast_all(concentration)
         batch_shape = self.concentration.size()
         event_shape = Size((dim, dim))
-        # the onion method's Beta draws, one per row (row 0's is unused): Beta(i/2, eta + (D - 2)/2 - (i - 1)/2)
+        # the onion method's Beta draws, one per row (row 0's is unused): row k's squared off-diagonal norm is
+        # Beta(k/2, eta + (D - 1)/2 - k/2), so that each L_k0 = r_k0 has E[r^2] = 1/(2 eta + D - 1) as LKJ's
+        # marginals. (torch 2.13 uses Beta(k - 1/2, ...) for k >= 2, whose draws have too large correlations.)
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
-        offset = tapegrad.arange(self.dim - 1, dtype=self.concentration.dtype)
+        offset = 0.5 * tapegrad.arange(self.dim - 1, dtype=self.concentration.dtype)
         offset = tapegrad.cat([offset.new_zeros((1,)), offset])
-        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - 0.5 * offset)
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - offset)
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):

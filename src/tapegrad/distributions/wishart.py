@@ -131,8 +131,9 @@ class Wishart(ExponentialFamily):
             tuple(self._batch_shape) + tuple(self._event_shape))
 
     def _df_matrix(self, value):
-        """df (or ``value``, of the batch shape) as batch x 1 x 1, to scale matrices."""
-        return value.view(tuple(self._batch_shape) + (1, 1))
+        """df (or ``value``, of df's shape) as batch x 1 x 1, to scale matrices. (A number df stays 0-dim, as
+        torch's; torch's view of it then fails for a batch of matrices: here it is broadcast.)"""
+        return value.expand(self._batch_shape).reshape(tuple(self._batch_shape) + (1, 1))
 
     @property
     def mean(self):
