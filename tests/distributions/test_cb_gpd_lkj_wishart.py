@@ -224,6 +224,19 @@ def test_lkj_onion_draws_have_the_lkj_marginal_correlations(dim, eta):
     np.testing.assert_allclose((r ** 4).mean(0) / var ** 2, 3 - 6 / (2 * b + 3), rtol=0.05)
 
 
+def test_lkj_bad_concentration_is_reported_as_its_own(torch):
+    """torch raises the same ValueError from its internal Beta of the onion method (naming that Beta's
+    concentrations); tapegrad names LKJCholesky's concentration."""
+    with pytest.raises(ValueError, match="Expected parameter concentration"):
+        torch.distributions.LKJCholesky(3, torch.tensor([1.0, -0.5]))
+    with pytest.raises(ValueError) as e:
+        D.LKJCholesky(3, tapegrad.tensor([1.0, -0.5]))
+    assert str(e.value) == ("Expected parameter concentration (Tensor of shape (2,)) of distribution "
+                            "LKJCholesky(concentration: tapegrad.Size([2])) to satisfy the constraint "
+                            "GreaterThan(lower_bound=0.0), but found invalid values:\ntensor([ 1.0000, -0.5000])")
+    D.LKJCholesky(3, tapegrad.tensor([1.0, -0.5]), validate_args=False)
+
+
 def test_lkj_shapes_expand_and_no_rsample(torch):
     d = D.LKJCholesky(3, _t([[0.5, 1.0], [2.0, 3.0]]))
     assert d.batch_shape == (2, 2) and d.event_shape == (3, 3) and not d.has_rsample

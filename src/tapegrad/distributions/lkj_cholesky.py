@@ -47,7 +47,9 @@ class LKJCholesky(Distribution):
         marginal_conc = self.concentration + 0.5 * (self.dim - 2)
         offset = 0.5 * tapegrad.arange(self.dim - 1, dtype=self.concentration.dtype)
         offset = tapegrad.cat([offset.new_zeros((1,)), offset])
-        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - offset)
+        # (every concentration here is >= eta: a bad eta is reported as LKJCholesky's own parameter below, where
+        # torch's message names this internal Beta's)
+        self._beta = Beta(offset + 0.5, marginal_conc.unsqueeze(-1) - offset, validate_args=False)
         super().__init__(batch_shape, event_shape, validate_args)
 
     def expand(self, batch_shape, _instance=None):
