@@ -394,3 +394,15 @@ def test_wishart_expand_keeps_the_parametrisation_and_draws(torch):
                                       precision_matrix=torch.tensor(_np(d.precision_matrix)))
     v = _np(e.sample())
     _close(e.log_prob(_t(v)), dr.expand((3,)).log_prob(torch.tensor(v)))
+
+
+@pytest.mark.parametrize("name", ["ContinuousBernoulli", "GeneralizedPareto", "LKJCholesky", "Wishart"])
+def test_constructor_and_rsample_arguments_are_torch_s(torch, name):
+    import inspect
+
+    def params(f):
+        return [(p.name, p.default) for p in inspect.signature(f).parameters.values()]
+    ours, theirs = getattr(D, name), getattr(torch.distributions, name)
+    assert params(ours) == params(theirs)
+    assert [p for p, _ in params(ours.rsample)] == [p for p, _ in params(theirs.rsample)]
+    assert ours.has_rsample == theirs.has_rsample and ours.__module__.split(".")[-1] == theirs.__module__.split(".")[-1]

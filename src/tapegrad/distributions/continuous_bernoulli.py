@@ -132,7 +132,9 @@ class ContinuousBernoulli(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         """The inverse cdf at uniform draws: differentiable in the parameters."""
-        u = _uniform(self._extended_shape(sample_shape), self.probs.dtype)
+        dtype = self.probs.dtype
+        u = _uniform(self._extended_shape(sample_shape), dtype)
+        u = u.clamp(max=1 - tapegrad.finfo(dtype).eps / 2)     # ([0, 1) as torch.rand: no 1 from rounding)
         return self.icdf(u)
 
     def log_prob(self, value):

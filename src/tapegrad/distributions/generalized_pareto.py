@@ -57,7 +57,9 @@ class GeneralizedPareto(Distribution):
 
     def rsample(self, sample_shape=Size()):
         """The inverse cdf at uniform draws: differentiable in the parameters."""
-        u = _uniform(self._extended_shape(sample_shape), self.loc.dtype)
+        dtype = self.loc.dtype
+        u = _uniform(self._extended_shape(sample_shape), dtype)
+        u = u.clamp(max=1 - tapegrad.finfo(dtype).eps / 2)     # ([0, 1) as torch.rand: no 1 from rounding)
         return self.icdf(u)
 
     def log_prob(self, value):
