@@ -157,7 +157,9 @@ def test_generalized_pareto_float32_and_scalars_vs_torch(torch):
         v = dr.sample((6,))
         vt = tapegrad.tensor(v.numpy())
         for k in ("log_prob", "cdf", "log_cdf", "log_survival_function"):
-            _close(getattr(dt, k)(vt), getattr(dr, k)(v), rtol=2e-6, atol=1e-6, what=k)
+            # (cdf = 1 - exp(log survival) cancels for values near loc: float32 rounding of ~eps / cdf)
+            rtol = 1e-4 if k in ("cdf", "log_cdf") else 2e-6
+            _close(getattr(dt, k)(vt), getattr(dr, k)(v), rtol=rtol, atol=1e-6, what=k)
         q = torch.rand(dr.batch_shape)
         _close(dt.icdf(tapegrad.tensor(q.numpy())), dr.icdf(q), rtol=2e-6, atol=1e-6)
         for k in ("mean", "mode", "variance", "stddev"):
