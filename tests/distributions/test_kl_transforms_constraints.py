@@ -55,6 +55,8 @@ DISTS = {
     "Independent": (lambda D, a, b: D.Independent(D.Normal(a, b), 1), lambda: [_n(2, 3), _p(2, 3)]),
     "LogNormal": (lambda D, a, b: D.LogNormal(a, b), lambda: [_n(3), _p(3)]),
     "Chi2": (lambda D, d: D.Chi2(d), lambda: [_p(3, lo=1, hi=4)]),
+    # (one probs value inside the default lims, where the Taylor expansions are used)
+    "ContinuousBernoulli": (lambda D, p: D.ContinuousBernoulli(p), lambda: [np.r_[R.uniform(0.1, 0.9, 2), 0.5003]]),
 }
 PARAMS = {k: v[1]() for k, v in DISTS.items()}
 # a second parameter set for q (so that p != q)
@@ -374,6 +376,27 @@ BAD = [
     lambda M, m: M.MixtureSameFamily(M.Categorical(m.ones(3)), M.Normal(m.zeros(2), 1.0)),
     lambda M, m: M.LowRankMultivariateNormal(m.zeros(2), m.ones(3, 1), m.ones(2)),
     lambda M, m: M.Multinomial(2.5, m.ones(3)),
+    lambda M, m: M.ContinuousBernoulli(),
+    lambda M, m: M.ContinuousBernoulli(m.tensor([0.3]), m.tensor([0.1])),
+    lambda M, m: M.ContinuousBernoulli(m.tensor([1.5]), validate_args=True),
+    lambda M, m: M.ContinuousBernoulli(m.tensor([0.3])).log_prob(m.tensor([1.5])),
+    lambda M, m: M.ContinuousBernoulli(logits=m.tensor([float("nan")])),
+    lambda M, m: M.GeneralizedPareto(0.0, -1.0, 0.5),
+    lambda M, m: M.GeneralizedPareto(m.tensor([0.0]), m.tensor([1.0]), m.tensor([float("nan")])),
+    lambda M, m: M.GeneralizedPareto(m.tensor([0.0]), m.tensor([1.0]), m.tensor([-0.5])).log_prob(m.tensor([2.5])),
+    lambda M, m: M.GeneralizedPareto(m.tensor([1.0]), m.tensor([1.0]), m.tensor([0.5])).log_prob(m.tensor([0.5])),
+    lambda M, m: M.LKJCholesky(1, 1.0),
+    lambda M, m: M.LKJCholesky(2, 1.0).log_prob(m.tensor([[1.0, 0.0], [0.5, 0.5]])),
+    lambda M, m: M.LKJCholesky(2, 1.0).log_prob(m.eye(3)),
+    lambda M, m: M.Wishart(m.tensor(3.0)),
+    lambda M, m: M.Wishart(m.tensor(3.0), covariance_matrix=m.eye(2), scale_tril=m.eye(2)),
+    lambda M, m: M.Wishart(m.tensor(3.0), covariance_matrix=m.ones(2)),
+    lambda M, m: M.Wishart(m.tensor([1.0, 4.0]), covariance_matrix=m.eye(2)),
+    lambda M, m: M.Wishart(0.5, precision_matrix=m.eye(2)),
+    lambda M, m: M.Wishart(m.tensor(3.0), covariance_matrix=m.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda M, m: M.Wishart(m.tensor(3.0), scale_tril=m.tensor([[1.0, 1.0], [0.0, 1.0]])),
+    lambda M, m: M.Wishart(m.tensor(3.0), covariance_matrix=m.eye(2)).log_prob(m.tensor([[1.0, 2.0], [2.0, 1.0]])),
+    lambda M, m: M.Wishart(m.tensor(3.0), covariance_matrix=m.eye(2)).log_prob(m.eye(3)),
 ]
 
 

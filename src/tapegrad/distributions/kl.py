@@ -19,6 +19,7 @@ from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exp_family import ExponentialFamily
@@ -175,6 +176,14 @@ def _kl_cauchy_cauchy(p, q):
     t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
     t2 = (4 * p.scale * q.scale).log()
     return t1 - t2
+
+
+@register_kl(ContinuousBernoulli, ContinuousBernoulli)
+def _kl_continuous_bernoulli_continuous_bernoulli(p, q):
+    t1 = p.mean * (p.logits - q.logits)
+    t2 = p._cont_bern_log_norm() + tapegrad.log1p(-p.probs)
+    t3 = -q._cont_bern_log_norm() - tapegrad.log1p(-q.probs)
+    return t1 + t2 + t3
 
 
 @register_kl(Dirichlet, Dirichlet)
@@ -380,6 +389,44 @@ def _kl_beta_uniform(p, q):
     return result
 
 
+def _cross_entropy_to_continuous_bernoulli(p, q):
+    """-E_p[log q(x)] for q continuous Bernoulli: E_p[x] logits_q = E_p[log q(x)] - log(1 - probs_q) - log C_q."""
+    return -p.mean * q.logits - tapegrad.log1p(-q.probs) - q._cont_bern_log_norm()
+
+
+@register_kl(Beta, ContinuousBernoulli)
+def _kl_beta_continuous_bernoulli(p, q):
+    return -p.entropy() + _cross_entropy_to_continuous_bernoulli(p, q)
+
+
+@register_kl(ContinuousBernoulli, Exponential)
+def _kl_continuous_bernoulli_exponential(p, q):
+    return -p.entropy() - tapegrad.log(q.rate) + q.rate * p.mean
+
+
+@register_kl(ContinuousBernoulli, Normal)
+def _kl_continuous_bernoulli_normal(p, q):
+    t1 = -p.entropy()
+    t2 = 0.5 * (math.log(2.0 * math.pi) + tapegrad.square(q.loc / q.scale)) + tapegrad.log(q.scale)
+    t3 = (p.variance + tapegrad.square(p.mean) - 2.0 * q.loc * p.mean) / (2.0 * tapegrad.square(q.scale))
+    return t1 + t2 + t3
+
+
+@register_kl(ContinuousBernoulli, Uniform)
+def _kl_continuous_bernoulli_uniform(p, q):
+    # (as torch's: +inf unless the uniform lies strictly inside [0, 1] at both ends -- torch's test, kept as is)
+    result = -p.entropy() + (q.high - q.low).log()
+    outside = (q.low >= p.support.lower_bound) | (q.high <= p.support.upper_bound)
+    return tapegrad.where(outside, tapegrad.ones_like(result) * math.inf, result)
+
+
+@register_kl(Uniform, ContinuousBernoulli)
+def _kl_uniform_continuous_bernoulli(p, q):
+    result = -p.entropy() + _cross_entropy_to_continuous_bernoulli(p, q)
+    outside = (p.high >= q.support.upper_bound) | (p.low <= q.support.lower_bound)
+    return tapegrad.where(outside, tapegrad.ones_like(result) * math.inf, result)
+
+
 @register_kl(Exponential, Gamma)
 def _kl_exponential_gamma(p, q):
     ratio = q.rate / p.rate
@@ -528,11 +575,12 @@ def _infinity_of(attr):
     return kl
 
 
-for _p, _attr, _qs in ((Beta, "concentration1", (Pareto,)), (Exponential, "rate", (Uniform, Pareto, Beta)),
-                       (Gamma, "concentration", (Uniform, Pareto, Beta)),
-                       (Gumbel, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
-                       (Laplace, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
-                       (Normal, "loc", (Uniform, Pareto, Gamma, Exponential, Beta)),
-                       (Pareto, "scale", (Uniform, Beta))):
+for _p, _attr, _qs in ((Beta, "concentration1", (Pareto,)), (ContinuousBernoulli, "probs", (Pareto,)),
+                       (Exponential, "rate", (Uniform, Pareto, Beta, ContinuousBernoulli)),
+                       (Gamma, "concentration", (Uniform, Pareto, Beta, ContinuousBernoulli)),
+                       (Gumbel, "loc", (Uniform, Pareto, Gamma, Exponential, Beta, ContinuousBernoulli)),
+                       (Laplace, "loc", (Uniform, Pareto, Gamma, Exponential, Beta, ContinuousBernoulli)),
+                       (Normal, "loc", (Uniform, Pareto, Gamma, Exponential, Beta, ContinuousBernoulli)),
+                       (Pareto, "scale", (Uniform, Beta, ContinuousBernoulli))):
     for _q in _qs:
         register_kl(_p, _q)(_infinity_of(_attr))
