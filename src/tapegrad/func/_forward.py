@@ -87,18 +87,20 @@ def tree_flatten(tree):
 
 
 def tree_unflatten(leaves, spec):
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s.kind is None:
-            return next(it)
-        kids = [build(c) for c in s.children]
-        if s.kind is _NAMEDTUPLE:
-            return s.context(*kids)
-        if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
-            return s.kind(zip(s.context, kids))
-        return s.kind(kids)
-    return build(spec)
+
+def _build(s, it):
+    """(A module function, not a closure calling itself: that would be a reference cycle holding the leaves until
+    the cyclic collector runs.)"""
+    if s.kind is None:
+        return next(it)
+    kids = [_build(c, it) for c in s.children]
+    if s.kind is _NAMEDTUPLE:
+        return s.context(*kids)
+    if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
+        return s.kind(zip(s.context, kids))
+    return s.kind(kids)
 
 
 # --- argnums --------------------------------------------------------------------------------------------------------

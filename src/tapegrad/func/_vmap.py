@@ -504,6 +504,14 @@ def _out_dims_for(out_dims, o_spec, flat_out, name):
 
 def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name):
     level = BatchedLevel(size, randomness)
+    try:
+        return _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name)
+    finally:
+        level._phys.clear()     # (its entries' weakref callbacks hold the table: a cycle that would keep the
+        #                          physical tensors, the per-sample results among them, until the cyclic collector)
+
+
+def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name):
     state = _random.get_rng_state() if randomness == "error" else None
     with level:
         logical = []
