@@ -66,7 +66,16 @@ _LEAF = _Spec(None)
 
 
 def _flatten(tree, leaves):
-    if isinstance(tree, Tensor):              # (the common case first)
+    kind = tree.__class__
+    if kind is Tensor:                        # (the common cases first: exact types)
+        leaves.append(tree)
+        return _LEAF
+    if kind is dict:
+        keys = list(tree)
+        return _Spec(dict, keys, tuple([_flatten(tree[k], leaves) for k in keys]))
+    if kind is tuple or kind is list:
+        return _Spec(kind, None, tuple([_flatten(c, leaves) for c in tree]))
+    if isinstance(tree, Tensor):
         leaves.append(tree)
         return _LEAF
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
