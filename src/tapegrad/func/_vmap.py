@@ -50,6 +50,17 @@ def _op_name(cls, args=()):
     return f"tapegrad.{cls.__module__.removeprefix('tapegrad.')}.{cls.__name__}"
 
 
+_OPS_UTIL = []
+
+
+def _ops_util():
+    """``tapegrad.ops._util`` (imported on first use, then kept: an import statement per vmap call costs)."""
+    if not _OPS_UTIL:
+        from ..ops import _util
+        _OPS_UTIL.append(_util)
+    return _OPS_UTIL[0]
+
+
 class BatchedLevel(Interpreter):
     """One ``vmap`` call: the batch size, the randomness mode and the physical tensor of each logical one."""
 
@@ -81,7 +92,7 @@ class BatchedLevel(Interpreter):
 
     def enter(self):
         super().enter()
-        from ..ops import _util
+        _util = _ops_util()
         self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
         self._prev_hook = _random._vmap_hook
         if self.randomness == "different":
@@ -89,8 +100,7 @@ class BatchedLevel(Interpreter):
         return self
 
     def exit(self):
-        from ..ops import _util
-        _util._vmap_write = self._prev_write
+        _ops_util()._vmap_write = self._prev_write
         _random._vmap_hook = self._prev_hook
         super().exit()
 
@@ -443,8 +453,9 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     _check_out_dims(out_dims, func)
     lean = getattr(func, "_per_sample", None)      # (func is grad(f) or grad_and_value(f): see per_sample_grads)
 
+    name = _name(func)
+
     def wrapped(*args, **kwargs):
-        name = _name(func)
         if not isinstance(in_dims, (int, tuple)):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
                              f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
