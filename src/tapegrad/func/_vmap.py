@@ -579,6 +579,7 @@ def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         res.append(p.movedim(0, d) if d % n else p)
+    level._phys.clear()         # (now, while the logical tensors are alive: their weakrefs go without a callback)
     return tree_unflatten(res, o_spec)
 
 
