@@ -138,7 +138,8 @@ def test_has_aux(api, spy):
         def f(p, xi, yi):
             out = _mlp(m, p, xi.unsqueeze(0))
             loss = m.nn.functional.cross_entropy(out, yi.unsqueeze(0))
-            return loss, {"logits": out, "twice": loss * 2, "const": p["0.bias"][:2] * 1}
+            return loss, {"logits": out, "twice": loss * 2, "from params": p["0.bias"][:2] * 1,
+                          "unbatched": m.ones(2, dtype=m.float64) * 3}
         t = getattr(m.func, api)
         g = t(f, has_aux=True) if lean else _general(t, f, has_aux=True)
         return m.func.vmap(g, in_dims=(None, 0, 0))(_params(m), x, y)
@@ -308,7 +309,8 @@ def test_grad_of_vmap_grad(spy):
     _same(got, run(torch), rtol=1e-9)
 
 
-@pytest.mark.parametrize("case", ["vmap(vmap(grad))", "vmap(jacrev)", "jvp(vmap(grad))", "vmap(grad(grad))"])
+@pytest.mark.parametrize("case", ["vmap(vmap(grad))", "vmap(jacrev)", "jvp(vmap(grad))", "vmap(grad(grad))",
+                                  "vmap(grad(vmap))"])
 def test_other_compositions(case, spy):
     x3 = X.reshape(2, 3, N_IN)
 
@@ -323,13 +325,16 @@ def test_other_compositions(case, spy):
             return F.vmap(F.jacrev(lambda v: v.sin() * v[0]))(x)
         if case == "jvp(vmap(grad))":
             return F.jvp(lambda a: F.vmap(F.grad(f))(a), (x,), (m.ones_like(x),))
+        if case == "vmap(grad(vmap))":          # (a vmap inside f: its own level, above the lean path's)
+            return F.vmap(F.grad(lambda w, rows: F.vmap(lambda r: (w * r).sin().sum())(rows).sum()),
+                          in_dims=(None, 0))(m.tensor(W1[0]), m.tensor(x3))
         return F.vmap(F.grad(lambda v: F.grad(f)(v).sum()))(x)
     got = run(tapegrad)
     if case == "vmap(vmap(grad))":
         assert spy.taken == 0 and spy.declined == 1       # (the inner vmap: another level is active)
     if case == "jvp(vmap(grad))":
         assert spy.taken == 0 and spy.declined == 1
-    if case == "vmap(grad(grad))":
+    if case in ("vmap(grad(grad))", "vmap(grad(vmap))"):
         assert spy.taken == 1                             # (the outer grad lowers to the vmap level; the inner one
         #                                                    is the general path, inside f)
     _same(got, run(torch), rtol=1e-9)

@@ -13,7 +13,8 @@ inputs are taken to their physical, batched arrays (an input not batched at a le
 level's batch dim first, so its gradient is per sample), the stand-ins are made there and wrapped back up, and
 after ``f`` the physical outputs are differentiated. Samples of a batch never mix, so the gradient of the sum over
 the batch of the physical outputs is every sample's own gradient: ``vmap(grad(f))`` is one batched forward and one
-batched backward.
+batched backward. With no other transform active, vmap answers ``vmap(grad(f))`` through ``per_sample_grads``: the
+same computation without the general machinery (the lean path).
 """
 
 from __future__ import annotations
