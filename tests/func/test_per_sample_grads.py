@@ -355,3 +355,24 @@ def test_no_reference_cycles():
     finally:
         if was:
             gc.enable()
+
+
+def test_tied_weights_through_functional_call(spy):
+    """functional_call gives a tensor tied in the module (one weight under two names) the value given for any of
+    its names (its walk over the module's parameters is its own: the names must be named_parameters')."""
+    def run(m):
+        m.manual_seed(0)
+        net = m.nn.Sequential(m.nn.Linear(4, 4), m.nn.Tanh(), m.nn.Linear(4, 4)).double()
+        net[2].weight = net[0].weight
+        p = {"0.weight": m.tensor(RNG_TIED_W), "0.bias": m.tensor(RNG_TIED_B), "2.bias": m.tensor(RNG_TIED_B[::-1].copy())}
+
+        def loss(p, xi):
+            return m.func.functional_call(net, p, (xi,)).pow(2).sum()
+        return m.func.vmap(m.func.grad(loss), in_dims=(None, 0))(p, m.tensor(X[:, :4].copy()))
+    got = run(tapegrad)
+    assert spy.taken == 1
+    _same(got, run(torch), rtol=1e-9)
+
+
+RNG_TIED_W = np.random.default_rng(3).standard_normal((4, 4))
+RNG_TIED_B = np.random.default_rng(4).standard_normal(4)
