@@ -468,21 +468,25 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
                              f"structure of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs "
                              f"has structure {spec}.")
+        sizes = []
         for i, (a, d) in enumerate(zip(flat, dims)):
-            if d is not None and not isinstance(d, int):
+            if d is None:
+                continue
+            if not isinstance(d, int):
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
                                  f"in_dim must be either an integer dimension or None.")
-            if isinstance(d, int) and not isinstance(a, Tensor):
+            if not isinstance(a, Tensor):
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
                                  f"the input is of type {type(a)}. We cannot vmap over non-Tensor arguments, please "
                                  f"use None as the respective in_dim")
-            if d is not None and (d < -a.dim() or d >= a.dim()):
+            n = a._array.ndim
+            if d < -n or d >= n:
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, "
-                                 f"but that input is a Tensor of dimensionality {a.dim()} so expected in_dim to "
-                                 f"satisfy -{a.dim()} <= in_dim < {a.dim()}.")
-            if d is not None and d < 0:
-                dims[i] = d % a.dim()
-        sizes = [a.shape[d] for a, d in zip(flat, dims) if d is not None]
+                                 f"but that input is a Tensor of dimensionality {n} so expected in_dim to "
+                                 f"satisfy -{n} <= in_dim < {n}.")
+            if d < 0:
+                d = dims[i] = d % n
+            sizes.append(a._array.shape[d])
         if not sizes:
             raise ValueError("vmap: Expected at least one Tensor to vmap over")
         if any(s != sizes[0] for s in sizes):
