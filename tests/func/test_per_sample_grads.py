@@ -376,3 +376,19 @@ def test_tied_weights_through_functional_call(spy):
 
 RNG_TIED_W = np.random.default_rng(3).standard_normal((4, 4))
 RNG_TIED_B = np.random.default_rng(4).standard_normal(4)
+
+
+def test_eager_apply_restored():
+    """A transform switches the code of the function behind ``Function.apply`` (not the class attribute: that
+    would invalidate every op class's attribute caches); after it, the eager call's code is back."""
+    from tapegrad.autograd import function as fn
+    seen = []
+
+    def f(v):
+        seen.append(fn._apply.__code__ is fn._EAGER_CODE)
+        return (v * v).sum()
+    tapegrad.func.vmap(tapegrad.func.grad(f))(tapegrad.tensor(X))
+    assert seen == [False]
+    assert fn.Function.__dict__["apply"].__func__ is fn._apply
+    assert fn._apply.__code__ is fn._EAGER_CODE
+    assert fn._apply_eager.__code__ is fn._EAGER_CODE
