@@ -70,7 +70,16 @@ _LEAF = _Spec(None)
 
 
 def _flatten(tree, leaves):
-    if isinstance(tree, Tensor):              # (the common case first)
+    kind = tree.__class__
+    if kind is Tensor:                        # (the common cases first: exact types)
+        leaves.append(tree)
+        return _LEAF
+    if kind is dict:
+        keys = list(tree)
+        return _Spec(dict, keys, tuple([_flatten(tree[k], leaves) for k in keys]))
+    if kind is tuple or kind is list:
+        return _Spec(kind, None, tuple([_flatten(c, leaves) for c in tree]))
+    if isinstance(tree, Tensor):
         leaves.append(tree)
         return _LEAF
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
@@ -91,18 +100,20 @@ def tree_flatten(tree):
 
 
 def tree_unflatten(leaves, spec):
-    it = iter(leaves)
+    return _build(spec, iter(leaves))
 
-    def build(s):
-        if s.kind is None:
-            return next(it)
-        kids = [build(c) for c in s.children]
-        if s.kind is _NAMEDTUPLE:
-            return s.context(*kids)
-        if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
-            return s.kind(zip(s.context, kids))
-        return s.kind(kids)
-    return build(spec)
+
+def _build(s, it):
+    """(A module function, not a closure calling itself: that would be a reference cycle holding the leaves until
+    the cyclic collector runs.)"""
+    if s.kind is None:
+        return next(it)
+    kids = [_build(c, it) for c in s.children]
+    if s.kind is _NAMEDTUPLE:
+        return s.context(*kids)
+    if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
+        return s.kind(zip(s.context, kids))
+    return s.kind(kids)
 
 
 # --- argnums --------------------------------------------------------------------------------------------------------

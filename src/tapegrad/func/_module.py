@@ -55,11 +55,39 @@ def _swap(module, name, tensor):
     return orig
 
 
+_MODULE = []      # nn.Module, imported on first use
+
+
+def _named_tensors(module, prefix, out):
+    """Every parameter and buffer under its dotted name, a shared one under each of its names (what
+    ``named_parameters``/``named_buffers(remove_duplicate=False)`` give) in one walk, without their generators
+    (``functional_call`` pays this on every call); a module that defines its own ``named_parameters`` or
+    ``named_buffers`` is asked instead."""
+    if not _MODULE:
+        from ..nn.module import Module
+        _MODULE.append(Module)
+    base = _MODULE[0]
+    if type(module).named_parameters is not base.named_parameters or \
+            type(module).named_buffers is not base.named_buffers:
+        out.update((prefix + k, v) for k, v in module.named_parameters(remove_duplicate=False))
+        out.update((prefix + k, v) for k, v in module.named_buffers(remove_duplicate=False))
+        return
+    for k, v in module._parameters.items():
+        if v is not None:
+            out[prefix + k] = v
+    for k, v in module._buffers.items():
+        if v is not None:
+            out[prefix + k] = v
+    for name, sub in module._modules.items():
+        if sub is not None:
+            _named_tensors(sub, prefix + name + ".", out)
+
+
 def _untie(module, given):
     """Each name of a tied tensor given a value: the same value under all its names (torch's error when two of
     the names were given different values)."""
-    named = dict(module.named_parameters(remove_duplicate=False))
-    named.update(module.named_buffers(remove_duplicate=False))
+    named = {}
+    _named_tensors(module, "", named)
     groups = {}
     for name, t in named.items():
         groups.setdefault(id(t), set()).add(name)

@@ -26,7 +26,7 @@ from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
 from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
-from .batching import rule_for
+from .batching import RULES, rule_for
 
 __all__ = ["vmap", "BatchedLevel"]
 
@@ -48,6 +48,17 @@ def _op_name(cls, args=()):
     if cls is None or (cls.__name__ == "ArrayOp" and args):       # (a function computed on arrays: its own name)
         return f"tapegrad.{getattr(args[0], '__name__', 'function')}"
     return f"tapegrad.{cls.__module__.removeprefix('tapegrad.')}.{cls.__name__}"
+
+
+_OPS_UTIL = []
+
+
+def _ops_util():
+    """``tapegrad.ops._util`` (imported on first use, then kept: an import statement per vmap call costs)."""
+    if not _OPS_UTIL:
+        from ..ops import _util
+        _OPS_UTIL.append(_util)
+    return _OPS_UTIL[0]
 
 
 class BatchedLevel(Interpreter):
@@ -81,7 +92,7 @@ class BatchedLevel(Interpreter):
 
     def enter(self):
         super().enter()
-        from ..ops import _util
+        _util = _ops_util()
         self._prev_write, _util._vmap_write = _util._vmap_write, _write_batched
         self._prev_records, _util._vmap_records = _util._vmap_records, _write_recorded
         self._prev_hook = _random._vmap_hook
@@ -90,7 +101,7 @@ class BatchedLevel(Interpreter):
         return self
 
     def exit(self):
-        from ..ops import _util
+        _util = _ops_util()
         _util._vmap_write = self._prev_write
         _util._vmap_records = self._prev_records
         _random._vmap_hook = self._prev_hook
@@ -109,18 +120,22 @@ class BatchedLevel(Interpreter):
 
     # --- ops -----------------------------------------------------------------------------------------------------
     def process(self, cls, args, kwargs):
+        table = self._phys
         phys = None
-        for i, a in enumerate(args):
-            if a.__class__ is Tensor or isinstance(a, Tensor):
-                p = self.physical(a)
-                if p is not None:
-                    if phys is None:
-                        phys = [None] * len(args)
-                    phys[i] = p
-        batched_kw = any(isinstance(v, Tensor) and self.physical(v) is not None for v in kwargs.values())
+        i = 0
+        for a in args:          # (the table is keyed by id: any argument may be looked up, its entry checked)
+            e = table.get(id(a))
+            if e is not None and e[0]() is a:
+                if phys is None:
+                    phys = [None] * len(args)
+                phys[i] = e[1]
+            i += 1
+        batched_kw = False
+        if kwargs:
+            batched_kw = any(isinstance(v, Tensor) and self.physical(v) is not None for v in kwargs.values())
         if phys is None and not batched_kw:
             return self.call_next(cls, args, kwargs)
-        rule = None if batched_kw else rule_for(cls)
+        rule = None if batched_kw else (RULES.get(cls) or rule_for(cls))
         out = NotImplemented
         if rule is not None:
             out = rule(self, cls, args, kwargs, phys)
@@ -131,7 +146,9 @@ class BatchedLevel(Interpreter):
                 log.append((_op_name(cls, args), "loop"))
         elif log is not None:
             log.append((_op_name(cls, args), "rule"))
-        if out.__class__ is tuple or isinstance(out, tuple):
+        if out.__class__ is Tensor:
+            return self.wrap(out)
+        if isinstance(out, tuple):
             return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)
         return self.wrap(out)
 
@@ -411,6 +428,15 @@ def _broadcast_dims(dims, spec):
         return [dims] * _count(spec)
     if spec.kind is None:
         return None
+    if dims.__class__ is tuple and spec.kind is tuple and len(dims) == len(spec.children) and \
+            all(d is None or d.__class__ is int for d in dims):      # (the common case: one int/None per argument)
+        out = []
+        for d, c in zip(dims, spec.children):
+            if c.kind is None:
+                out.append(d)
+            else:
+                out.extend([d] * _count(c))
+        return out
     if isinstance(dims, (tuple, list, dict)):
         if type(dims) is not spec.kind and not (isinstance(dims, tuple) and spec.kind is tuple):
             if not (isinstance(dims, (tuple, list)) and spec.kind in (tuple, list)) or len(dims) != len(spec.children):
@@ -432,7 +458,12 @@ def _broadcast_dims(dims, spec):
 
 
 def _count(spec):
-    return 1 if spec.kind is None else sum(_count(c) for c in spec.children)
+    if spec.kind is None:
+        return 1
+    n = 0
+    for c in spec.children:
+        n += 1 if c.kind is None else _count(c)
+    return n
 
 
 def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
@@ -450,9 +481,11 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. (got {chunk_size})")
     _check_out_dims(out_dims, func)
+    lean = getattr(func, "_per_sample", None)      # (func is grad(f) or grad_and_value(f): see per_sample_grads)
+
+    name = _name(func)
 
     def wrapped(*args, **kwargs):
-        name = _name(func)
         if not isinstance(in_dims, (int, tuple)):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): expected `in_dims` to be int or a "
                              f"(potentially nested) tuple matching the structure of inputs, got: {type(in_dims)}.")
@@ -465,21 +498,25 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): in_dims is not compatible with the "
                              f"structure of `inputs`. in_dims has structure {tree_flatten(in_dims)[1]} but inputs "
                              f"has structure {spec}.")
+        sizes = []
         for i, (a, d) in enumerate(zip(flat, dims)):
-            if d is not None and not isinstance(d, int):
+            if d is None:
+                continue
+            if not isinstance(d, int):
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
                                  f"in_dim must be either an integer dimension or None.")
-            if isinstance(d, int) and not isinstance(a, Tensor):
+            if not isinstance(a, Tensor):
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for an input but "
                                  f"the input is of type {type(a)}. We cannot vmap over non-Tensor arguments, please "
                                  f"use None as the respective in_dim")
-            if d is not None and (d < -a.dim() or d >= a.dim()):
+            n = a._array.ndim
+            if d < -n or d >= n:
                 raise ValueError(f"vmap({name}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d} for some input, "
-                                 f"but that input is a Tensor of dimensionality {a.dim()} so expected in_dim to "
-                                 f"satisfy -{a.dim()} <= in_dim < {a.dim()}.")
-            if d is not None and d < 0:
-                dims[i] = d % a.dim()
-        sizes = [a.shape[d] for a, d in zip(flat, dims) if d is not None]
+                                 f"but that input is a Tensor of dimensionality {n} so expected in_dim to "
+                                 f"satisfy -{n} <= in_dim < {n}.")
+            if d < 0:
+                d = dims[i] = d % n
+            sizes.append(a._array.shape[d])
         if not sizes:
             raise ValueError("vmap: Expected at least one Tensor to vmap over")
         if any(s != sizes[0] for s in sizes):
@@ -487,13 +524,13 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
                              f"{sizes} for the mapped dimension")
         size = sizes[0]
         if chunk_size is None or chunk_size >= size:
-            return _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name)
+            return _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name, lean)
         from ..ops.shape import cat
         chunks, outs, o_spec, o_dims = [], [], None, None
         for start in range(0, size, chunk_size):
             n = min(chunk_size, size - start)
             part = [a.narrow(d, start, n) if d is not None else a for a, d in zip(flat, dims)]
-            out = _run(func, part, spec, dims, n, kwargs, out_dims, randomness, name)
+            out = _run(func, part, spec, dims, n, kwargs, out_dims, randomness, name, lean)
             fo, o_spec = tree_flatten(out)
             outs.append(fo)
             chunks.append(n)
@@ -531,19 +568,31 @@ def _out_dims_for(out_dims, o_spec, flat_out, name):
     return res
 
 
-def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name):
+def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name, lean=None):
     level = BatchedLevel(size, randomness)
-    state = _random.get_rng_state() if randomness == "error" else None
+    try:
+        return _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name, lean)
+    finally:
+        level._phys.clear()     # (its entries' weakref callbacks hold the table: a cycle that would keep the
+        #                          physical tensors, the per-sample results among them, until the cyclic collector)
+
+
+def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name, lean=None):
+    snap = _rng_snapshot() if randomness == "error" else None
     with level:
-        logical = []
-        for a, d in zip(flat, dims):
-            if d is None:
-                logical.append(a)
-            else:
-                logical.append(level.wrap(a.movedim(d, 0) if d else a))
-        out = func(*tree_unflatten(logical, spec), **kwargs)
-    if state is not None and not _same_state(state, _random.get_rng_state()):
-        _random.set_rng_state(state)
+        out = NotImplemented
+        if lean is not None:        # vmap(grad(f)): the lean path, where it applies (see _reverse.per_sample_grads)
+            from ._reverse import per_sample_grads
+            out = per_sample_grads(level, lean, flat, spec, dims, kwargs)
+        if out is NotImplemented:
+            logical = []
+            for a, d in zip(flat, dims):
+                if d is None:
+                    logical.append(a)
+                else:
+                    logical.append(level.wrap(a.movedim(d, 0) if d else a))
+            out = func(*tree_unflatten(logical, spec), **kwargs)
+    if snap is not None and _rng_moved(snap):
         raise RuntimeError(_RANDOM_ERROR)
     flat_out, o_spec = tree_flatten(out)
     o_dims = _out_dims_for(out_dims, o_spec, flat_out, name)
@@ -564,9 +613,23 @@ def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name):
         if not -n <= d < n:
             raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
         res.append(p.movedim(0, d) if d % n else p)
+    level._phys.clear()         # (now, while the logical tensors are alive: their weakrefs go without a callback)
     return tree_unflatten(res, o_spec)
 
 
-def _same_state(a, b):
-    import numpy as np
-    return np.array_equal(np.asarray(a._array), np.asarray(b._array))
+def _rng_snapshot():
+    """The global generator as randomness="error" compares it (a random op draws from it): its NumPy generator, seed
+    and bit-generator state (a small dict: cheaper than ``get_rng_state``'s serialized tensor)."""
+    g = _random.default_generator
+    return g.np, g._seed, g.np.bit_generator.state
+
+
+def _rng_moved(snap):
+    """Whether the global generator drew since ``snap``; if it did, it is put back as it was."""
+    g = _random.default_generator
+    gen, seed, state = snap
+    if g._seed == seed and g.np.bit_generator.state == state:
+        return False
+    gen.bit_generator.state = state
+    g.np, g._seed = gen, seed
+    return True

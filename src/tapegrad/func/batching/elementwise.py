@@ -42,14 +42,18 @@ _NAMES = {
 
 def broadcast_args(args, phys):
     """The arguments with each batched one padded to the largest logical rank (batch dim first)."""
-    rank = 0
+    rank, ranks = 0, []
     for a in args:
-        if isinstance(a, (Tensor, np.ndarray)):
-            rank = max(rank, ldim(a))
-    return tuple(pad_to(p, ldim(a), rank) if p is not None else a for a, p in zip(args, phys))
+        n = a._array.ndim if isinstance(a, Tensor) else a.ndim if isinstance(a, np.ndarray) else -1
+        ranks.append(n)
+        if n > rank:
+            rank = n
+    return tuple(a if p is None else p if n == rank else pad_to(p, n, rank) for a, p, n in zip(args, phys, ranks))
 
 
 def elementwise(level, cls, args, kwargs, phys):
+    if len(args) == 1:          # (a one-input op: nothing to pad)
+        return cls.apply(phys[0], **kwargs)
     return cls.apply(*broadcast_args(args, phys), **kwargs)
 
 

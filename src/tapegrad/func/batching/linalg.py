@@ -73,7 +73,10 @@ class BatchedLinear(Primitive):
         else:
             y = np.matmul(x, w.swapaxes(-1, -2))
         if b is not None:
-            y = y + b[:, None, :]
+            if b.dtype == y.dtype:
+                y += b[:, None, :]      # (y is the product's new array)
+            else:
+                y = y + b[:, None, :]
         return y
 
     @staticmethod

@@ -138,7 +138,11 @@ def _nll(level, cls, args, kwargs, phys):
         T = Tensor._make(np.broadcast_to(np.asarray(t), (B,) + np.shape(t)))
     if n == 2:
         N = X.shape[1]
-        loss = cls.apply(X.reshape((B * N, X.shape[2])), T.reshape((B * N,)), weight, "none", ignore_index)
+        if level.level == 0 and not T.requires_grad:    # (nothing below this vmap: the class indices' array itself)
+            flat_t = Tensor._make(T._array.reshape(B * N))
+        else:
+            flat_t = T.reshape((B * N,))
+        loss = cls.apply(X.reshape((B * N, X.shape[2])), flat_t, weight, "none", ignore_index)
         if N != 1 or reduction == "none":
             loss = loss.reshape((B, N))
         elif reduction == "sum":
@@ -152,7 +156,7 @@ def _nll(level, cls, args, kwargs, phys):
     ta = np.asarray(T._array)
     keep = ta != ignore_index
     if weight is None and keep.all():            # (the common case: the mean over each sample's rows)
-        return loss.mean(1) if loss.dim() == 2 else loss.reshape((B,))
+        return loss.mean(1) if loss.dim() == 2 else loss if loss.shape == (B,) else loss.reshape((B,))
     if weight is not None:
         w = np.asarray(getattr(weight, "_array", weight))[np.where(keep, ta, 0)]
     else:
