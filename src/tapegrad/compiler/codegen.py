@@ -265,7 +265,8 @@ def generate(prog, out_values, with_grad, extra=()):
             definite = state[o] == 2
             targets = [k for k, ((_, v), need) in enumerate(zip(rec.args, rec.nig)) if need and v in needs]
             if definite and o in owned and len(targets) == 1:
-                lines = _k.grad_inplace(rec.cls, f"g{o}", args, f"v{o}", targets[0], one)
+                lines = (kern.grad_inplace(f"g{o}", args, f"v{o}", targets[0], one) if kern.grad_inplace
+                         else _k.grad_inplace(rec.cls, f"g{o}", args, f"v{o}", targets[0], one))
                 if lines is not None:        # the formula written into the output's own gradient array
                     bwd.extend("    " + line for line in lines)
                     owned.discard(o)
