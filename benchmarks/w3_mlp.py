@@ -272,7 +272,8 @@ def run(quick=False, threads=1):
                       + [("tapegrad", f) for f in floors]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers]
                       + [(MATMULS, "torch"), (MATMULS, "numpy"), (C.COMPILED, "torch"), (C.COMPILED, "tapegrad"),
-                         (C.COMPILED, "numpy"), (C.COMPILED, IDEAL), (C.TORCH_COMPILE, "torch"), (C.COMPILED, C.TORCH_COMPILE)], threads)
+                         (C.COMPILED, "numpy"), (C.COMPILED, IDEAL),
+                         (C.TORCH_COMPILE, "torch"), (C.COMPILED, C.TORCH_COMPILE)], threads)
     title = (f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, "
              f"{rounds} interleaved runs of {steps} steps")
     extra = {"steps per run": steps, "rounds": rounds}
