@@ -166,3 +166,35 @@ def test_double_backward_through_kernels():
     cf(x, w, b)
     np.testing.assert_allclose(gg(cf), ref, rtol=1e-12, atol=1e-15)
     assert "_nll(" in cf.entries[0].sources[0]
+
+
+def test_generic_program_over_batch_sizes():
+    """A generic (dynamic-shape) program uses the linear, relu and log_softmax kernels at every batch size (nll_loss
+    runs its own op there: its kernel is for static programs); every size equals eager bitwise."""
+    w1, b1 = _t((8, 6), tapegrad.float32, True, 1), _t((8,), tapegrad.float32, True, 2)
+    w2 = _t((4, 8), tapegrad.float32, True, 3)
+
+    def f(x, y):
+        return F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2), y)
+
+    cf = tapegrad.compile(f)
+    rng = np.random.default_rng(0)
+    for n in (4, 6, 9, 5, 13, 7):
+        x = tapegrad.tensor(rng.standard_normal((n, 6)), dtype=tapegrad.float32)
+        y = tapegrad.tensor(rng.integers(0, 4, n))
+        for p in (w1, b1, w2):
+            p.grad = None
+        out_e = f(x, y)
+        out_e.backward()
+        ge = [p.grad.numpy().copy() for p in (w1, b1, w2)]
+        for p in (w1, b1, w2):
+            p.grad = None
+        out_c = cf(x, y)
+        out_c.backward()
+        np.testing.assert_array_equal(out_c.detach().numpy(), out_e.detach().numpy())
+        for p, g in zip((w1, b1, w2), ge):
+            np.testing.assert_array_equal(p.grad.numpy(), g)
+    generic = [e for e in cf.entries if e.prog.dyn is not None]
+    assert len(generic) == 1 and generic[0].calls >= 2
+    src = generic[0].sources[0]
+    assert "_relu_(" in src and "_lsm(" in src and ".T" in src and "_nll(" not in src
