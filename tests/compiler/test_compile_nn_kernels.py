@@ -70,7 +70,7 @@ def test_mlp_loss_bitwise(dtype, bias, rg):
     def f(x, w1, b1, w2, b2, y):
         return F.cross_entropy(F.linear(F.relu(F.linear(x, w1, b1)), w2, b2), y)
 
-    _same(f, (x, w1, b1, w2, b2, y), kernels=("_relu_(", "_lsm(", "_nll(", ".T"))
+    _same(f, (x, w1, b1, w2, b2, y), kernels=("_Z16_20_", "_lsm(", "_nll(", ".T"))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -93,21 +93,30 @@ def test_log_softmax_any_dim_3d(dim):
     _same(lambda x: (F.log_softmax(x, dim) * x).sum(), (x,), kernels=("_lsm(",))
 
 
-@pytest.mark.parametrize("shape", [(7,), (128, 256), (3, 10000), (2, 3, 4)])
+@pytest.mark.parametrize("shape", [(7,), (5, 6), (128, 256), (3, 10000), (2, 3, 4), (600, 500)])
 def test_relu_shapes_in_place_and_not(shape):
+    """Up to 2**18 elements a static relu is ``maximum`` against zeros of its shape (past ``_max0``'s block, only
+    on a C-contiguous operand); larger ones run ``_max0`` / ``_relu_`` (its blocks, in place)."""
     x = _t(shape, tapegrad.float32, True, 0)
     x.data[(0,) * len(shape)] = float("nan")          # NaN passes through, its gradient is 1
-
+    x.data[(1,) + (0,) * (len(shape) - 1)] = -0.0      # and -0.0 gives what eager's maximum gives
     c = _t(shape, tapegrad.float32, False, 2)
+    big = np.prod(shape) > 1 << 18
 
     def fresh(x):          # relu of a fresh inline result: written in place; its output used twice, its
         r = F.relu(x + x)  # gradient finite at the NaN (masked in place: owned)
         return (r * c).sum() + r.sum()
 
-    _same(fresh, (x,), kernels=("_relu_(",))
-    _same(lambda x: F.relu(x).sum(), (x,), kernels=("_max0(",))      # the input itself: a new array
+    _same(fresh, (x,), kernels=("_relu_(v1)" if big else "_maximum(v1, _Z",))
+    _same(lambda x: F.relu(x).sum(), (x,), kernels=("_max0(v0)" if big else "_maximum(v0, _Z",))  # a new array
     xt = _t(shape[::-1], tapegrad.float32, True, 1)
+    xt.data.view(-1)[1] = -0.0
     _same(lambda x: F.relu(x.t() if x.dim() == 2 else x).sum(), (xt,))     # a non-contiguous operand
+    r = F.relu(xt.t() if xt.dim() == 2 else xt)
+    cf = tapegrad.compile(lambda x: F.relu(x.t() if x.dim() == 2 else x) * 1.0)
+    cf(xt)
+    got = cf(xt)
+    assert np.array_equal(np.signbit(got.detach().numpy()), np.signbit(r.detach().numpy()))   # zeros' signs too
 
 
 def test_linear_3d_input_and_shared_weight():

@@ -148,6 +148,8 @@ def generate(prog, out_values, with_grad, extra=()):
         if kern is not None:
             one = const(_k._one(prog.meta[rec.outs[0]][1]), "ONE")
             kerns[i] = (kern, one)
+            if kern.consts:
+                ns.update(kern.consts)
             args = [f"v{a}" for _, a in rec.args]
             saved = kern.saved(args, outs[0], rec.nig) if live[i] else []
             lines = None
@@ -157,7 +159,7 @@ def generate(prog, out_values, with_grad, extra=()):
             else:
                 for pos, (_, a) in enumerate(rec.args if rec.cls in _k.INPLACE else ()):
                     if a in fresh and uses.get(a) == 1 and f"v{a}" not in saved and f"v{a}" not in kept:
-                        lines = _k.forward_inplace(rec.cls, outs[0], args, one, pos)
+                        lines = (kern.forward_inplace or _k.forward_inplace)(rec.cls, outs[0], args, one, pos)
                         break
                 fresh.add(rec.outs[0])
             fwd.extend("    " + line for line in (lines or kern.forward(outs[0], args, one)))

@@ -86,6 +86,8 @@ class Kernel:
 
     fresh_grads = True     # the gradient expressions make new arrays (False: views, never written into)
     grad_inplace = None    # its own in-place backward (else the module's ``grad_inplace`` by op class)
+    forward_inplace = None  # its own in-place forward (else the module's ``forward_inplace``)
+    consts = None          # {name: value} its lines read, added to the generated code's globals
 
     def __init__(self, forward, saved, grads):
         self.forward, self.saved, self.grads = forward, saved, grads
@@ -241,6 +243,32 @@ def _nn_kernels():
     return {_Addmm: addmm, _MmT: mmt, Relu: relu}
 
 
+_RELU_ZEROS_MAX = 1 << 18     # (elements: a static relu keeps zeros of its shape up to 1 MiB of float32)
+
+
+def _relu_static(shape, dtype):
+    """Relu in a static program: ``maximum`` against zeros of its own shape (a read-only constant of the program),
+    one ufunc call where ``_max0`` reshapes into blocks; the same ufunc against zeros, so the same values. Past one
+    block of ``_max0`` a non-contiguous operand takes ``_max0`` itself (which then uses a scalar zero)."""
+    name = f"_Z{'_'.join(map(str, shape))}_{dtype.name}"
+    z = np.zeros(shape, dtype)
+    z.flags.writeable = False
+    small = z.size <= _ZERO_BLOCK
+
+    def fwd(out, a, one, into=False):
+        x = a[0]
+        call = f"_maximum({x}, {name}, out={x})" if into else f"_maximum({x}, {name})"
+        if small:
+            return [f"{out} = {call}"]
+        return [f"{out} = {call} if {x}.flags.c_contiguous else {'_relu_' if into else '_max0'}({x})"]
+
+    k = Kernel(fwd, lambda a, o, need: [o], NN_KERNELS[Relu].grads)
+    k.grad_inplace = _inplace_relu
+    k.forward_inplace = lambda cls, out, a, one, pos: fwd(out, a, one, into=True)
+    k.consts = {name: z}
+    return k
+
+
 def _log_softmax_kernel(dim):
     """LogSoftmax along ``dim``: forward ``_log_softmax``; backward ``g - exp(y) * sum(g, dim)``, in place into an
     owned ``g`` as the same three operations."""
@@ -260,7 +288,8 @@ def _nll_kernel(reduction, ignore_index):
 
 
 NN_KERNELS = _nn_kernels()
-NAMESPACE.update({"_max0": _max0, "_relu_": _relu_, "_lsm": _log_softmax, "_nll": _nll, "_addr": np.add.reduce})
+NAMESPACE.update({"_maximum": np.maximum, "_max0": _max0,
+                  "_relu_": _relu_, "_lsm": _log_softmax, "_nll": _nll, "_addr": np.add.reduce})
 
 
 def _all_metas(prog, vals):
@@ -298,6 +327,8 @@ def _match_nn(rec, prog):
         for (shape, dtype), in _all_metas(prog, vals):
             if dtype.kind != "f" or not shape:
                 return None
+        if prog.dyn is None and 0 < np.prod(shape) <= _RELU_ZEROS_MAX:
+            return _relu_static(shape, dtype)
         return NN_KERNELS[cls]
     if cls is LogSoftmax:
         if len(vals) != 1 or rec.args[0][0] != "v" or rec.args[1][0] != "c" or type(rec.args[1][1]) is not int:
