@@ -207,3 +207,14 @@ def test_generic_program_over_batch_sizes():
     assert len(generic) == 1 and generic[0].calls >= 2
     src = generic[0].sources[0]
     assert "_relu_(" in src and "_lsm(" in src and ".T" in src and "_nll(" not in src
+
+
+def test_backend_print_lists_the_kernels(capsys):
+    w, b = _t((5, 6), tapegrad.float32, True, 1), _t((5,), tapegrad.float32, True, 2)
+    f = tapegrad.compile(lambda x, y: F.cross_entropy(F.relu(F.linear(x, w, b)), y), backend="print")
+    f(_t((4, 6), tapegrad.float32, False, 0), tapegrad.tensor([0, 1, 4, 1]))
+    out = capsys.readouterr().out
+    for line in ("v5 = Relu(v4)", "v6 = LogSoftmax(v5, 1)", "g6 = g7 * v7m    # NllLossBackward0",
+                 "g5 = g6 - exp(v6) * sum(g6, axis=1, keepdims=True)", "g4 = g5 * (v5 != 0)",
+                 "g2 = sum(g4, axis=0); g3 = g4.T @ v0"):
+        assert line in out, out

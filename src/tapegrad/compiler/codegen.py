@@ -389,7 +389,7 @@ def listing(prog, out_values, name="f"):
         node = rec.cls._backward_cls.__name__
         kern = _k.match(rec, prog)
         if kern is not None:
-            exprs = [x.replace("_bcast(", "broadcast_to(")
+            exprs = [x and _readable(x)
                      for x in kern.grads(gouts[0], [f"v{a}" for _, a in rec.args], f"v{rec.outs[0]}", rec.nig, "1")]
             parts = []
             for v, x in zip(targets, exprs):
@@ -405,6 +405,16 @@ def listing(prog, out_values, name="f"):
     grads = [f"g{inp[2]}" if inp[2] in needs else "None" for inp in prog.inputs]
     lines.append(f"    return {', '.join(grads)}")
     return "\n".join(lines)
+
+
+_READABLE = (("_bcast(", "broadcast_to("), ("_addr(", "sum("), ("_exp(", "exp("), ("_div(", "divide("))
+
+
+def _readable(x):
+    """A kernel's gradient expression as the listing shows it (NumPy's names, not the generated code's)."""
+    for a, b in _READABLE:
+        x = x.replace(a, b)
+    return x
 
 
 def _path_text(path):
