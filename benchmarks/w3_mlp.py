@@ -5,7 +5,8 @@ order; the same engines interleaved step by step are reported for information.
 
 tapegrad and torch run the same model code (``nn.Sequential`` of ``nn.Linear``/``nn.ReLU``, ``F.cross_entropy``,
 ``optim.SGD(momentum=0.9)``); the hand-written NumPy version does forward, backward and the momentum update by
-hand (the floor a NumPy engine can reach). All start from the same seeded weights and see the same batches; the
+hand (the floor a NumPy engine can reach), and 'numpy ideal' does the same with every array preallocated
+(``out=``: nothing allocated per step). All start from the same seeded weights and see the same batches; the
 check compares the losses of a few steps and the weights after them.
 
     python benchmarks/w3_mlp.py [--quick] [--threads N] [--json]
@@ -105,6 +106,84 @@ class NumpyMLP:
         return self.params
 
 
+class IdealNumpyMLP:
+    """Hand NumPy's step (the same math, in the same order) with every array preallocated and written with
+    ``out=``: the activations, the softmax, every gradient and the update's temporaries. Nothing is allocated per
+    step (what no engine that hands fresh gradients to its user can do): the floor of a NumPy step on this
+    machine."""
+
+    def __init__(self, state, batches):
+        self.params = {k: v.copy() for k, v in state.items()}
+        self.n_layers = n_layers = len(state) // 2
+        self.batches = batches
+        self.i = 0
+        n = batches[0][0].shape[0]
+        f32 = np.float32
+        outs = [self.params[f"{2 * li}.weight"].shape[0] for li in range(n_layers)]
+        self.z = [np.empty((n, o), f32) for o in outs]                 # pre-activations, relu'd in place
+        self.zeros = [np.zeros((n, o), f32) for o in outs]
+        self.mx, self.s = np.empty((n, 1), f32), np.empty((n, 1), f32)
+        self.e = np.empty((n, outs[-1]), f32)
+        self.g = [np.empty((n, o), f32) for o in outs]                 # each layer's output gradient
+        self.mask = [np.empty((n, o), bool) for o in outs]
+        self.grads = {k: np.empty_like(v) for k, v in self.params.items()}
+        self.bufs = {k: np.empty_like(v) for k, v in self.params.items()}
+        self.tmp = {k: np.empty_like(v) for k, v in self.params.items()}
+        self.rows = np.arange(n)
+        self.first = True
+
+    def step(self):
+        x, y = self.batches[self.i % len(self.batches)]
+        self.i += 1
+        p, z = self.params, self.z
+        acts, a = [x], x
+        for li in range(self.n_layers):
+            np.matmul(a, p[f"{2 * li}.weight"].T, out=z[li])
+            z[li] += p[f"{2 * li}.bias"]
+            if li < self.n_layers - 1:
+                np.maximum(z[li], self.zeros[li], out=z[li])
+            a = z[li]
+            acts.append(a)
+        logits, e, s, rows = acts[-1], self.e, self.s, self.rows
+        np.max(logits, axis=1, keepdims=True, out=self.mx)
+        np.subtract(logits, self.mx, out=e)                          # (shifted, then exponentiated in place)
+        n = len(y)
+        picked = e[rows, y].sum()
+        np.exp(e, out=e)
+        np.sum(e, axis=1, keepdims=True, out=s)
+        loss = float(np.log(s[:, 0]).sum() - picked) / n
+        g = self.g[-1]
+        np.divide(e, s, out=g)
+        g[rows, y] -= 1
+        g /= n
+        grads = self.grads
+        for li in range(self.n_layers - 1, -1, -1):
+            a_in = acts[li]
+            np.matmul(g.T, a_in, out=grads[f"{2 * li}.weight"])
+            np.sum(g, axis=0, out=grads[f"{2 * li}.bias"])
+            if li > 0:
+                gp = self.g[li - 1]
+                np.matmul(g, p[f"{2 * li}.weight"], out=gp)
+                np.greater(a_in, 0, out=self.mask[li - 1])
+                gp *= self.mask[li - 1]
+                g = gp
+        for k, gk in grads.items():
+            buf = self.bufs[k]
+            if self.first:
+                np.copyto(buf, gk)
+            else:
+                buf *= MOMENTUM
+                buf += gk
+            tmp = self.tmp[k]
+            np.multiply(buf, LR, out=tmp)
+            p[k] -= tmp
+        self.first = False
+        return np.float32(loss)
+
+    def state(self):
+        return self.params
+
+
 class MatmulsOnly:
     """Only the matrix products of hand NumPy's step (each layer's forward product, its weight gradient and, past
     the first layer, its input gradient) on the same shapes: no bias, activation, loss or update. Not an engine
@@ -130,10 +209,11 @@ class MatmulsOnly:
                 g @ self.weights[li]
 
 
+IDEAL = "numpy ideal"
 SEMANTIC = "semantic floor"
 MATMULS = "matmuls only"
 MODEL_FLOOR = "model-code floor"
-ENGINES = ("tapegrad", "torch", "numpy", SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD, C.COMPILED,
+ENGINES = ("tapegrad", "torch", "numpy", IDEAL, SEMANTIC, MODEL_FLOOR, _peers.MYGRAD, _peers.AUTOGRAD, C.COMPILED,
            C.TORCH_COMPILE)
 
 
@@ -155,6 +235,8 @@ def trainers(state, batches, which=ENGINES, sizes=SIZES):
             out[name] = C.CompiledTrainer(torch, build_model(torch, sizes), state, batches, sgd)
         elif name == "numpy":
             out[name] = NumpyMLP(state, batches)
+        elif name == IDEAL:
+            out[name] = IdealNumpyMLP(state, batches)
         elif name == SEMANTIC:
             out[name] = _floor.MLP(state, batches, LR, MOMENTUM)
         elif name == MODEL_FLOOR:
@@ -183,13 +265,15 @@ def run(quick=False, threads=1):
     peers = [p for p in (_peers.MYGRAD, _peers.AUTOGRAD) if p in times]
     floors = (SEMANTIC, MODEL_FLOOR)
     engines = {name: C.stats(times.get(name), 1e3 / steps)
-               for name in ("tapegrad", "torch", "numpy", *floors, *peers, MATMULS, C.COMPILED, C.TORCH_COMPILE)}
-    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch")]
+               for name in ("tapegrad", "torch", "numpy", IDEAL, *floors, *peers, MATMULS, C.COMPILED, C.TORCH_COMPILE)}
+    ratios = C.ratios(times, [("tapegrad", "torch"), ("tapegrad", "numpy"), ("numpy", "torch"),
+                                       (IDEAL, "torch"), (IDEAL, "numpy")]
                       + [(f, "numpy") for f in floors] + [(f, "torch") for f in floors]
                       + [("tapegrad", f) for f in floors]
                       + [("tapegrad", p) for p in peers] + [(p, "torch") for p in peers]
                       + [(MATMULS, "torch"), (MATMULS, "numpy"), (C.COMPILED, "torch"), (C.COMPILED, "tapegrad"),
-                         (C.COMPILED, "numpy"), (C.TORCH_COMPILE, "torch"), (C.COMPILED, C.TORCH_COMPILE)], threads)
+                         (C.COMPILED, "numpy"), (C.COMPILED, IDEAL),
+                         (C.TORCH_COMPILE, "torch"), (C.COMPILED, C.TORCH_COMPILE)], threads)
     title = (f"{'-'.join(map(str, sizes))} ReLU MLP, cross-entropy, batch {batch}, SGD momentum, "
              f"{rounds} interleaved runs of {steps} steps")
     extra = {"steps per run": steps, "rounds": rounds}
@@ -215,6 +299,8 @@ def run(quick=False, threads=1):
                            f"'{C.COMPILED}': the same step with the model's forward and the cross-entropy as one "
                            "tapegrad.compile'd function (the optimizer step eager); "
                            f"'{C.TORCH_COMPILE}': the same with torch.compile (inductor)",
+                           f"'{IDEAL}': hand NumPy's step with every array preallocated and written with out= "
+                           "(class IdealNumpyMLP; nothing allocated per step): the floor of a NumPy step here",
                            f"'{MATMULS}': the step's matrix products alone, in NumPy (class MatmulsOnly): the least "
                            "any engine on NumPy's matmul pays; not checked, as it trains nothing",
                            "scored: each round runs every engine's run of "

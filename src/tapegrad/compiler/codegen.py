@@ -148,6 +148,8 @@ def generate(prog, out_values, with_grad, extra=()):
         if kern is not None:
             one = const(_k._one(prog.meta[rec.outs[0]][1]), "ONE")
             kerns[i] = (kern, one)
+            if kern.consts:
+                ns.update(kern.consts)
             args = [f"v{a}" for _, a in rec.args]
             saved = kern.saved(args, outs[0], rec.nig) if live[i] else []
             lines = None
@@ -157,7 +159,7 @@ def generate(prog, out_values, with_grad, extra=()):
             else:
                 for pos, (_, a) in enumerate(rec.args if rec.cls in _k.INPLACE else ()):
                     if a in fresh and uses.get(a) == 1 and f"v{a}" not in saved and f"v{a}" not in kept:
-                        lines = _k.forward_inplace(rec.cls, outs[0], args, one, pos)
+                        lines = (kern.forward_inplace or _k.forward_inplace)(rec.cls, outs[0], args, one, pos)
                         break
                 fresh.add(rec.outs[0])
             fwd.extend("    " + line for line in (lines or kern.forward(outs[0], args, one)))
@@ -265,7 +267,8 @@ def generate(prog, out_values, with_grad, extra=()):
             definite = state[o] == 2
             targets = [k for k, ((_, v), need) in enumerate(zip(rec.args, rec.nig)) if need and v in needs]
             if definite and o in owned and len(targets) == 1:
-                lines = _k.grad_inplace(rec.cls, f"g{o}", args, f"v{o}", targets[0], one)
+                lines = (kern.grad_inplace(f"g{o}", args, f"v{o}", targets[0], one) if kern.grad_inplace
+                         else _k.grad_inplace(rec.cls, f"g{o}", args, f"v{o}", targets[0], one))
                 if lines is not None:        # the formula written into the output's own gradient array
                     bwd.extend("    " + line for line in lines)
                     owned.discard(o)
@@ -386,7 +389,7 @@ def listing(prog, out_values, name="f"):
         node = rec.cls._backward_cls.__name__
         kern = _k.match(rec, prog)
         if kern is not None:
-            exprs = [x.replace("_bcast(", "broadcast_to(")
+            exprs = [x and _readable(x)
                      for x in kern.grads(gouts[0], [f"v{a}" for _, a in rec.args], f"v{rec.outs[0]}", rec.nig, "1")]
             parts = []
             for v, x in zip(targets, exprs):
@@ -402,6 +405,16 @@ def listing(prog, out_values, name="f"):
     grads = [f"g{inp[2]}" if inp[2] in needs else "None" for inp in prog.inputs]
     lines.append(f"    return {', '.join(grads)}")
     return "\n".join(lines)
+
+
+_READABLE = (("_bcast(", "broadcast_to("), ("_addr(", "sum("), ("_exp(", "exp("), ("_div(", "divide("))
+
+
+def _readable(x):
+    """A kernel's gradient expression as the listing shows it (NumPy's names, not the generated code's)."""
+    for a, b in _READABLE:
+        x = x.replace(a, b)
+    return x
 
 
 def _path_text(path):

@@ -75,6 +75,11 @@ class _Writer:
     def fail_if(self, cond):
         self.lines.append(f"    if {cond}: return None")
 
+    def fail_any(self, conds):
+        """One line for several conditions (``or`` tests them in order, as the lines would: fewer lines run)."""
+        if conds:
+            self.fail_if(" or ".join(conds))
+
     def value(self, e, v):
         """Guard that expression ``e`` still gives the Python value ``v``."""
         if v is None or v is True or v is False:
@@ -85,26 +90,30 @@ class _Writer:
         else:
             self.fail_if(f"{e} is not {self.const(v, 'O')}")
 
-    def tensor(self, e, t, dyn=()):
+    def tensor(self, e, t, dyn=(), const=False):
         """Guard that ``e`` is a Tensor with t's shape, dtype and requires_grad. ``dyn``: {dim: group} of dims
-        that may take any size >= 2 (group None: any size at all, for the relaxed check)."""
+        that may take any size >= 2 (group None: any size at all, for the relaxed check). ``const``: ``e`` names
+        the captured tensor object itself (a free tensor): it is a Tensor, only its data and flag may change."""
         name = f"t{self.n}"
         self.n += 1
         self.lines.append(f"    {name} = {e}")
-        self.fail_if(f"{name}.__class__ is not T and not isinstance({name}, T)")
+        if not const:
+            self.fail_if(f"{name}.__class__ is not T and not isinstance({name}, T)")
         arr = t._array
+        conds = []
         if dyn:
             self.lines.append(f"    {name}s = {name}._array.shape")
             self.fail_if(f"len({name}s) != {arr.ndim}")
             for d in range(arr.ndim):
                 if d not in dyn:
-                    self.fail_if(f"{name}s[{d}] != {arr.shape[d]}")
+                    conds.append(f"{name}s[{d}] != {arr.shape[d]}")
                 elif dyn[d] is not None:
-                    self.fail_if(f"{name}s[{d}] < 2")
+                    conds.append(f"{name}s[{d}] < 2")
         else:
-            self.fail_if(f"{name}._array.shape != {arr.shape!r}")
-        self.fail_if(f"{name}._array.dtype != {self.const(arr.dtype, 'D')}")
-        self.fail_if(f"{name}._rg is not {bool(t._rg)!r}")
+            conds.append(f"{name}._array.shape != {arr.shape!r}")
+        conds.append(f"{name}._array.dtype != {self.const(arr.dtype, 'D')}")
+        conds.append(f"{name}._rg is not {bool(t._rg)!r}")
+        self.fail_any(conds)
         return name
 
 
@@ -192,7 +201,7 @@ def build(prog, leaves, containers, modules, reads, dynamic_dims=None, relations
         w.fail_if(f"{expr(path)} is not {expr(first)}")
     for k, inp in enumerate(prog.inputs):
         if inp[0] == "free":
-            slots[k] = w.tensor(w.const(inp[1], "F"), inp[1], dynamic_dims.get(k, ()))
+            slots[k] = w.tensor(w.const(inp[1], "F"), inp[1], dynamic_dims.get(k, ()), const=True)
     groups = {}
     for k, dims in sorted(dynamic_dims.items()):
         for d, grp in sorted(dims.items()):
@@ -215,20 +224,21 @@ def build(prog, leaves, containers, modules, reads, dynamic_dims=None, relations
         seen.add(id(m))
         mn = w.const(m, "M")
         d = m.__dict__
-        w.fail_if(f"{mn}.training is not {bool(m.training)!r}")
+        conds = [f"{mn}.training is not {bool(m.training)!r}"]
         for attr in ("_parameters", "_buffers", "_modules"):
             sub = d.get(attr)
             if sub is None:
                 continue
-            w.fail_if(f"len({mn}.{attr}) != {len(sub)}")
+            conds.append(f"len({mn}.{attr}) != {len(sub)}")
             for key, v in sub.items():
-                w.fail_if(f"{mn}.{attr}.get({key!r}, _MISSING) is not {w.const(v, 'P')}")
+                conds.append(f"{mn}.{attr}.get({key!r}, _MISSING) is not {w.const(v, 'P')}")
+        # hooks: how many each dict holds (an empty one, the usual case, tested by its truth value)
+        conds += [(f"{mn}.{attr}" if not d[attr] else f"len({mn}.{attr}) != {len(d[attr])}")
+                  for attr in _HOOK_DICTS if attr in d]
+        w.fail_any(conds)
         for key, v in d.items():
             if not key.startswith("_") and key != "training" and type(v) in SIMPLE:
                 w.value(f"{mn}.__dict__.get({key!r}, _MISSING)", v)
-        for attr in _HOOK_DICTS:
-            if attr in d:
-                w.fail_if(f"len({mn}.{attr}) != {len(d[attr])}")
     for kind, holder, key, v in reads:
         h = w.const(holder, "G" if kind == "global" else "Z")
         if kind == "global":
