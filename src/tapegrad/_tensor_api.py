@@ -164,8 +164,8 @@ _SHARED: set = set()     # ids of the storages share_memory_() was called on (to
 
 
 def share_memory_(self):
-    """Mark the storage as shared, as torch's flag does. (tapegrad has no torch.multiprocessing: nothing moves;
-    NumPy memory is already visible to the threads of this process.)"""
+    """Mark the storage as shared, as torch's flag does. (Nothing moves: NumPy memory is visible to the threads of
+    this process, and ``tapegrad.multiprocessing`` hands tensors to other processes by pickling, a copy.)"""
     _SHARED.add(id(_root(self._array)))
     return self
 

@@ -531,6 +531,69 @@ def before_write(x: Tensor) -> None:
         _before_write(x)
 
 
+_INTERNAL_OVERLAP = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+                     "location. Please clone() the tensor before performing the operation.")
+_PARTIAL_OVERLAP = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a "
+                    "single memory location. Please clone() the tensor before performing the operation.")
+
+
+def _dense(a) -> bool:
+    """Whether ``a`` covers its memory without gaps or repeats in some order of its dims (torch's
+    non-overlapping-and-dense)."""
+    if a.flags.c_contiguous or a.flags.f_contiguous:
+        return True
+    expected = a.itemsize
+    for s, n in sorted((abs(s), n) for s, n in zip(a.strides, a.shape) if n != 1):
+        if s != expected:
+            return False
+        expected *= n
+    return True
+
+
+def check_overlap(xa, args, kwargs=None) -> None:
+    """torch's check before an op writes into ``xa`` (in place, or as ``out=``): no input may overlap it partly
+    (``b[1:].mul_(b[:-1])``). An input that is ``xa`` itself, or the same memory with the same strides, is fine;
+    where either layout has gaps, torch does not try to tell, and neither does this. (Writing into a tensor whose
+    elements repeat, as after ``expand``, is refused where the write happens: see ``_write``.)"""
+    own = xa.base is None
+    for a in (*args, *kwargs.values()) if kwargs else args:
+        if a.__class__ is not Tensor and not isinstance(a, Tensor):
+            continue
+        b = a._array
+        if b is xa or (own and b.base is None):      # (two arrays owning their memory: apart)
+            continue
+        if not np.may_share_memory(xa, b) or not (_dense(xa) and _dense(b)):
+            continue
+        if xa.strides == b.strides and _byte_bounds(xa) == _byte_bounds(b):
+            continue
+        raise RuntimeError(_PARTIAL_OVERLAP)
+
+
+def _overlap_args(xa, args, kwargs):
+    """``check_overlap`` where it can matter: a Tensor argument when either array is a view (arrays that own
+    their memory are apart, the usual case)."""
+    xb = xa.base
+    for a in args:
+        if isinstance(a, Tensor) and (xb is not None or a._array.base is not None):
+            return check_overlap(xa, args, kwargs)
+    if kwargs:
+        for a in kwargs.values():
+            if isinstance(a, Tensor) and (xb is not None or a._array.base is not None):
+                return check_overlap(xa, args, kwargs)
+
+
+def _byte_bounds(a):
+    lo = hi = a.__array_interface__["data"][0]
+    for s, n in zip(a.strides, a.shape):
+        if n == 0:
+            return (lo, lo)
+        if s > 0:
+            hi += s * (n - 1)
+        else:
+            lo += s * (n - 1)
+    return (lo, hi + a.itemsize)
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -538,6 +601,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     recorded, x's history is rebased onto the new node. A view's base gets a ``CopySlices`` node.
     """
     recording = _state.enabled and (x._rg or any(isinstance(a, Tensor) and a._rg for a in args))
+    if not _active[0]:     # (under a transform the arrays are its physical ones, batched: torch checks those)
+        _overlap_args(x._array, args, kwargs)
     base = x._base
     if base is not None and _state.enabled:      # (the view's rules first, then the leaf's, as torch checks)
         check_view_inplace(x, recording)
@@ -600,7 +665,16 @@ def _write(x: Tensor, out: Tensor, fn):
         x._vc[0] += 1
         return
     if src is not x._array:
-        np.copyto(x._array, src, casting="unsafe")
+        xa = x._array
+        try:
+            np.copyto(xa, src, casting="unsafe")
+        except ValueError:
+            if xa.flags.writeable:
+                raise
+            if any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
+                raise RuntimeError(_INTERNAL_OVERLAP) from None
+            raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
+                               "expand()ed tensor's, or a read-only array's); clone() it first") from None
     x._vc[0] += 1
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ... import _dtype
 from ..._npcompat import broadcast_error
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _scalar_as, apply_inplace, bind, write_out
+from .._util import Primitive, Tensor, _scalar_as, apply_inplace, bind, check_overlap, write_out
 
 
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
@@ -99,6 +99,8 @@ def _with_out(fn=None, *, dtype="cast", error=None):
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
+        if out is not None and isinstance(out, Tensor) and not _active[0]:
+            check_overlap(out._array, args, kwargs)       # (torch's TensorIterator checks, as for x.op_(...))
         try:
             res = fn(*args, **kwargs)
         except ValueError as e:   # (the ops computed outside a Function: NumPy's broadcasting error as torch's)
