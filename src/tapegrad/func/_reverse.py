@@ -209,7 +209,10 @@ class _Run:
             return gs
 
     def _private_grads(self, diff, retain):
-        gs = _accumulated(self.leaves, [o for o, _ in diff], [c for _, c in diff], retain)
+        try:
+            gs = _accumulated(self.leaves, [o for o, _ in diff], [c for _, c in diff], retain)
+        except RuntimeError as e:
+            raise _in_sample_terms(e, len(self.levels)) from None
         return [g if g is not None else _zeros(s) for g, s in zip(gs, self.leaves)]
 
     def lift(self, ts, graph):
@@ -263,6 +266,8 @@ def _in_sample_terms(e, nb):
         return e
     dims = [d for d in m.group(2).split(", ") if d][nb:]
     return RuntimeError(msg[:m.start()] + f"[{m.group(1)} [{', '.join(dims)}]]" + msg[m.end():])
+
+
 def _accumulated(leaves, outs, cotangents, retain):
     """The gradients of ``outs`` for our new ``leaves`` (None where none arrives) when the graph of ``outs`` leads to
     those leaves only: the engine's plain walk, accumulating into the leaves' ``.grad`` (nobody else sees them) —
@@ -428,12 +433,15 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
     with enable_grad(), _At(-1):
         p = _down(out, (level,))
         graph = ambient and _reaches_outside([p], {id(s) for s in leaves})     # (as _Run.needs_graph)
-        if not p.requires_grad:
-            gs = [None] * len(leaves)
-        elif ambient and not graph:           # (the graph leads to our leaves only)
-            gs = _accumulated(leaves, [p], [_ones(p)], False)
-        else:
-            gs = list(_grad([p], leaves, [_ones(p)], retain_graph=graph, create_graph=graph, allow_unused=True))
+        try:
+            if not p.requires_grad:
+                gs = [None] * len(leaves)
+            elif ambient and not graph:           # (the graph leads to our leaves only)
+                gs = _accumulated(leaves, [p], [_ones(p)], False)
+            else:
+                gs = list(_grad([p], leaves, [_ones(p)], retain_graph=graph, create_graph=graph, allow_unused=True))
+        except RuntimeError as e:
+            raise _in_sample_terms(e, 1) from None
         gs = [level.wrap(g if g is not None else _zeros(s)) for g, s in zip(gs, leaves)]
         if not graph:
             if p.requires_grad:
