@@ -200,14 +200,7 @@ def _jvp_with_argnums(func, primals, tangents, argnums, *, strict=False, has_aux
         duals = tree_unflatten([_fw._dual(level, p, t) for p, t in zip(flat_p, flat_t)], p_spec)
         if argnums is not None:
             duals = _replace_args(primals, duals, argnums)
-        out = func(*duals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, o_spec = tree_flatten(out)
-        _outputs_only_tensors(flat_out, _JVP)
+        flat_out, o_spec, aux = _jvp_outputs(func, duals, has_aux)
         prim, tans = [], []
         for o in flat_out:
             t = level.tangent(o)
@@ -273,6 +266,20 @@ class _Below:
         return False
 
 
+def _jvp_outputs(func, duals, has_aux):
+    """``func(*duals)``'s outputs for ``jvp``: flattened (tensors only, torch's error otherwise), their spec, and
+    the aux output (with ``has_aux``)."""
+    out = func(*duals)
+    aux = None
+    if has_aux:
+        if not (isinstance(out, tuple) and len(out) == 2):
+            raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
+        out, aux = out
+    flat_out, o_spec = tree_flatten(out)
+    _outputs_only_tensors(flat_out, _JVP)
+    return flat_out, o_spec, aux
+
+
 def _lowered_jvp(func, primals, flat_p, flat_t, p_spec, argnums, strict, has_aux, batch):
     """``jvp`` called under vmap (the transforms nearest to the call being vmap levels ``batch``): the dual level
     sits below the vmaps and sees the batched (physical) tensors. The primals and tangents are taken to their
@@ -293,14 +300,7 @@ def _lowered_jvp(func, primals, flat_p, flat_t, p_spec, argnums, strict, has_aux
             duals = tree_unflatten([_up(p, batch) for p in phys], p_spec)
         if argnums is not None:
             duals = _replace_args(primals, duals, argnums)
-        out = func(*duals)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise RuntimeError(f"{_JVP}: output of function f should be a tuple: (output, aux) if has_aux is True")
-            out, aux = out
-        flat_out, o_spec = tree_flatten(out)
-        _outputs_only_tensors(flat_out, _JVP)
+        flat_out, o_spec, aux = _jvp_outputs(func, duals, has_aux)
         tans = []
         for o in flat_out:
             with _At(bottom):

@@ -221,14 +221,8 @@ class Identity(BasePruningMethod):
         return super().apply(module, name)
 
 
-def _mask_pruning_flat(t, default_mask, flat_idx):
-    mask = default_mask.clone()
-    mask._array.reshape(-1)[flat_idx] = 0
-    return mask
-
-
-class RandomUnstructured(BasePruningMethod):
-    """Prunes ``amount`` entries chosen at random."""
+class _Unstructured(BasePruningMethod):
+    """Prunes ``amount`` single entries, in the order ``_order`` gives (the first ones go)."""
 
     PRUNING_TYPE = "unstructured"
 
@@ -242,100 +236,86 @@ class RandomUnstructured(BasePruningMethod):
         k = _n_to_prune(self.amount, size)
         mask = default_mask.clone()
         if k:
-            from ...creation import rand
-            prob = rand(size)
-            mask._array.reshape(-1)[np.argsort(-prob._array, kind="stable")[:k]] = 0
+            mask._array.reshape(-1)[self._order(t, size)[:k]] = 0
         return mask
+
+
+class RandomUnstructured(_Unstructured):
+    """Prunes ``amount`` entries chosen at random."""
+
+    @staticmethod
+    def _order(t, size):
+        from ...creation import rand
+        return np.argsort(-rand(size)._array, kind="stable")
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_Unstructured):
     """Prunes the ``amount`` entries of smallest absolute value."""
 
-    PRUNING_TYPE = "unstructured"
-
-    def __init__(self, amount):
-        _check_amount(amount)
-        self.amount = amount
-
-    def compute_mask(self, t, default_mask):
-        size = t.numel()
-        _check_amount_fits(self.amount, size)
-        k = _n_to_prune(self.amount, size)
-        mask = default_mask.clone()
-        if k:
-            mask._array.reshape(-1)[np.argsort(np.abs(t._array).reshape(-1), kind="stable")[:k]] = 0
-        return mask
+    @staticmethod
+    def _order(t, size):
+        return np.argsort(np.abs(t._array).reshape(-1), kind="stable")
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
 
-class RandomStructured(BasePruningMethod):
-    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
+class _Structured(BasePruningMethod):
+    """Prunes ``amount`` whole channels along ``dim``: those ``_pruned`` picks."""
 
     PRUNING_TYPE = "structured"
+
+    def compute_mask(self, t, default_mask):
+        if t.dim() <= 1:
+            raise ValueError(f"Structured pruning can only be applied to multidimensional tensors. Found tensor "
+                             f"of shape {t.shape} with {t.dim()} dims")
+        _check_dim(t, self.dim)
+        nch = t.shape[self.dim]
+        _check_amount_fits(self.amount, nch)
+        k = _n_to_prune(self.amount, nch)
+        mask = default_mask.clone()
+        if k:
+            dim = self.dim if self.dim >= 0 else t.dim() + self.dim
+            idx = [slice(None)] * t.dim()
+            idx[dim] = self._pruned(t, dim, nch, k)
+            mask._array[tuple(idx)] = 0
+        return mask
+
+
+class RandomStructured(_Structured):
+    """Prunes ``amount`` whole channels along ``dim``, chosen at random."""
 
     def __init__(self, amount, dim=-1):
         _check_amount(amount)
         self.amount, self.dim = amount, dim
 
-    def compute_mask(self, t, default_mask):
-        if t.dim() <= 1:
-            raise ValueError(f"Structured pruning can only be applied to multidimensional tensors. Found tensor "
-                                 f"of shape {t.shape} with {t.dim()} dims")
-        _check_dim(t, self.dim)
-        n = t.shape[self.dim]
-        _check_amount_fits(self.amount, n)
-        k = _n_to_prune(self.amount, n)
-        mask = default_mask.clone()
-        if k:
-            from ...creation import rand
-            prob = rand(n)._array
-            pruned = np.argsort(prob, kind="stable")[:k]
-            idx = [slice(None)] * t.dim()
-            idx[self.dim] = pruned
-            mask._array[tuple(idx)] = 0
-        return mask
+    @staticmethod
+    def _pruned(t, dim, nch, k):
+        from ...creation import rand
+        return np.argsort(rand(nch)._array, kind="stable")[:k]
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_Structured):
     """Prunes the ``amount`` channels along ``dim`` of smallest L``n`` norm."""
-
-    PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
         _check_amount(amount)
         self.amount, self.n, self.dim = amount, n, dim
 
-    def compute_mask(self, t, default_mask):
-        if t.dim() <= 1:
-            raise ValueError(f"Structured pruning can only be applied to multidimensional tensors. Found tensor "
-                                 f"of shape {t.shape} with {t.dim()} dims")
-        _check_dim(t, self.dim)
-        nch = t.shape[self.dim]
-        _check_amount_fits(self.amount, nch)
-        k = _n_to_prune(self.amount, nch)
-        dim = self.dim if self.dim >= 0 else t.dim() + self.dim
-        others = tuple(d for d in range(t.dim()) if d != dim)
+    def _pruned(self, t, dim, nch, k):
         from ...ops.linalg import vector_norm
-        norms = vector_norm(t, self.n, others)._array
-        mask = default_mask.clone()
-        if k:
-            keep = np.argsort(-norms, kind="stable")[:nch - k]
-            pruned = np.setdiff1d(np.arange(nch), keep)
-            idx = [slice(None)] * t.dim()
-            idx[dim] = pruned
-            mask._array[tuple(idx)] = 0
-        return mask
+        norms = vector_norm(t, self.n, tuple(d for d in range(t.dim()) if d != dim))._array
+        keep = np.argsort(-norms, kind="stable")[:nch - k]
+        return np.setdiff1d(np.arange(nch), keep)
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
