@@ -17,7 +17,7 @@ from .tensor import channels_last, channels_last_3d, contiguous_format, memory_f
 from .tensor import jagged, sparse_bsc, sparse_bsr, sparse_coo, sparse_csc, sparse_csr  # noqa: F401
 from .creation import *  # noqa: F403
 from .autograd import enable_grad, inference_mode, is_grad_enabled, no_grad, set_grad_enabled
-from .autograd.grad_mode import is_inference_mode_enabled
+from .autograd.grad_mode import is_inference, is_inference_mode_enabled
 from .ops.elementwise import *  # noqa: F403
 from .ops.reduce import *  # noqa: F403
 from .ops.shape import *  # noqa: F403

@@ -16,7 +16,9 @@ import numpy as np
 from . import _aliases, _dtype
 from .autograd import engine as _engine
 from .autograd import function as _function
+from .autograd import grad_mode as _grad_mode
 from .autograd.function import AccumulateGrad, RemovableHandle
+from .autograd.grad_mode import INFERENCE_VERSION, _state
 
 _batched_data = None   # func.vmap's check: reading a batched tensor's data (item, bool, numpy) raises
 
@@ -231,6 +233,20 @@ class Tensor:
         return t
 
     @staticmethod
+    def _make_marking(array, rg=False):
+        """``_make`` while some thread is in inference mode: the same, and what it makes in this thread's
+        inference mode is an inference tensor (``_inference_marking`` swaps it in and out)."""
+        t = _new(Tensor)
+        if array.__class__ is not np.ndarray:
+            array = np.asarray(array)
+        t._array = array
+        t._rg = rg
+        t.grad_fn = t._grad = t._acc = t._base = None
+        t._output_nr = 0
+        t._vcl = INFERENCE_VERSION if _state.inference else None
+        return t
+
+    @staticmethod
     def _dtype_of(np_dtype):
         return _FROM_NP[np_dtype]
 
@@ -327,6 +343,8 @@ class Tensor:
                     "you can only change requires_grad flags of leaf variables. If you want to use a computed "
                     "variable in a subgraph that doesn't require differentiation use var_no_grad = var.detach().")
             return
+        if value and self._vcl is INFERENCE_VERSION and not _state.inference:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and self._array.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self._rg = value
@@ -448,8 +466,11 @@ class Tensor:
 
     @property
     def data(self):
-        """The same data as a tensor outside autograd (changes through it are not tracked)."""
-        return Tensor._make(self._array)
+        """The same data as a tensor outside autograd (changes through it are not tracked); an inference
+        tensor's is one too."""
+        t = Tensor._make(self._array)
+        t._vcl = INFERENCE_VERSION if self._vcl is INFERENCE_VERSION else None
+        return t
 
     @data.setter
     def data(self, value):
@@ -481,7 +502,15 @@ class Tensor:
 
     @property
     def _version(self) -> int:
-        return self._vc[0]
+        vc = self._vc
+        if vc is INFERENCE_VERSION:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return vc[0]
+
+    def is_inference(self) -> bool:
+        """True for an inference tensor: one made inside ``inference_mode()``, or a view of one (it shares the
+        version counter ``INFERENCE_VERSION``, which every inference tensor has; see ``autograd/grad_mode.py``)."""
+        return self._vcl is INFERENCE_VERSION
 
     # --- conversions out --------------------------------------------------------------------------------
     def item(self):
@@ -629,6 +658,38 @@ class Tensor:
 
 
 _new = object.__new__
+
+
+_swapped = []    # the ``_make`` that was in place when marking began, and what marking put there
+
+
+def _inference_marking(on):
+    """Swap ``Tensor._make`` for its marking copy (``on``) while some thread is in inference mode, and back.
+    Another swap in place (compile's capture wraps ``_make``) is kept: marking then wraps it in turn."""
+    if on:
+        prev = Tensor.__dict__["_make"]
+        if prev.__func__ is _plain_make:
+            new = Tensor.__dict__["_make_marking"]
+        else:
+            inner = prev.__func__
+
+            def _make(array, rg=False):
+                t = inner(array, rg)
+                if _state.inference and t._vcl is None:
+                    t._vcl = INFERENCE_VERSION
+                return t
+            new = staticmethod(_make)
+        _swapped[:] = [prev, new]
+        Tensor._make = new
+    elif _swapped:
+        prev, new = _swapped
+        if Tensor.__dict__["_make"] is new:
+            Tensor._make = prev
+        _swapped.clear()
+
+
+_plain_make = Tensor.__dict__["_make"].__func__
+_grad_mode._marking[1] = _inference_marking
 
 
 def _grad_enabled():

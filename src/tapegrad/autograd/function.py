@@ -20,7 +20,7 @@ from sys import getrefcount as _getrefcount
 import numpy as np
 
 from .._npcompat import QUIET, broadcast_error, quiet_enter, quiet_exit, quiet_state
-from .grad_mode import _state, no_grad
+from .grad_mode import INFERENCE_SAVED, INFERENCE_VERSION, _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
            "RemovableHandle", "Interpreter", "GradientEdge"]
@@ -851,7 +851,12 @@ def _keep_saved_plain(ctx, outputs, fresh):
                 s = SavedTensor(s, j)
             else:
                 vc = s._vcl
-                v = 0 if vc is None else vc[0]
+                if vc is None:
+                    v = 0
+                elif vc is INFERENCE_VERSION:
+                    raise RuntimeError(INFERENCE_SAVED)
+                else:
+                    v = vc[0]
         saved.append(s)
         versions.append(v)
     ctx._saved = tuple(saved)

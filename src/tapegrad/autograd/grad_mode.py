@@ -3,6 +3,12 @@
 ``no_grad``, ``enable_grad``, ``set_grad_enabled`` and ``inference_mode`` save the flag, set it and restore it;
 each works as a context manager and as a decorator. The flag is per thread, as in PyTorch: a ``no_grad`` in
 one thread does not switch off recording in another.
+
+Inference mode is grad mode off plus one thing: every tensor made in it is an *inference tensor* (its version
+counter is the shared ``INFERENCE_VERSION``, inherited by its views). Outside inference mode such a tensor cannot
+be saved for backward, changed in place or made to require grad, as in torch. While any thread is in inference
+mode, ``Tensor._make`` is swapped for a copy that marks what it makes there (``tensor.py``): outside it, making a
+tensor costs nothing more.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_g
 class _State(threading.local):
     enabled = True      # class attributes are the defaults every new thread starts from
     inference = False
+    inference_grad = False  # grad mode as enable_grad/no_grad set it inside inference mode (nothing records there)
     interpreters = ()   # the active function transforms of this thread, outermost first (autograd/function.py)
     top = -1            # the index of the one that sees the next op call (-1: none, eager)
     saved_hooks = ()    # the saved-tensor hook pairs (pack, unpack) of this thread, innermost last (function.py)
@@ -29,12 +36,65 @@ _state = _State()
 
 
 def is_grad_enabled() -> bool:
-    """True when ops record a graph (the default)."""
-    return _state.enabled
+    """True when ops record a graph (the default); inside inference mode, what ``enable_grad``/``no_grad`` set
+    there (torch reports it, though nothing is recorded)."""
+    return _state.enabled or _state.inference_grad
 
 
 def is_inference_mode_enabled() -> bool:
     return _state.inference
+
+
+INFERENCE_SAVED = (
+    "Inference tensors cannot be saved for backward. Please do not use Tensors created in inference mode in "
+    "computation tracked by autograd. To work around this, you can make a clone to get a normal tensor and use it "
+    "in autograd, or use `torch.no_grad()` instead of `torch.inference_mode()`.")
+INFERENCE_INPLACE = (
+    "Inplace update to inference tensor outside InferenceMode is not allowed.You can make a clone to get a normal "
+    "tensor before doing inplace update.See https://github.com/pytorch/rfcs/pull/17 for more details.")
+
+
+class _InferenceVersion(list):
+    """The version counter of every inference tensor (one shared object): it counts nothing. Inside inference
+    mode a bump is ignored; outside, a bump (every in-place change makes one, after writing, as torch's does)
+    raises torch's error."""
+
+    __slots__ = ()
+
+    def __setitem__(self, i, value):
+        if not _state.inference:
+            raise RuntimeError(INFERENCE_INPLACE)
+
+
+INFERENCE_VERSION = _InferenceVersion([0])
+
+
+def is_inference(input) -> bool:
+    """True for a tensor made in inference mode (or a view of one): see ``Tensor.is_inference``."""
+    from ..tensor import Tensor
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_inference(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    return input._vcl is INFERENCE_VERSION
+
+
+_marking = [0, None]   # threads in inference mode now (nested entries counted); tensor.py's switch of Tensor._make
+
+
+def _marking_on():
+    with _marking_lock:
+        _marking[0] += 1
+        if _marking[0] == 1:
+            _marking[1](True)
+
+
+def _marking_off():
+    with _marking_lock:
+        _marking[0] -= 1
+        if _marking[0] == 0:
+            _marking[1](False)
+
+
+_marking_lock = threading.Lock()
 
 
 class _Mode:
@@ -43,12 +103,16 @@ class _Mode:
     _mode = True
 
     def __enter__(self):
-        self._prev = (_state.enabled, _state.inference)
-        _state.enabled = self._mode
+        st = _state
+        self._prev = (st.enabled, st.inference, st.inference_grad)
+        if st.inference:            # (inside inference mode nothing records: the mode is only reported)
+            st.inference_grad = self._mode
+        else:
+            st.enabled = self._mode
         return self
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference = self._prev
+        _state.enabled, _state.inference, _state.inference_grad = self._prev
         return False
 
     def __call__(self, fn):
@@ -151,14 +215,13 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool):
         self._mode = bool(mode)
-        self._prev = (_state.enabled, _state.inference)
-        _state.enabled = self._mode  # like torch, calling it (without ``with``) sets the mode at once
+        _Mode.__enter__(self)  # like torch, calling it (without ``with``) sets the mode at once
 
     def __enter__(self):
         return self
 
     def __call__(self, fn):
-        _state.enabled, _state.inference = self._prev  # as a decorator, undo the immediate switch
+        _state.enabled, _state.inference, _state.inference_grad = self._prev  # as a decorator, undo the switch
         return super().__call__(fn)
 
     def clone(self):
@@ -166,18 +229,35 @@ class set_grad_enabled(_Mode):
 
 
 class inference_mode(_Mode):
-    """Like ``no_grad`` (tapegrad builds no graph either way); ``inference_mode(False)`` is a no-op."""
+    """Grad mode off, and every tensor made inside is an inference tensor (see the module's docstring);
+    ``inference_mode(False)`` leaves inference mode and turns grad mode on, as torch's."""
 
-    def __init__(self, mode: bool = True):
-        if callable(mode):  # bare decorator
-            raise TypeError("use @inference_mode() with parentheses")
-        self._on = bool(mode)
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode):  # used as a bare decorator: @inference_mode
+            self._on = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        if not callable(mode):
+            self._on = bool(mode)
 
     def __enter__(self):
-        self._prev = (_state.enabled, _state.inference)
+        st = _state
+        self._prev = (st.enabled, st.inference, st.inference_grad)
         if self._on:
-            _state.enabled, _state.inference = False, True
+            _marking_on()
+            st.enabled, st.inference, st.inference_grad = False, True, False
+        else:
+            st.enabled, st.inference, st.inference_grad = True, False, False
         return self
+
+    def __exit__(self, *exc):
+        _state.enabled, _state.inference, _state.inference_grad = self._prev
+        if self._on:
+            _marking_off()
+        return False
 
     def clone(self):
         return inference_mode(self._on)
