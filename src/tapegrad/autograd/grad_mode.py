@@ -104,15 +104,20 @@ class _Mode:
 
     def __enter__(self):
         st = _state
-        self._prev = (st.enabled, st.inference, st.inference_grad)
         if st.inference:            # (inside inference mode nothing records: the mode is only reported)
+            self._prev = (st.enabled, True, st.inference_grad)
             st.inference_grad = self._mode
         else:
+            self._prev = (st.enabled, False)
             st.enabled = self._mode
         return self
 
     def __exit__(self, *exc):
-        _state.enabled, _state.inference, _state.inference_grad = self._prev
+        prev = self._prev
+        if prev[1]:
+            _state.enabled, _state.inference, _state.inference_grad = prev
+        else:
+            _state.enabled, _state.inference = prev
         return False
 
     def __call__(self, fn):
@@ -221,7 +226,7 @@ class set_grad_enabled(_Mode):
         return self
 
     def __call__(self, fn):
-        _state.enabled, _state.inference, _state.inference_grad = self._prev  # as a decorator, undo the switch
+        _Mode.__exit__(self)  # as a decorator, undo the immediate switch
         return super().__call__(fn)
 
     def clone(self):
