@@ -132,6 +132,27 @@ def _reparametrize(module, tensors, tie_weights=False, strict=False):
             _swap(module, name, t)
 
 
+def _swap_parameters(module, tensors):
+    """``_reparametrize``'s swap where every name is a parameter (or a registered None) of its submodule (the usual
+    ``functional_call``): ``[(its _parameters dict, leaf, original)]`` for ``_restore``, or None when a name is
+    anything else (then the general path swaps it). Nothing is swapped until every name is known."""
+    found = []
+    for name, t in tensors.items():
+        *path, leaf = name.split(".")
+        mod = module
+        for p in path:
+            mod = getattr(mod, p)
+        params = getattr(mod, "_parameters", None)
+        if params is None or leaf not in params or not isinstance(t, Tensor):
+            return None
+        found.append((params, leaf, t))
+    swapped = []
+    for params, leaf, t in found:
+        swapped.append((params, leaf, params[leaf]))
+        params[leaf] = t
+    return swapped
+
+
 def _functional_call(module, tensors, args=None, kwargs=None, *, tie_weights=True, strict=False):
     if kwargs is None:
         kwargs = {}
@@ -139,6 +160,14 @@ def _functional_call(module, tensors, args=None, kwargs=None, *, tie_weights=Tru
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
+    if not strict:              # (the usual call: parameters only; no context manager, each submodule found once)
+        swapped = _swap_parameters(module, _untie(module, tensors) if tie_weights else tensors)
+        if swapped is not None:
+            try:
+                return module(*args, **kwargs)
+            finally:
+                for params, leaf, orig in reversed(swapped):
+                    params[leaf] = orig
     with _reparametrize(module, tensors, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
 
