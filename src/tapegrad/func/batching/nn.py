@@ -12,7 +12,7 @@ from ...ops.nn_ops import embeddings as _em
 from ...ops.nn_ops import losses as _lo
 from ...ops.nn_ops import normalization as _nm
 from ...tensor import Tensor
-from . import ldim, materialize, only_first_batched, pad_to, register
+from . import ldim, materialize, only_first_batched, pad_to, register, reshaped
 from .elementwise import broadcast_args
 
 
@@ -142,9 +142,9 @@ def _nll(level, cls, args, kwargs, phys):
             flat_t = Tensor._make(T._array.reshape(B * N))
         else:
             flat_t = T.reshape((B * N,))
-        loss = cls.apply(X.reshape((B * N, X.shape[2])), flat_t, weight, "none", ignore_index)
+        loss = cls.apply(reshaped(X, (B * N, X._array.shape[2])), flat_t, weight, "none", ignore_index)
         if N != 1 or reduction == "none":
-            loss = loss.reshape((B, N))
+            loss = reshaped(loss, (B, N))
         elif reduction == "sum":
             return loss
     else:
