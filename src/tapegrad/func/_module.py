@@ -88,6 +88,8 @@ def _untie(module, given):
     the names were given different values)."""
     named = {}
     _named_tensors(module, "", named)
+    if len({id(t) for t in named.values()}) == len(named):      # (nothing tied: the usual module)
+        return given
     groups = {}
     for name, t in named.items():
         groups.setdefault(id(t), set()).add(name)

@@ -99,15 +99,21 @@ def _stand_in(x):
 
 def _reaches_outside(outputs, own):
     """Whether the graph of ``outputs`` reaches a leaf other than the stand-ins ``own`` (ids of the stand-ins)."""
-    seen, stack = set(), [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    stack = []
     for o in outputs:
-        if isinstance(o, Tensor) and o.grad_fn is None and o.requires_grad and id(o) not in own:
-            return True
+        if isinstance(o, Tensor):
+            n = o.grad_fn
+            if n is not None:
+                stack.append(n)
+            elif o.requires_grad and id(o) not in own:
+                return True
+    seen = set()
     while stack:
         n = stack.pop()
-        if id(n) in seen:
+        k = id(n)
+        if k in seen:
             continue
-        seen.add(id(n))
+        seen.add(k)
         if isinstance(n, AccumulateGrad):
             v = n.variable
             if v is None or id(v) not in own:

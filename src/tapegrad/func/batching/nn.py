@@ -131,13 +131,13 @@ def _nll(level, cls, args, kwargs, phys):
     if n not in (1, 2):
         return NotImplemented
     X = materialize(level, x, phys[0])
-    B = X.shape[0]
+    B = X._array.shape[0]
     if isinstance(t, Tensor):
         T = materialize(level, t, phys[1])
     else:
         T = Tensor._make(np.broadcast_to(np.asarray(t), (B,) + np.shape(t)))
     if n == 2:
-        N = X.shape[1]
+        N = X._array.shape[1]
         if level.level == 0 and not T.requires_grad:    # (nothing below this vmap: the class indices' array itself)
             flat_t = Tensor._make(T._array.reshape(B * N))
         else:
@@ -154,9 +154,10 @@ def _nll(level, cls, args, kwargs, phys):
     if reduction == "sum":
         return loss.sum(1) if loss.dim() == 2 else loss
     ta = np.asarray(T._array)
+    if weight is None and ignore_index not in ta:       # (the common case: the mean over each sample's rows)
+        shape = loss._array.shape
+        return loss.mean(1) if len(shape) == 2 else loss if shape == (B,) else loss.reshape((B,))
     keep = ta != ignore_index
-    if weight is None and keep.all():            # (the common case: the mean over each sample's rows)
-        return loss.mean(1) if loss.dim() == 2 else loss if loss.shape == (B,) else loss.reshape((B,))
     if weight is not None:
         w = np.asarray(getattr(weight, "_array", weight))[np.where(keep, ta, 0)]
     else:
