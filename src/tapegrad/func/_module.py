@@ -134,24 +134,51 @@ def _reparametrize(module, tensors, tie_weights=False, strict=False):
             _swap(module, name, t)
 
 
-def _swap_parameters(module, tensors):
-    """``_reparametrize``'s swap where every name is a parameter (or a registered None) of its submodule (the usual
-    ``functional_call``): ``[(its _parameters dict, leaf, original)]`` for ``_restore``, or None when a name is
-    anything else (then the general path swaps it). Nothing is swapped until every name is known."""
+def _walk(module, prefix, named, owners):
+    """``_named_tensors``'s walk that also notes, for each parameter, the ``_parameters`` dict that holds it
+    (``owners``: name -> (dict, key)); False (the walk stopped) at a module that defines its own
+    ``named_parameters`` or ``named_buffers``."""
+    if not _MODULE:
+        from ..nn.module import Module
+        _MODULE.append(Module)
+    base = _MODULE[0]
+    if type(module).named_parameters is not base.named_parameters or \
+            type(module).named_buffers is not base.named_buffers:
+        return False
+    params = module._parameters
+    for k, v in params.items():
+        if v is not None:
+            named[prefix + k] = v
+            owners[prefix + k] = (params, k)
+    for k, v in module._buffers.items():
+        if v is not None:
+            named[prefix + k] = v
+    for name, sub in module._modules.items():
+        if sub is not None and not _walk(sub, prefix + name + ".", named, owners):
+            return False
+    return True
+
+
+def _swap_parameters(module, tensors, tie_weights):
+    """``_reparametrize``'s swap, in one walk of the module, where every name given is a parameter of its
+    submodule and every value a tensor (the usual ``functional_call``): ``[(its _parameters dict, key,
+    original)]`` to swap back, or None when anything else is asked (the general path then runs). Nothing is
+    swapped until every name is known."""
+    named, owners = {}, {}
+    if not _walk(module, "", named, owners):
+        return None
+    if tie_weights and len({id(t) for t in named.values()}) != len(named):     # (tied tensors: see _untie)
+        tensors = _untie(module, tensors)
     found = []
     for name, t in tensors.items():
-        *path, leaf = name.split(".")
-        mod = module
-        for p in path:
-            mod = getattr(mod, p)
-        params = getattr(mod, "_parameters", None)
-        if params is None or leaf not in params or not isinstance(t, Tensor):
+        where = owners.get(name)
+        if where is None or not isinstance(t, Tensor):
             return None
-        found.append((params, leaf, t))
+        found.append((where[0], where[1], t))
     swapped = []
-    for params, leaf, t in found:
-        swapped.append((params, leaf, params[leaf]))
-        params[leaf] = t
+    for params, key, t in found:
+        swapped.append((params, key, params[key]))
+        params[key] = t
     return swapped
 
 
@@ -163,7 +190,7 @@ def _functional_call(module, tensors, args=None, kwargs=None, *, tie_weights=Tru
     elif not isinstance(args, tuple):
         args = (args,)
     if not strict:              # (the usual call: parameters only; no context manager, each submodule found once)
-        swapped = _swap_parameters(module, _untie(module, tensors) if tie_weights else tensors)
+        swapped = _swap_parameters(module, tensors, tie_weights)
         if swapped is not None:
             try:
                 return module(*args, **kwargs)

@@ -463,7 +463,8 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
         d_spec = spec.children[ks[0]] if isinstance(argnums, int) else _Spec(tuple, None,
                                                                               tuple(spec.children[k] for k in ks))
         if not (with_value or has_aux):       # (grad(f): the gradients only, every one batched: vmap takes them
-            return Physical(gs, d_spec)        #  as they are, with no logical wrap to look up again)
+            level._phys.clear()                #  as they are, with no logical wrap to look up again; the table
+            return Physical(gs, d_spec)        #  cleared while the logical tensors live: no weakref callbacks)
         gs = [level.wrap(g) for g in gs]
         if not graph:
             if p.requires_grad:

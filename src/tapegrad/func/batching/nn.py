@@ -154,10 +154,10 @@ def _nll(level, cls, args, kwargs, phys):
     if reduction == "sum":
         return loss.sum(1) if loss.dim() == 2 else loss
     ta = np.asarray(T._array)
-    if weight is None and ignore_index not in ta:       # (the common case: the mean over each sample's rows)
+    keep = ta != ignore_index
+    if weight is None and keep.all():            # (the common case: the mean over each sample's rows)
         shape = loss._array.shape
         return loss.mean(1) if len(shape) == 2 else loss if shape == (B,) else loss.reshape((B,))
-    keep = ta != ignore_index
     if weight is not None:
         w = np.asarray(getattr(weight, "_array", weight))[np.where(keep, ta, 0)]
     else:
