@@ -626,6 +626,8 @@ _REVERSE = []      # func._reverse, imported on first use (its per_sample_grads 
 
 def _physical_out(out, out_dims, name):
     """vmap's outputs from the physical tensors ``out.flat`` (every one batched), as ``_run_level`` makes them."""
+    if out_dims.__class__ is int and out_dims == 0:        # (the default: each as it is, batch dim first)
+        return tree_unflatten(out.flat, out.spec)
     o_dims = _out_dims_for(out_dims, out.spec, out.flat, name)
     res = []
     for p, d in zip(out.flat, o_dims):

@@ -131,4 +131,9 @@ def phys_dims(dims, n):
 
 
 def only_first_batched(phys):
-    return phys[0] is not None and all(p is None for p in phys[1:])
+    if phys[0] is None:
+        return False
+    for p in phys[1:]:         # (a loop: cheaper than all() over a generator for the usual one or two)
+        if p is not None:
+            return False
+    return True
