@@ -448,7 +448,9 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
                            f"Maybe you wanted to use the vjp or jacrev APIs instead?")
     ambient = is_grad_enabled()
     with enable_grad(), _At(-1):
-        p = _down(out, (level,))
+        p = level.physical(out)
+        if p is None:           # (an output not batched: expanded along the batch, as _down does)
+            p = _down(out, (level,))
         graph = ambient and _reaches_outside([p], {id(s) for s in leaves})     # (as _Run.needs_graph)
         try:
             if not p.requires_grad:
