@@ -88,6 +88,8 @@ def _untie(module, given):
     the names were given different values)."""
     named = {}
     _named_tensors(module, "", named)
+    if len({id(t) for t in named.values()}) == len(named):      # (nothing tied: the usual module)
+        return given
     groups = {}
     for name, t in named.items():
         groups.setdefault(id(t), set()).add(name)
@@ -132,6 +134,54 @@ def _reparametrize(module, tensors, tie_weights=False, strict=False):
             _swap(module, name, t)
 
 
+def _walk(module, prefix, named, owners):
+    """``_named_tensors``'s walk that also notes, for each parameter, the ``_parameters`` dict that holds it
+    (``owners``: name -> (dict, key)); False (the walk stopped) at a module that defines its own
+    ``named_parameters`` or ``named_buffers``."""
+    if not _MODULE:
+        from ..nn.module import Module
+        _MODULE.append(Module)
+    base = _MODULE[0]
+    if type(module).named_parameters is not base.named_parameters or \
+            type(module).named_buffers is not base.named_buffers:
+        return False
+    params = module._parameters
+    for k, v in params.items():
+        if v is not None:
+            named[prefix + k] = v
+            owners[prefix + k] = (params, k)
+    for k, v in module._buffers.items():
+        if v is not None:
+            named[prefix + k] = v
+    for name, sub in module._modules.items():
+        if sub is not None and not _walk(sub, prefix + name + ".", named, owners):
+            return False
+    return True
+
+
+def _swap_parameters(module, tensors, tie_weights):
+    """``_reparametrize``'s swap, in one walk of the module, where every name given is a parameter of its
+    submodule and every value a tensor (the usual ``functional_call``): ``[(its _parameters dict, key,
+    original)]`` to swap back, or None when anything else is asked (the general path then runs). Nothing is
+    swapped until every name is known."""
+    named, owners = {}, {}
+    if not _walk(module, "", named, owners):
+        return None
+    if tie_weights and len({id(t) for t in named.values()}) != len(named):     # (tied tensors: see _untie)
+        tensors = _untie(module, tensors)
+    found = []
+    for name, t in tensors.items():
+        where = owners.get(name)
+        if where is None or not isinstance(t, Tensor):
+            return None
+        found.append((where[0], where[1], t))
+    swapped = []
+    for params, key, t in found:
+        swapped.append((params, key, params[key]))
+        params[key] = t
+    return swapped
+
+
 def _functional_call(module, tensors, args=None, kwargs=None, *, tie_weights=True, strict=False):
     if kwargs is None:
         kwargs = {}
@@ -139,6 +189,14 @@ def _functional_call(module, tensors, args=None, kwargs=None, *, tie_weights=Tru
         args = ()
     elif not isinstance(args, tuple):
         args = (args,)
+    if not strict:              # (the usual call: parameters only; no context manager, each submodule found once)
+        swapped = _swap_parameters(module, tensors, tie_weights)
+        if swapped is not None:
+            try:
+                return module(*args, **kwargs)
+            finally:
+                for params, leaf, orig in reversed(swapped):
+                    params[leaf] = orig
     with _reparametrize(module, tensors, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
 

@@ -99,15 +99,21 @@ def _stand_in(x):
 
 def _reaches_outside(outputs, own):
     """Whether the graph of ``outputs`` reaches a leaf other than the stand-ins ``own`` (ids of the stand-ins)."""
-    seen, stack = set(), [o.grad_fn for o in outputs if isinstance(o, Tensor) and o.grad_fn is not None]
+    stack = []
     for o in outputs:
-        if isinstance(o, Tensor) and o.grad_fn is None and o.requires_grad and id(o) not in own:
-            return True
+        if isinstance(o, Tensor):
+            n = o.grad_fn
+            if n is not None:
+                stack.append(n)
+            elif o.requires_grad and id(o) not in own:
+                return True
+    seen = set()
     while stack:
         n = stack.pop()
-        if id(n) in seen:
+        k = id(n)
+        if k in seen:
             continue
-        seen.add(id(n))
+        seen.add(k)
         if isinstance(n, AccumulateGrad):
             v = n.variable
             if v is None or id(v) not in own:
@@ -370,6 +376,16 @@ def _name(wrapper, func, what):
 
 
 # --- vmap(grad(f)): per-sample gradients, the lean path --------------------------------------------------------------
+class Physical:
+    """``per_sample_grads``'s answer for ``grad(f)``: the physical gradients (batch dim first), flattened, and their
+    tree's spec."""
+
+    __slots__ = ("flat", "spec")
+
+    def __init__(self, flat, spec):
+        self.flat, self.spec = flat, spec
+
+
 def per_sample_grads(level, lean, flat, spec, dims, kwargs):
     """``vmap(grad(f))`` (or ``grad_and_value``) called with nothing else active: what ``grad`` lowered through the
     vmap level computes (see ``_Run``), without its general machinery. The differentiated inputs become new leaves
@@ -377,7 +393,8 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
     one-product path), ``f`` runs once under ``level``, and one backward of the physical output (the per-sample
     values: the gradient of their sum is each sample's own gradient, the samples never mixing) gives every sample's
     gradient, already batched. ``flat``/``spec``/``dims``: the flattened arguments of the vmap call and their
-    mapped dims. Returns the logical results (for vmap's outputs), or NotImplemented when the general path must
+    mapped dims. Returns the logical results (for vmap's outputs; for ``grad(f)``, its physical gradients as a
+    ``Physical``), or NotImplemented when the general path must
     run: another transform active, an input to differentiate that is not a tensor or requires grad (an outer
     autograd needs the graph), argnums the general path refuses (it raises torch's errors)."""
     func, argnums, has_aux, with_value = lean
@@ -431,7 +448,9 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
                            f"Maybe you wanted to use the vjp or jacrev APIs instead?")
     ambient = is_grad_enabled()
     with enable_grad(), _At(-1):
-        p = _down(out, (level,))
+        p = level.physical(out)
+        if p is None:           # (an output not batched: expanded along the batch, as _down does)
+            p = _down(out, (level,))
         graph = ambient and _reaches_outside([p], {id(s) for s in leaves})     # (as _Run.needs_graph)
         try:
             if not p.requires_grad:
@@ -442,14 +461,18 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
                 gs = list(_grad([p], leaves, [_ones(p)], retain_graph=graph, create_graph=graph, allow_unused=True))
         except RuntimeError as e:
             raise _in_sample_terms(e, 1) from None
-        gs = [level.wrap(g if g is not None else _zeros(s)) for g, s in zip(gs, leaves)]
+        gs = [g if g is not None else _zeros(s) for g, s in zip(gs, leaves)]
+        d_spec = spec.children[ks[0]] if isinstance(argnums, int) else _Spec(tuple, None,
+                                                                              tuple(spec.children[k] for k in ks))
+        if not (with_value or has_aux):       # (grad(f): the gradients only, every one batched: vmap takes them
+            level._phys.clear()                #  as they are, with no logical wrap to look up again; the table
+            return Physical(gs, d_spec)        #  cleared while the logical tensors live: no weakref callbacks)
+        gs = [level.wrap(g) for g in gs]
         if not graph:
             if p.requires_grad:
                 out = level.wrap(Tensor._make(p._array))
             if has_aux:
                 aux = _finish_aux(aux, level)
-    d_spec = spec.children[ks[0]] if isinstance(argnums, int) else _Spec(tuple, None,
-                                                                          tuple(spec.children[k] for k in ks))
     g = tree_unflatten(gs, d_spec)
     if with_value:
         return (g, (out, aux)) if has_aux else (g, out)

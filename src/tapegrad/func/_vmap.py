@@ -582,8 +582,10 @@ def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name
     with level:
         out = NotImplemented
         if lean is not None:        # vmap(grad(f)): the lean path, where it applies (see _reverse.per_sample_grads)
-            from ._reverse import per_sample_grads
-            out = per_sample_grads(level, lean, flat, spec, dims, kwargs)
+            if not _REVERSE:
+                from . import _reverse
+                _REVERSE.append(_reverse)
+            out = _REVERSE[0].per_sample_grads(level, lean, flat, spec, dims, kwargs)
         if out is NotImplemented:
             logical = []
             for a, d in zip(flat, dims):
@@ -594,6 +596,8 @@ def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name
             out = func(*tree_unflatten(logical, spec), **kwargs)
     if snap is not None and _rng_moved(snap):
         raise RuntimeError(_RANDOM_ERROR)
+    if out.__class__ is _REVERSE[0].Physical if _REVERSE else False:    # (the lean path's gradients, batched)
+        return _physical_out(out, out_dims, name)
     flat_out, o_spec = tree_flatten(out)
     o_dims = _out_dims_for(out_dims, o_spec, flat_out, name)
     res = []
@@ -615,6 +619,25 @@ def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name
         res.append(p.movedim(0, d) if d % n else p)
     level._phys.clear()         # (now, while the logical tensors are alive: their weakrefs go without a callback)
     return tree_unflatten(res, o_spec)
+
+
+_REVERSE = []      # func._reverse, imported on first use (its per_sample_grads looked up on it: tests spy on it)
+
+
+def _physical_out(out, out_dims, name):
+    """vmap's outputs from the physical tensors ``out.flat`` (every one batched), as ``_run_level`` makes them."""
+    if out_dims.__class__ is int and out_dims == 0:        # (the default: each as it is, batch dim first)
+        return tree_unflatten(out.flat, out.spec)
+    o_dims = _out_dims_for(out_dims, out.spec, out.flat, name)
+    res = []
+    for p, d in zip(out.flat, o_dims):
+        if d is None:
+            raise ValueError(f"vmap({name}, ...): `{name}` can not return a BatchedTensor when out_dim is None")
+        n = p._array.ndim
+        if not -n <= d < n:
+            raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {d})")
+        res.append(p.movedim(0, d) if d % n else p)
+    return tree_unflatten(res, out.spec)
 
 
 def _rng_snapshot():

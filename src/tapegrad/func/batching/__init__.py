@@ -71,6 +71,23 @@ def materialize(level, a, p):
     return p if p is not None else level.broadcast(a)
 
 
+def reshaped(p, shape):
+    """``p.reshape(shape)`` of a physical tensor, ``shape`` exact (no -1, ``p``'s size): where ``p``'s array is
+    C-contiguous (the result is a view), ``View`` called as the public function calls it and marked as it marks
+    it, without its argument parsing and its shape inference run twice; otherwise the public function."""
+    if not p._array.flags.c_contiguous:
+        return p.reshape(shape)
+    if not _VIEW:
+        from ...ops._util import mark_view
+        from ...ops.shape.views import View
+        _VIEW.extend((View, mark_view))
+    View, mark_view = _VIEW
+    return mark_view(View.apply(p, shape), p, lambda t, s=shape: t.reshape(s))
+
+
+_VIEW = []
+
+
 def pad_to(p, logical_rank, rank):
     """A physical tensor with its logical dims left-padded with 1s up to ``rank`` (after the batch dim)."""
     if logical_rank >= rank:
@@ -114,4 +131,9 @@ def phys_dims(dims, n):
 
 
 def only_first_batched(phys):
-    return phys[0] is not None and all(p is None for p in phys[1:])
+    if phys[0] is None:
+        return False
+    for p in phys[1:]:         # (a loop: cheaper than all() over a generator for the usual one or two)
+        if p is not None:
+            return False
+    return True

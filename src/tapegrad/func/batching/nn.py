@@ -12,7 +12,7 @@ from ...ops.nn_ops import embeddings as _em
 from ...ops.nn_ops import losses as _lo
 from ...ops.nn_ops import normalization as _nm
 from ...tensor import Tensor
-from . import ldim, materialize, only_first_batched, pad_to, register
+from . import ldim, materialize, only_first_batched, pad_to, register, reshaped
 from .elementwise import broadcast_args
 
 
@@ -131,20 +131,20 @@ def _nll(level, cls, args, kwargs, phys):
     if n not in (1, 2):
         return NotImplemented
     X = materialize(level, x, phys[0])
-    B = X.shape[0]
+    B = X._array.shape[0]
     if isinstance(t, Tensor):
         T = materialize(level, t, phys[1])
     else:
         T = Tensor._make(np.broadcast_to(np.asarray(t), (B,) + np.shape(t)))
     if n == 2:
-        N = X.shape[1]
+        N = X._array.shape[1]
         if level.level == 0 and not T.requires_grad:    # (nothing below this vmap: the class indices' array itself)
             flat_t = Tensor._make(T._array.reshape(B * N))
         else:
             flat_t = T.reshape((B * N,))
-        loss = cls.apply(X.reshape((B * N, X.shape[2])), flat_t, weight, "none", ignore_index)
+        loss = cls.apply(reshaped(X, (B * N, X._array.shape[2])), flat_t, weight, "none", ignore_index)
         if N != 1 or reduction == "none":
-            loss = loss.reshape((B, N))
+            loss = reshaped(loss, (B, N))
         elif reduction == "sum":
             return loss
     else:
@@ -156,7 +156,8 @@ def _nll(level, cls, args, kwargs, phys):
     ta = np.asarray(T._array)
     keep = ta != ignore_index
     if weight is None and keep.all():            # (the common case: the mean over each sample's rows)
-        return loss.mean(1) if loss.dim() == 2 else loss if loss.shape == (B,) else loss.reshape((B,))
+        shape = loss._array.shape
+        return loss.mean(1) if len(shape) == 2 else loss if shape == (B,) else loss.reshape((B,))
     if weight is not None:
         w = np.asarray(getattr(weight, "_array", weight))[np.where(keep, ta, 0)]
     else:
