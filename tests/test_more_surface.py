@@ -50,3 +50,19 @@ def test_dlpack_shares_memory():
 def test_deprecated_init_aliases_warn():
     with pytest.warns(FutureWarning, match="nn.init.dirac_"):
         tapegrad.nn.init.dirac(tapegrad.empty(2, 2, 3))
+
+
+def test_resize_to_the_same_size_changes_nothing(torch):
+    # torch: no version bump, and an inference tensor may be "resized" to its own size outside inference mode
+    for T in (torch, tapegrad):
+        x = T.ones(3)
+        v = x._version
+        x.resize_(3)
+        assert x._version == v
+        x.resize_(4)
+        assert x._version == v + 1
+        with T.inference_mode():
+            i = T.ones(3)
+        i.resize_(3)
+        with pytest.raises(RuntimeError, match="Inplace update to inference tensor outside InferenceMode"):
+            i.resize_(4)

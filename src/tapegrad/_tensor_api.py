@@ -239,8 +239,7 @@ def resize_(self, *size, memory_format=None):
     n = math.prod(size)
     fmt = memory_format if memory_format is not preserve_format else None
     if size == self._array.shape and (fmt is None or _is_in_format(self._array, fmt)):
-        self._bump()                     # (the same size and layout: nothing moves, as torch's)
-        return self
+        return self          # (the same size and layout: nothing moves and, as in torch, the version stays)
     flat = _storage_order(self._array)
     if n <= flat.size:
         new = flat[:n].reshape(size)
