@@ -196,8 +196,8 @@ def is_multithreading_enabled() -> bool:
 
 
 class set_multithreading_enabled:
-    """``set_multithreading_enabled(mode)``: as a call, a context manager (restoring the old value) or a decorator;
-    see ``is_multithreading_enabled``."""
+    """``set_multithreading_enabled(mode)``: as a call, or as a context manager (restoring the old value); see
+    ``is_multithreading_enabled``."""
 
     def __init__(self, mode: bool):
         self._prev = _multithreading[0]

@@ -582,16 +582,10 @@ def _overlap_args(xa, args, kwargs):
                 return check_overlap(xa, args, kwargs)
 
 
-def _byte_bounds(a):
-    lo = hi = a.__array_interface__["data"][0]
-    for s, n in zip(a.strides, a.shape):
-        if n == 0:
-            return (lo, lo)
-        if s > 0:
-            hi += s * (n - 1)
-        else:
-            lo += s * (n - 1)
-    return (lo, hi + a.itemsize)
+try:                                  # (NumPy's first and one-past-last byte of an array's memory)
+    from numpy.lib.array_utils import byte_bounds as _byte_bounds
+except ImportError:                   # (NumPy < 2)
+    _byte_bounds = np.byte_bounds
 
 
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
