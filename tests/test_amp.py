@@ -165,3 +165,22 @@ def test_disabled_scalers_and_deprecated_spellings_warn_as_torch(torch):
             expected = kinds
         else:
             assert kinds == expected
+
+
+def test_autocast_is_per_thread(torch):
+    # as torch's: a region in one thread changes nothing in another
+    import threading
+    results = {}
+
+    def other(T, key):
+        results[key] = (T.is_autocast_enabled("cpu"), (T.ones(2, 2) @ T.ones(2, 2)).dtype,
+                        T.nn.functional.mse_loss(T.ones(2).half(), T.zeros(2).half()).dtype)
+    for T in (torch, tapegrad):
+        with T.autocast("cpu", dtype=T.float16):
+            t = threading.Thread(target=other, args=(T, T.__name__))
+            t.start()
+            t.join()
+            inside = (T.ones(2, 2) @ T.ones(2, 2)).dtype
+        assert str(inside).endswith("float16")
+    assert [str(v).replace("tapegrad.", "torch.") for v in results["tapegrad"]] == [str(v) for v in results["torch"]]
+    assert not tapegrad.is_autocast_enabled("cpu") and tapegrad.ops._util.AUTOCAST[0] is None

@@ -9,6 +9,7 @@ the float32 ops, and runs the op. Outside a region nothing of this runs.
 from __future__ import annotations
 
 import functools
+import threading
 import warnings
 
 from .. import _dtype
@@ -21,9 +22,25 @@ __all__ = ["autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocas
            "clear_autocast_cache", "custom_fwd", "custom_bwd"]
 
 _DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "mtia", "ipu", "meta", "privateuseone")
-# per device: [enabled, dtype]; torch's defaults (CPU bfloat16, the accelerators float16)
-_state = {d: [False, _dtype.bfloat16 if d == "cpu" else _dtype.float16] for d in _DEVICES}
-_cache = [True]
+
+
+class _PerThread(threading.local):
+    """Autocast's switches, per thread as torch's: ``_state[device]`` is [enabled, dtype] (torch's defaults: CPU
+    bfloat16, the accelerators float16), ``cache`` the cache flag, ``active`` this thread's CPU transform while
+    CPU autocast is on."""
+
+    def __init__(self):
+        self.devices = {d: [False, _dtype.bfloat16 if d == "cpu" else _dtype.float16] for d in _DEVICES}
+        self.cache = True
+        self.active = None
+
+    def __getitem__(self, device):
+        return self.devices[device]
+
+
+_state = _PerThread()
+_hooked = [0]               # threads with CPU autocast on: while above 0, the composite listed ops are hooked
+_hook_lock = threading.Lock()
 _CPU_DTYPES = (_dtype.bfloat16, _dtype.float16)
 
 
@@ -31,7 +48,7 @@ def _device(device_type):
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     d = device_type.split(":")[0]
-    if d not in _state:
+    if d not in _state.devices:
         raise RuntimeError(f"Expected one of cpu, cuda, xpu, mps, ... device type at start of device string: "
                            f"{device_type}")
     return d
@@ -65,11 +82,11 @@ def set_autocast_dtype(device_type, dtype):
 
 
 def is_autocast_cache_enabled() -> bool:
-    return _cache[0]
+    return _state.cache
 
 
 def set_autocast_cache_enabled(enabled: bool) -> None:
-    _cache[0] = bool(enabled)
+    _state.cache = bool(enabled)
 
 
 def clear_autocast_cache() -> None:
@@ -121,16 +138,16 @@ class autocast:
 
     def __enter__(self):
         st = _state[self.device]
-        self._prev = (st[0], st[1], _cache[0])
+        self._prev = (st[0], st[1], _state.cache)
         st[0], st[1] = self._enabled, self.fast_dtype
         if self._cache_enabled is not None:
-            _cache[0] = bool(self._cache_enabled)
+            _state.cache = bool(self._cache_enabled)
         _sync()
         return self
 
     def __exit__(self, *exc):
         st = _state[self.device]
-        st[0], st[1], _cache[0] = self._prev
+        st[0], st[1], _state.cache = self._prev
         _sync()
         return False
 
@@ -199,18 +216,23 @@ class _Autocast(_f.Interpreter):
         return self.call_next(cls, args, kwargs)
 
 
-_active = []
-
-
 def _sync():
-    """Enter the CPU transform when CPU autocast turns on, leave it when it turns off."""
-    on = _state["cpu"][0]
-    if on and not _active:
-        _active.append(_Autocast().enter())
-        _util.AUTOCAST[0] = _active[0]
-    elif not on and _active:
-        _util.AUTOCAST[0] = None
-        _active.pop().exit()
+    """Enter this thread's CPU transform when its CPU autocast turns on, leave it when it turns off. The hook of the
+    composite listed ops (``ops._util.AUTOCAST``) is set while any thread has it on; its ``cast`` reads the calling
+    thread's switches."""
+    on, active = _state["cpu"][0], _state.active
+    if on and active is None:
+        _state.active = _Autocast().enter()
+        with _hook_lock:
+            _hooked[0] += 1
+            _util.AUTOCAST[0] = _Autocast
+    elif not on and active is not None:
+        with _hook_lock:
+            _hooked[0] -= 1
+            if not _hooked[0]:
+                _util.AUTOCAST[0] = None
+        _state.active = None
+        active.exit()
 
 
 def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
