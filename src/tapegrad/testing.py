@@ -28,10 +28,6 @@ def _tols(*dtypes):
     return max(p[0] for p in pairs), max(p[1] for p in pairs)
 
 
-class _Fail(AssertionError):
-    pass
-
-
 def _fail(text, msg, where):
     if where:
         text += f"\n\nThe failure occurred for item {where}"
