@@ -184,3 +184,24 @@ def test_autocast_is_per_thread(torch):
         assert str(inside).endswith("float16")
     assert [str(v).replace("tapegrad.", "torch.") for v in results["tapegrad"]] == [str(v) for v in results["torch"]]
     assert not tapegrad.is_autocast_enabled("cpu") and tapegrad.ops._util.AUTOCAST[0] is None
+
+
+def test_custom_fwd_casts_and_turns_autocast_off_as_torch(torch):
+    got = {}
+    for T in (torch, tapegrad):
+        class F(T.autograd.Function):
+            @staticmethod
+            @T.amp.custom_fwd(device_type="cpu", cast_inputs=T.float32)
+            def forward(ctx, x):
+                return x * 2, T.is_autocast_enabled("cpu")
+
+            @staticmethod
+            @T.amp.custom_bwd(device_type="cpu")
+            def backward(ctx, g, _):
+                return g * 2
+        with T.autocast("cpu", dtype=T.float16):
+            inside = F.apply(T.ones(2).half())
+        outside = F.apply(T.ones(2).half())
+        got[T.__name__] = [str(inside[0].dtype).split(".")[-1], inside[1], str(outside[0].dtype).split(".")[-1],
+                           outside[1]]
+    assert got["tapegrad"] == got["torch"] == ["float32", False, "float16", False]

@@ -83,3 +83,11 @@ def test_half_precision_linalg_errors_are_torchs(torch):
     e = tapegrad.linalg.matrix_exp((tapegrad.eye(3) + 0.1).half())
     ref = torch.linalg.matrix_exp((torch.eye(3) + 0.1).double()).numpy()
     assert e.dtype == tapegrad.float16 and np.allclose(e.numpy().astype(np.float64), ref, rtol=2e-3)
+
+
+def test_assert_allclose_is_the_deprecated_spelling(torch):
+    for T in (torch, tapegrad):
+        with pytest.warns(FutureWarning, match="assert_close"):
+            T.testing.assert_allclose(T.ones(2), [1.0, 1.0])
+        with pytest.warns(FutureWarning), pytest.raises(AssertionError, match="Tensor-likes are not close!"):
+            T.testing.assert_allclose(T.ones(2), T.zeros(2))
