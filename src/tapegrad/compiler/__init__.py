@@ -12,21 +12,43 @@ formulas in reverse on arrays) with ``kernels`` (hot elementwise ops inline), an
 the region's one graph node, ``CompiledFunctionBackward``).
 
 torch's names where they make sense: ``tapegrad.compiler.reset()``, ``disable(fn)`` / ``with disable():``,
-``explain(fn, *args)``, ``config.cache_size_limit`` (torch's ``torch._dynamo.config.cache_size_limit``, 8).
+``explain(fn, *args)``, ``set_stance`` and the config modules (``settings``: ``config.cache_size_limit`` is torch's
+``torch._dynamo.config.cache_size_limit``, 8), the errors (``exc``), ``OptimizedModule`` (``optimized``), and the
+rest of ``torch.compiler``'s and ``torch._dynamo``'s surface (``api``: tracer hints accepted, backends).
 """
 
 from __future__ import annotations
 
 import functools
 
+from . import api as _api
 from . import codegen
+from .api import (allow_in_graph, assume_constant_result, cudagraph_mark_step_begin, get_default_backend,
+                  is_dynamo_compiling, is_exporting, keep_portable_guards_unsafe, keep_tensor_guards_unsafe,
+                  list_backends, load_cache_artifacts, nested_compile_region, save_cache_artifacts,
+                  set_default_backend, skip_all_guards_unsafe, skip_guard_on_all_nn_modules_unsafe,
+                  skip_guard_on_globals_unsafe, skip_guard_on_inbuilt_nn_modules_unsafe, substitute_in_graph,
+                  wrap_numpy)
 from .capture import GraphBreak
-from .runtime import Compiled, CompiledFunction, Unsupported, _all, _disabled, config
+from .exc import InvalidBackend, RecompileError, Unsupported
+from .runtime import Compiled, CompiledFunction, _all, _disabled, config
+from .settings import set_stance
 
 __all__ = ["compile", "reset", "disable", "explain", "config", "Unsupported", "ExplainOutput", "CompiledFunction",
-           "is_compiling", "GraphBreak"]
+           "is_compiling", "GraphBreak", "OptimizedModule", "InvalidBackend", "RecompileError", "set_stance",
+           "allow_in_graph", "assume_constant_result", "cudagraph_mark_step_begin", "get_default_backend",
+           "is_dynamo_compiling", "is_exporting", "keep_portable_guards_unsafe", "keep_tensor_guards_unsafe",
+           "list_backends", "load_cache_artifacts", "nested_compile_region", "save_cache_artifacts",
+           "set_default_backend", "skip_all_guards_unsafe", "skip_guard_on_all_nn_modules_unsafe",
+           "skip_guard_on_globals_unsafe", "skip_guard_on_inbuilt_nn_modules_unsafe", "substitute_in_graph",
+           "wrap_numpy"]
 
-_BACKENDS = (None, "inductor", "eager", "aot_eager", "tapegrad", "print")
+
+def __getattr__(name):
+    if name == "OptimizedModule":        # (a Module subclass: loads tapegrad.nn, so on first use)
+        from .optimized import OptimizedModule
+        return OptimizedModule
+    raise AttributeError(f"module 'tapegrad.compiler' has no attribute '{name}'")
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
@@ -48,9 +70,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     >>> f(x); f(x).backward(); x.grad
     tensor([-0.8323, -0.8323, -0.8323])
     """
-    if backend not in _BACKENDS and not callable(backend):
-        raise RuntimeError(f"tapegrad.compile: unknown backend {backend!r}; expected one of "
-                           f"{', '.join(repr(b) for b in _BACKENDS if b)}")
+    if not callable(backend) and backend is not None and backend not in _api.BACKENDS:
+        raise InvalidBackend(backend)
+    if not disable:
+        _api.warn_custom(backend)
     if mode is not None and options is not None:
         raise RuntimeError("Either mode or options can be specified, but both can't be specified at the same time.")
     if mode not in (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs"):
@@ -63,53 +86,9 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
         raise RuntimeError("tapegrad.compile: the argument must be callable (a function or an nn.Module)")
     from ..nn.module import Module
     if isinstance(model, Module):
+        from .optimized import OptimizedModule
         return OptimizedModule(model, **kw)
     return Compiled(model, **kw)
-
-
-def _module_class():
-    from ..nn.module import Module
-
-    class OptimizedModule(Module):
-        """A module wrapped by ``tapegrad.compile(module)`` (torch's ``OptimizedModule``): calls go through the
-        compiled callable; ``_orig_mod`` is the module, whose parameters and state_dict keys it shares."""
-
-        def __init__(self, mod, **kw):
-            super().__init__()
-            self._orig_mod = mod
-            object.__setattr__(self, "_compiled", Compiled(mod._call_impl_eager, module=mod, **kw))
-            self.training = mod.training
-
-        def __call__(self, *args, **kwargs):
-            return self._compiled(*args, **kwargs)
-
-        def forward(self, *args, **kwargs):
-            return self._compiled(*args, **kwargs)
-
-        def train(self, mode=True):
-            self._orig_mod.train(mode)
-            self.training = mode
-            return self
-
-        def __getattr__(self, name):
-            try:
-                return super().__getattr__(name)
-            except AttributeError:
-                return getattr(self.__dict__["_modules"]["_orig_mod"], name)
-
-    return OptimizedModule
-
-
-class _LazyOptimizedModule:
-    cls = None
-
-    def __call__(self, mod, **kw):
-        if _LazyOptimizedModule.cls is None:
-            _LazyOptimizedModule.cls = _module_class()
-        return _LazyOptimizedModule.cls(mod, **kw)
-
-
-OptimizedModule = _LazyOptimizedModule()
 
 
 def reset():

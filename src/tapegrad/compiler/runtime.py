@@ -25,39 +25,14 @@ from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Size, Tensor
 from . import codegen, guards
 from . import dynamic as _dynamic
+from . import settings as _settings
 from .capture import Capture, GraphBreak, Program
+from .exc import RecompileError, Unsupported
 
 __all__ = ["Compiled", "CompiledFunction", "Unsupported", "config"]
 
 
-class Unsupported(RuntimeError):
-    """A graph break where ``fullgraph=True`` asked for none (torch's ``torch._dynamo.exc.Unsupported``)."""
-
-
-class _Config:
-    """``tapegrad.compiler.config``: ``cache_size_limit`` (torch's ``torch._dynamo.config.cache_size_limit``, also
-    named ``recompile_limit``): how many guard sets one function may be captured for before it runs eagerly."""
-
-    def __init__(self):
-        self.cache_size_limit = 8
-        self.verbose = False
-        # (switches of torch's dynamo config that scripts set; kept, with torch's defaults: a graph break already
-        #  falls back to eager, so suppress_errors changes nothing; dynamic shapes follow compile's ``dynamic``)
-        self.suppress_errors = False
-        self.automatic_dynamic_shapes = True
-        self.assume_static_by_default = True
-        self.capture_scalar_outputs = False
-
-    @property
-    def recompile_limit(self):
-        return self.cache_size_limit
-
-    @recompile_limit.setter
-    def recompile_limit(self, value):
-        self.cache_size_limit = value
-
-
-config = _Config()
+config = _settings.load("dynamo")      # (torch._dynamo.config: recompile_limit, error_on_recompile, ...)
 _disabled = [0]          # tapegrad.compiler.disable()'s depth (a context manager) or a global switch
 _all = []                # weak references to every Compiled made (for reset)
 
@@ -251,6 +226,7 @@ class Compiled:
         self.entries = []
         self.captures = 0        # how many calls were captured (each ran eagerly while recording)
         self._warned = False
+        self._seen = False       # (stance "eager_then_compile": the first call ran eagerly)
         self._printed = set()
         import weakref
         _all.append(weakref.ref(self))
@@ -288,6 +264,9 @@ class Compiled:
                 if e.pending is not None and tuple(t._array.shape for t in ins) not in e.pending:
                     return self._capture(args, kwargs, verify=e)      # a generic program's third size
                 return e.run(ins, args, kwargs)
+        if self.entries or _settings.stance[0] != "default" or config.error_on_recompile:
+            if self._stance_says_eager():
+                return self._fn(*args, **kwargs)
         if len(self.entries) >= config.cache_size_limit:
             if not self._warned:
                 self._warned = True
@@ -304,6 +283,23 @@ class Compiled:
             base = next((e for e in reversed(self.entries)
                          if e.relaxed is not None and e.relaxed(args, kwargs) is not None), None)
         return self._capture(args, kwargs, base=base)
+
+    def _stance_says_eager(self):
+        """Before a capture: whether the stance runs this call eagerly (or raises, for "fail_on_recompile")."""
+        st = _settings.stance[0]
+        if st == "eager_then_compile" and not self._seen:
+            self._seen = True
+            return True
+        if not self.entries:
+            return False
+        if st == "fail_on_recompile" or config.error_on_recompile:
+            code = getattr(self._fn, "__code__", None)
+            where = (f"filename: {code.co_filename!r}, function name: {code.co_name!r}, line number: "
+                     f"{code.co_firstlineno}" if code is not None else f"function: {self._fn!r}")
+            raise RecompileError(f"Detected recompile when torch.compile stance is 'fail_on_recompile'. {where}\n"
+                                 "    triggered by: no cached program's guards hold for this call (shapes, dtypes, "
+                                 "requires_grad, grad mode, a module's training flag, parameters or globals)")
+        return st == "eager_on_recompile"
 
     # --- capture --------------------------------------------------------------------------------------------
     def _capture(self, args, kwargs, explain=False, base=None, verify=None):

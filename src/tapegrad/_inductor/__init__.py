@@ -1,0 +1,14 @@
+"""``tapegrad._inductor``: ``config``, with torch's keys and defaults (``tapegrad.compiler.settings``), which
+scripts set (``torch._inductor.config.coordinate_descent_tuning = True``). tapegrad's replay has no code generator
+to tune: the values are kept and read back, and change nothing."""
+
+from __future__ import annotations
+
+import sys
+
+from ..compiler.settings import load as _load
+
+config = _load("inductor")
+sys.modules[__name__ + ".config"] = config        # (``import torch._inductor.config`` works too)
+
+__all__ = ["config"]
