@@ -209,3 +209,27 @@ def test_linspace_matches_torch_to_the_last_bit(torch):
             ours = tapegrad.linspace(lo, hi, n, dtype=getattr(tapegrad, name)).numpy()
             theirs = torch.linspace(lo, hi, n, dtype=getattr(torch, name)).numpy()
             np.testing.assert_array_equal(ours, theirs, err_msg=f"linspace({lo}, {hi}, {n}, {name})")
+
+
+def test_user_attributes_on_tensors_and_parameters(torch):
+    """``t.tag = ...`` works on tensors and parameters, as in torch: a deepcopy copies a tensor's (not a
+    parameter's), pickling keeps both, views and detach() start without them."""
+    import copy
+    import pickle
+    for T in (tapegrad, torch):
+        x = T.ones(2)
+        x.foo = [1]
+        y = copy.deepcopy(x)
+        assert y.foo == [1] and y.foo is not x.foo
+        assert pickle.loads(pickle.dumps(x)).foo == [1]
+        assert copy.copy(x).foo == [1]
+        assert not hasattr(x.view(2), "foo") and not hasattr(x.detach(), "foo")
+        assert x.__dict__ == {"foo": [1]}
+        p = T.nn.Parameter(T.ones(2))
+        p._no_weight_decay = True
+        assert not hasattr(copy.deepcopy(p), "_no_weight_decay")
+        q = pickle.loads(pickle.dumps(p))
+        assert q._no_weight_decay is True and type(q) is T.nn.Parameter
+        m = T.nn.Linear(2, 2)
+        m.weight._no_weight_decay = True
+        assert [n for n, w in m.named_parameters() if getattr(w, "_no_weight_decay", False)] == ["weight"]

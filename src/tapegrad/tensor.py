@@ -7,6 +7,8 @@ next to the Function that implements each.
 
 from __future__ import annotations
 
+import copy
+
 import math
 import warnings
 import weakref
@@ -200,7 +202,9 @@ class Tensor:
     tensor(6., grad_fn=<MulBackward0>)
     """
 
-    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__")
+    # (``__dict__``: a user's own attributes, ``t.tag = ...``, as torch allows; made only when one is set)
+    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__",
+                 "__dict__")
     __array_priority__ = 1000
     __array_ufunc__ = None    # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__
@@ -617,9 +621,13 @@ class Tensor:
         if self._grad is not None:
             new._grad = self._grad._detached_copy()
         memo[id(self)] = new
+        if self.__dict__:                  # (a user's attributes are copied too, as torch does)
+            new.__dict__.update(copy.deepcopy(self.__dict__, memo))
         return new
 
     def __reduce_ex__(self, proto):
+        if self.__dict__:                  # (a user's attributes travel with it, as in torch)
+            return (_rebuild, (self._array, self._rg), dict(self.__dict__))
         return (_rebuild, (self._array, self._rg))
 
     # --- new tensors like this one ----------------------------------------------------------------------

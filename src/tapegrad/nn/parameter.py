@@ -60,6 +60,8 @@ class Parameter(Tensor):
         return new
 
     def __reduce_ex__(self, proto):
+        if self.__dict__:                  # (its attributes are pickled; a deepcopy leaves them, as torch's)
+            return (_rebuild_parameter, (self._array, self._rg), dict(self.__dict__))
         return (_rebuild_parameter, (self._array, self._rg))
 
 
