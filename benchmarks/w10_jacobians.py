@@ -7,9 +7,9 @@
   vector, on a fixed batch) with ``func.hessian`` (forward-over-reverse: ``jacfwd(jacrev)``) and with
   ``autograd.functional.hessian`` (reverse-over-reverse), against ``torch.func.hessian``.
 
-torch.func batches the basis vectors with ``vmap`` (one vectorized pass); tapegrad pushes them one after another
-(until its vmap lands), so the ratios measure that too. Before timing, every engine's Jacobian and Hessian are
-checked equal.
+torch.func batches the basis vectors with ``vmap`` (one vectorized pass), and so does tapegrad's ``jacfwd`` (and
+so its ``hessian``); ``autograd.functional``'s reverse-mode rows loop, as torch's do by default. Before timing,
+every engine's Jacobian and Hessian are checked equal.
 
     python benchmarks/w10_jacobians.py [--quick] [--json]
 """
@@ -97,7 +97,7 @@ def run(quick=False, threads=1):
     ratios = C.ratios(times, pairs, threads)
     notes = [f"tapegrad / torch: func.jacfwd vs torch.func.jacfwd. Jacobian: {n} -> {n} tanh MLP (hidden {n}), "
              f"float64; Hessian: a {N_PARAMS}-parameter MLP loss (16 samples), float64. torch.func vectorizes "
-             "the basis with vmap; tapegrad loops over it."]
+             "the basis with vmap, and so does tapegrad's jacfwd."]
     return C.result("W10", f"Jacobian of a {n}->{n} tanh MLP, Hessian of a {N_PARAMS}-parameter loss", "ms/call",
                     threads, engine_stats, ratios, checks, notes=notes)
 

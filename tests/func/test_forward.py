@@ -220,3 +220,48 @@ def test_forward_over_reverse_hvp_equals_reverse_over_reverse(torch):
     ref = torch.autograd.functional.hvp(f, _x(torch, 4), _x(torch, 4, seed=1))[1]
     np.testing.assert_allclose(fwd.detach().numpy(), rev.numpy(), rtol=1e-12)
     np.testing.assert_allclose(fwd.detach().numpy(), ref.numpy(), rtol=1e-10)
+
+
+# --- jacfwd as one vmap over the basis (as torch.func's) -----------------------------------------------------------
+def _mlp_like(m, n=7):
+    W = m.linspace(-0.5, 0.5, n * n, dtype=m.float64).reshape(n, n)
+    return lambda x: (W @ x).tanh() * x.sin()
+
+
+@pytest.mark.parametrize("n", [1, 7, 40])
+def test_jacfwd_and_hessian_through_vmap_over_the_basis(torch, n):
+    def run(m):
+        f = _mlp_like(m, n)
+        x = m.linspace(-1, 1, n, dtype=m.float64)
+        h = lambda v: f(v).sum()  # noqa: E731
+        return (m.func.jacfwd(f)(x), m.func.hessian(h)(x), m.func.jacfwd(m.func.jacrev(h))(x),
+                m.func.jacfwd(m.func.jacfwd(h))(x))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")            # (no op of these falls back to a per-sample loop)
+        ours = run(tapegrad)
+    _same(ours, run(torch), rtol=1e-9)
+
+
+def test_jacfwd_forms_as_torch(torch):
+    def run(m):
+        a, b = m.linspace(-1, 1, 6, dtype=m.float64).reshape(2, 3), m.linspace(0.5, 2, 3, dtype=m.float64)
+        f = lambda x, y: ((x * y).sin(), {"s": (x.exp() @ y).sum()})  # noqa: E731
+        g = lambda x: (x.cos() * 2, (x.sum(), x.max()))  # noqa: E731
+        return (m.func.jacfwd(f, argnums=(0, 1))(a, b), m.func.jacfwd(f, argnums=1)(a, b),
+                m.func.jacfwd(g, has_aux=True)(b), m.func.jacfwd(lambda x: x * 2)(m.ones(0, dtype=m.float64)),
+                m.func.jacfwd(lambda x: x.argmax() * x)(b))
+    _same(run(tapegrad), run(torch))
+
+
+def test_argmax_argmin_batching_rules_as_torch(torch):
+    x = np.random.default_rng(3).standard_normal((4, 3, 5))
+
+    def run(m):
+        X, v = m.tensor(x), m.func.vmap
+        return (v(lambda a: a.argmax())(X), v(lambda a: a.argmax(1))(X), v(lambda a: a.argmin(0, keepdim=True))(X),
+                v(lambda a: m.argmax(a, dim=-1))(X), v(lambda a: a.argmin(), in_dims=1)(X),
+                v(lambda a: a.argmin(-1, True), in_dims=2)(X))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ours = run(tapegrad)
+    _same(ours, run(torch))

@@ -326,6 +326,21 @@ def test_per_sample_index_under_vmap_jvp(name):
     _both(run)
 
 
+@pytest.mark.parametrize("name", ["getitem", "getitem_2d", "gather", "index_select", "take_along_dim", "embedding",
+                                  "index_add", "scatter_add"])
+def test_index_of_an_outer_vmap_under_nested_vmap_jvp(name):
+    """vmap(vmap(jvp)) with an index batched only at the outer vmap (jacfwd under vmap is this): each outer
+    sample's own index (it was the first sample's, silently)."""
+    xs = RNG.standard_normal((3, 6))
+    ix = np.array([[0, 5, 2, 2], [1, 1, 3, 4], [5, 4, 0, 3]])
+
+    def run(m):
+        F, f = m.func, _indexed(m, name)
+        x, i, basis = m.tensor(xs), m.tensor(ix), m.eye(6, dtype=m.float64)
+        return F.vmap(lambda a, k: F.vmap(lambda v: F.jvp(lambda b: f(b, k), (a,), (v,))[1])(basis))(x, i)
+    _both(run)
+
+
 # --- jacrev's chunk_size: the rows by a vmap over basis cotangents -------------------------------------------------
 def test_jacrev_chunk_sizes_as_torch():
     w = RNG.standard_normal((5, 5))

@@ -2,9 +2,9 @@
 
 ``jvp`` runs the function once inside its own dual level (``autograd.forward_ad.DualLevel``: an Interpreter, so
 it nests — ``jvp(jvp(f))``, ``jacfwd(jacfwd(f))`` — and composes with reverse mode: ``jacfwd(jacrev(f))``).
-``jacfwd`` pushes the standard basis of the inputs through ``jvp``, one basis vector after another (torch
-batches them with ``vmap``: the same numbers; ``randomness`` keeps torch's meaning: "error" refuses a random op,
-"same" gives every basis vector the same random numbers, "different" does not). ``linearize`` runs the function
+``jacfwd`` pushes the standard basis of the inputs through ``jvp`` in one ``vmap`` over the basis, as torch
+does (``randomness`` is that vmap's: "error" refuses a random op, "same" gives every basis vector the same random
+numbers, "different" does not). ``linearize`` runs the function
 once, recording the graph, and answers each tangent with one backward of the recorded vjp (the vjp is linear in
 its cotangent; its backward with respect to the cotangent is ``J t``): the forward pass is not repeated.
 
@@ -21,7 +21,6 @@ from collections import OrderedDict
 
 import numpy as np
 
-from .. import _random
 from ..autograd import forward_ad as _fw
 from ..autograd.engine import grad as _grad
 from ..autograd.function import active_interpreters
@@ -334,8 +333,9 @@ _RANDOM_ERROR = ("vmap: called random operation while in randomness error mode. 
 
 
 def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
-    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by forward mode: one jvp per input
-    element. Returns a function of the same arguments.
+    """The Jacobian of ``func`` with respect to the arguments ``argnums`` by forward mode: a jvp for every basis
+    vector of the inputs, run as one ``vmap`` over the basis (as torch.func's). Returns a function of the same
+    arguments.
 
     >>> jacfwd(lambda x: x ** 2)(tapegrad.tensor([1., 2.]))
     tensor([[2., 0.],
@@ -350,30 +350,35 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         flat_p, p_spec = tree_flatten(primals)
         numels = [p.nelement() for p in flat_p]
         total = sum(numels)
-        state = _random.get_rng_state() if randomness != "different" else None
-        columns, aux, o_spec = [], None, None
-        for k in range(total):
-            if randomness == "same":
-                _random.set_rng_state(state)
-            basis, start = [], 0
-            for p, n in zip(flat_p, numels):       # basis vector k, cut into the inputs' shapes
-                b = np.zeros(n, p._array.dtype)
-                if start <= k < start + n:
-                    b[k - start] = 1
-                basis.append(Tensor._make(b.reshape(p._array.shape)))
-                start += n
-            out = _jvp_with_argnums(func, args, tree_unflatten(basis, p_spec), argnums, has_aux=has_aux)
-            if randomness == "error" and not _same_state(state, _random.get_rng_state()):
-                raise RuntimeError(_RANDOM_ERROR)
+        dtype = np.result_type(*[p._array.dtype for p in flat_p]) if flat_p else np.float32
+        eye = np.eye(total, dtype=dtype)
+        basis, start = [], 0
+        for p, n in zip(flat_p, numels):      # row k of the identity, cut into the inputs' shapes: (total, *shape)
+            basis.append(Tensor._make(eye[:, start:start + n].astype(p._array.dtype).reshape((total, *p.shape))))
+            start += n
+
+        def push(*flat_t):                    # one jvp; vmap runs it for every basis vector at once
+            out = _jvp_with_argnums(func, args, tree_unflatten(list(flat_t), p_spec), argnums, has_aux=has_aux)
             _error_if_complex("jacfwd", tree_flatten(out[0])[0], False)
-            if has_aux:
-                aux = out[2]
-            flat_t, o_spec = tree_flatten(out[1])
-            columns.append(flat_t)
-        from ..ops.shape import stack
+            return (out[1], out[2]) if has_aux else out[1]
+
+        if total == 0:                        # (no basis vector: f runs once, for the outputs' shapes)
+            out = _jvp_with_argnums(func, args, tree_unflatten([_zeros_like(p) for p in flat_p], p_spec), argnums,
+                                    has_aux=has_aux)
+            flat_o, o_spec = tree_flatten(out[1])
+            flat_t = [_zeros_like(t).reshape((0, *t.shape)) for t in flat_o]
+            aux = out[2] if has_aux else None
+        else:
+            from ._vmap import vmap
+            res = vmap(push, randomness=randomness)(*basis)
+            tans, aux = res if has_aux else (res, None)
+            flat_t, o_spec = tree_flatten(tans)
+            if has_aux:                       # (computed for every basis vector: the first is f's aux)
+                flat_a, a_spec = tree_flatten(aux)
+                aux = tree_unflatten([a[0] if isinstance(a, Tensor) else a for a in flat_a], a_spec)
         jac = []
-        for i in range(len(columns[0]) if columns else 0):
-            col = stack([c[i] for c in columns], -1)        # (*out.shape, total)
+        for t in flat_t:                      # (total, *out.shape) -> one (*out.shape, *in.shape) per input
+            col = t.movedim(0, -1)
             ins, start = [], 0
             for p, n in zip(flat_p, numels):
                 ins.append(col[..., start:start + n].reshape(tuple(col.shape[:-1]) + tuple(p.shape)))
@@ -385,51 +390,6 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     return wrapper
 
 
-def _same_state(a, b):
-    return a is None or b is None or np.array_equal(np.asarray(a._array), np.asarray(b._array))
-
-
-def _jacrev(func, argnums=0):
-    """The Jacobian by reverse mode, one backward per output element (recorded: differentiable, so that
-    ``jacfwd(_jacrev(f))`` is the Hessian). (tapegrad.func.jacrev, batched by vmap, is the public one.)"""
-    def wrapper(*args):
-        with enable_grad():
-            diff = _slice_argnums(args, argnums, as_tuple=False)
-            flat_d, d_spec = tree_flatten(diff)
-            leaves = []
-            for d in flat_d:
-                if d.requires_grad:
-                    leaves.append(d.view_as(d))
-                else:
-                    with no_grad():
-                        s = d.view_as(d)          # (an op: the transforms outside see it)
-                    leaves.append(s.requires_grad_())
-            new = tree_unflatten(leaves, d_spec)
-            call = _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
-            out = func(*call)
-            flat_o, o_spec = tree_flatten(out)
-            connected = is_grad_enabled() and any(isinstance(a, Tensor) and a.requires_grad
-                                                  for a in tree_flatten(args)[0])
-            from ..ops.shape import stack
-            jac = []
-            for o in flat_o:
-                flat = o.reshape(-1)
-                rows = [[] for _ in leaves]
-                for j in range(o.nelement()):
-                    gs = _grad(flat[j], leaves, retain_graph=True, create_graph=True, allow_unused=True) \
-                        if flat.requires_grad else (None,) * len(leaves)
-                    for r, g, x in zip(rows, gs, leaves):
-                        r.append(g if g is not None else _zeros_like(x))
-                ins = [(stack(r, 0) if r else _zeros_like(x).reshape((0,) + tuple(x.shape))).reshape(
-                    tuple(o.shape) + tuple(x.shape)) for r, x in zip(rows, leaves)]
-                if not connected:   # (nothing outside required grad: the rows only look recorded; stripped in
-                    for t in ins:       #  place, with their tangents, so that an outer transform still finds them)
-                        _fw._drop_graph(t)
-                jac.append(tree_unflatten(ins, d_spec))
-            return tree_unflatten(jac, o_spec)
-    return wrapper
-
-
 def hessian(func, argnums=0):
     """The Hessian of a scalar ``func`` with respect to ``argnums``: ``jacfwd(jacrev(func))`` (forward-over-reverse).
 
@@ -438,7 +398,7 @@ def hessian(func, argnums=0):
             [ 0., 12.]])
     """
     from ._reverse import _batch_levels, jacrev
-    fwd_over_rev = jacfwd(_jacrev(func, argnums), argnums)
+    fwd_over_rev = jacfwd(jacrev(func, argnums), argnums)
     rev_over_rev = jacrev(jacrev(func, argnums), argnums)
 
     def wrapper(*args, **kwargs):

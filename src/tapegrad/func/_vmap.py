@@ -268,7 +268,12 @@ def per_sample(fn, args, kwargs, watch, target=None):
                                "supported: use func.jvp there, or vmap inside the level")
         return NotImplemented
     if all(lv.physical(t) is None for t in watch if isinstance(t, Tensor)):
-        return NotImplemented
+        # none batched here; one batched at a vmap further down (``vmap(vmap(jvp(f)))`` with an index of the outer
+        # level): run per sample here too, so that each call meets that vmap with the index still batched there
+        # (handed on as an array now, it would be the outer vmap's first sample's)
+        if not any(isinstance(i, BatchedLevel) and i.physical(t) is not None
+                   for i in _state.interpreters[:top] for t in watch if isinstance(t, Tensor)):
+            return NotImplemented
     if target is not None and lv.physical(target) is None:      # (an in-place write of batched data)
         raise RuntimeError(_INPLACE_ERROR.replace("inplace arithmetic", "index_put_").replace(
             "operators instead of inplace arithmetic", "operators instead of index_put_"))

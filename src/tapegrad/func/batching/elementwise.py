@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...tensor import Tensor
-from . import ldim, pad_to, register, register_names
+from . import ldim, pad_to, phys_dim, register, register_names
 
 _NAMES = {
     "tapegrad.ops.elementwise.unary": "Acos Acosh Asin Asinh Atan Atanh Ceil Cos Cosh Erf Erfc Erfinv Exp Exp2 "
@@ -74,10 +74,30 @@ register_names(_MODES, last_dim)
 
 
 def _array_op_rule(level, cls, args, kwargs, phys):
-    """A function computed on arrays (``ops._util.ArrayOp``): broadcast when elementwise, else once per sample."""
+    """A function computed on arrays (``ops._util.ArrayOp``): broadcast when elementwise; argmax/argmin with the
+    dim moved past the batch dim (over all elements: each sample flattened); else once per sample."""
     if not args[1]:
-        return NotImplemented
+        return _arg_extreme_rule(args, phys)
     return cls.apply(*args[:3], *broadcast_args(args[3:], phys[3:]), **kwargs)
+
+
+def _arg_extreme_rule(args, phys):
+    from ...ops.reduce import extrema
+    fn = args[0]
+    if (fn is not extrema.argmax and fn is not extrema.argmin) or len(args) != 6 or phys[3] is None \
+            or any(p is not None for p in phys[4:]):
+        return NotImplemented
+    x, dim, keepdim = args[3], args[4], args[5]
+    n, p = ldim(x), phys[3]
+    if dim is None:
+        if p.shape[1:].numel() == 0:
+            return NotImplemented             # (the sample's own error, from the loop)
+        out = fn(p.reshape((p.shape[0], -1)), 1)
+        return out.reshape((p.shape[0],) + (1,) * n) if keepdim else out
+    if n == 0 or isinstance(dim, (tuple, list)):
+        return NotImplemented
+    d = phys_dim(dim, n)
+    return NotImplemented if d is None else fn(p, d, keepdim)
 
 
 def _register_array_op():
