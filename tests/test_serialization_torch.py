@@ -437,3 +437,24 @@ def test_zip_archives_that_are_not_checkpoints(tmp_path):
     with pytest.raises(CheckpointError, match="other.zip.*neither"):
         tapegrad.load(path)
     assert sys.modules["tapegrad.serialization"].load is tapegrad.load
+
+
+def test_attributes_saved_on_tensors_load_as_torch_loads_them(torch, tmp_path):
+    """A tensor's and a Parameter's own attributes (``t.tag``, ``p._no_weight_decay``) come back, as with
+    torch.load; a name of the tensor's own fields or methods set by a file is dropped with a warning."""
+    p = torch.nn.Parameter(torch.ones(2))
+    p._no_weight_decay = True
+    t = torch.ones(3)
+    t.tag = "hello"
+    bad = torch.ones(1)
+    bad.__dict__.update({"_array": 5, "add": 1, "fine": 2})
+    path = tmp_path / "attrs.pt"
+    torch.save({"p": p, "t": t}, path)
+    want = torch.load(path, weights_only=True)
+    got = tapegrad.load(path)
+    assert got["p"].__dict__ == want["p"].__dict__ == {"_no_weight_decay": True}
+    assert got["t"].__dict__ == want["t"].__dict__ == {"tag": "hello"}
+    torch.save(bad, path)
+    with pytest.warns(UserWarning, match=r"sets '_array', 'add' on a tensor.*dropped"):
+        b = tapegrad.load(path)
+    assert b.__dict__ == {"fine": 2} and b.tolist() == [1.0]

@@ -171,7 +171,9 @@ class UninitializedBuffer(UninitializedTensorMixin, Tensor):
     cls_to_become = Tensor
 
     def __new__(cls, requires_grad=False, device=None, dtype=None, persistent=True):
-        return _placeholder(cls, requires_grad, dtype)
+        t = _placeholder(cls, requires_grad, dtype)
+        t.persistent = persistent
+        return t
 
     def __init__(self, requires_grad=False, device=None, dtype=None, persistent=True):
         pass

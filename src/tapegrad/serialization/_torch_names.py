@@ -291,7 +291,9 @@ def _parameter(data=None, requires_grad=True):
 
 
 def _set_state(obj, state):
-    """Set the Python attributes a checkpoint saved on a tensor (tapegrad tensors hold none: they are dropped)."""
+    """Set the Python attributes a checkpoint saved on a tensor (``t.tag = ...``), as torch does. A name the tensor
+    class itself has (its fields, properties, methods: ``_array``, ``grad``, ``add``...) or a non-string one is
+    dropped with a warning: a file cannot overwrite the tensor's own state."""
     if not state:
         return obj
     if isinstance(state, tuple):
@@ -304,13 +306,14 @@ def _set_state(obj, state):
         raise Corrupt(f"a tensor's state is {type(state).__name__}, not a dict")
     dropped = []
     for k, v in items.items():
-        try:
-            setattr(obj, k, v)
-        except (AttributeError, TypeError):
+        if type(k) is not str or not k.isidentifier() or hasattr(type(obj), k):
             dropped.append(k)
+            continue
+        setattr(obj, k, v)
     if dropped:
-        warnings.warn(f"tapegrad tensors hold no Python attributes: the checkpoint's {sorted(map(str, dropped))} "
-                      "on a tensor were dropped", UserWarning, stacklevel=2)
+        names = ", ".join(sorted(map(repr, dropped)))
+        warnings.warn(f"the checkpoint sets {names} on a tensor: names of the tensor's own fields or methods (or "
+                      "not names), so they were dropped", UserWarning, stacklevel=2)
     return obj
 
 
