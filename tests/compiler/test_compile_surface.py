@@ -24,8 +24,15 @@ from tapegrad.compiler import settings
 
 @pytest.fixture(autouse=True)
 def _default_stance():
+    try:                # (torch.compile turns torch's distributions' argument validation off for the process)
+        import torch
+        validate = torch.distributions.Distribution._validate_args
+    except ImportError:
+        torch = None
     yield
     compiler.set_stance("default")
+    if torch is not None:
+        torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _mlp(T):
