@@ -139,7 +139,10 @@ class _Pickler(pickle._Pickler):
         except TypeError:           # an unhashable object saved as a global
             full = None
         if full is None:
-            return super().save_global(obj, name)
+            spellings = names.torch_spellings(obj)     # tapegrad's own class or function: torch's name for it
+            if not spellings:
+                return super().save_global(obj, name)
+            full = spellings[0]
         self._write_global(obj, *full.rsplit(".", 1))
 
     def _write_global(self, obj, module, name):
