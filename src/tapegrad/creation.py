@@ -479,16 +479,21 @@ def _int_range(low, high, op="random_"):
         raise RuntimeError(f"{op} expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
-    """Random integers in [low, high): ``randint(10, (3,))`` or ``randint(0, 10, (3,))``."""
+    """Random integers in [low, high): ``randint(10, (3,))``, ``randint(10, size=(3,))`` or ``randint(0, 10, (3,))``."""
     _check_device(device, layout)
-    if size is None:
-        low, high, size = 0, low, high
+    position = ""
+    if size is None:                    # randint(high, size): the arguments shift
+        low, high, size, position = None, low, high, " (position 2)"
+    elif high is None:                  # randint(high, size=...)
+        low, high = None, low
     if high is None or size is None:
         raise TypeError("randint() missing required argument 'size'" if high is not None else
                         "randint() missing required argument 'high'")
-    low, high = int(low), int(high)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size'{position} must be tuple of ints, not {type(size).__name__}")
+    low, high = int(low or 0), int(high)
     _int_range(low, high)
     d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
     arr = _gen(generator).integers(low, high, size=_size((size,)), dtype=np.int64)
