@@ -123,6 +123,9 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
         kind = type(t)
+        if t.is_sparse:
+            raise RuntimeError("tapegrad cannot save sparse tensors: save t.to_dense(), or its _indices() and "
+                               "_values(), instead")
         if kind in (UninitializedParameter, UninitializedBuffer):
             return (kind, (t.requires_grad,))
         if kind is Parameter:
