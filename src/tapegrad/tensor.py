@@ -102,7 +102,8 @@ class _NamedConstant:
 
 
 class layout(_NamedConstant):
-    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are all ``tapegrad.strided`` (dense); the
+    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are ``tapegrad.strided`` (dense), but for
+    the ``sparse_coo`` tensors of ``sparse_coo_tensor()``/``to_sparse()`` (``tapegrad/sparse.py``); the other
     sparse layouts exist so that code naming them gets a clear error."""
 
     __slots__ = ()
@@ -187,8 +188,9 @@ def _check_device(d, lay=None):
     if d is not None and not isinstance(d, device):
         device(d)
     if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
-        raise RuntimeError(f"tapegrad has dense tensors only: layout={lay!r} is not available (use "
-                           "layout=tapegrad.strided, the default)")
+        raise RuntimeError(f"tapegrad's creation functions make dense tensors only: layout={lay!r} is not "
+                           "available (use layout=tapegrad.strided, the default; sparse_coo_tensor() and "
+                           "to_sparse() make COO tensors)")
 
 
 class Tensor:
