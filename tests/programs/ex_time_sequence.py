@@ -6,7 +6,7 @@ import torch.nn as nn
 import torch.optim as optim
 
 np.random.seed(2)
-T, L, N = 20, 40, 6
+T, L, N = 20, 24, 5
 x = np.empty((N, L), 'int64')
 x[:] = np.array(range(L)) + np.random.randint(-4 * T, 4 * T, N).reshape(N, 1)
 data = np.sin(x / 1.0 / T).astype('float64')
