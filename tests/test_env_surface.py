@@ -63,6 +63,8 @@ mp = torch.multiprocessing ;; mp.get_sharing_strategy()
 mp = torch.multiprocessing ;; mp.get_all_sharing_strategies()
 mp = torch.multiprocessing ;; mp.cpu_count() > 0
 torch.jit.is_scripting()
+torch.onnx.is_in_onnx_export()
+issubclass(torch.onnx.OnnxExporterError, RuntimeError)
 torch.jit.is_tracing()
 m = torch.nn.Linear(2, 3) ;; torch.jit.script(m)(torch.ones(1, 2)).shape
 m = torch.nn.Linear(2, 3) ;; isinstance(torch.jit.script(m), torch.nn.Module)
@@ -157,6 +159,16 @@ def test_distributed_sampler_shares_cover_the_dataset_and_shuffle_per_epoch():
 def test_jit_save_explains():
     with pytest.raises(RuntimeError, match="state_dict"):
         tapegrad.jit.save(tapegrad.nn.Linear(1, 1), "x.pt")
+
+
+def test_onnx_export_takes_torch_s_arguments_and_explains(torch):
+    import inspect
+    import tapegrad.onnx
+    ours, theirs = inspect.signature(tapegrad.onnx.export), inspect.signature(torch.onnx.export)
+    assert [(p.name, p.kind) for p in ours.parameters.values()] == \
+        [(p.name, p.kind) for p in theirs.parameters.values()]
+    with pytest.raises(tapegrad.onnx.OnnxExporterError, match="no ONNX exporter.*state_dict"):
+        tapegrad.onnx.export(tapegrad.nn.Linear(2, 2), (tapegrad.ones(1, 2),), "m.onnx", dynamo=False)
 
 
 def test_jit_decorators_leave_functions_alone():

@@ -1,7 +1,7 @@
 """Smaller pieces of torch's API that real programs use, against torch: DLPack exchange, nn.init's deprecated
 eye/dirac, the autograd multithreading switch, torch.func's functionalize and replace_all_batch_norm_modules_,
-DistributedSampler at utils.data's top level, convert_conv2d/3d_weight_memory_format and resize_ with a memory
-format."""
+DistributedSampler at utils.data's top level, convert_conv2d/3d_weight_memory_format, resize_ with a memory
+format, and a sequence argument (size, shape, dims, repeats) given by its name: ``torch.empty(size=(2, 3))``."""
 
 import numpy as np
 import pytest
@@ -38,6 +38,57 @@ x = torch.arange(24.).reshape(2, 3, 2, 2).contiguous(memory_format=torch.channel
 @pytest.mark.parametrize("setup,expr", CASES, ids=[e[:60] for _, e in CASES])
 def test_surface_vs_torch(torch, setup, expr):
     same(torch, setup.replace(" ;; ", "\n"), expr)
+
+
+# torch's parser takes the sequence argument of f(*size) by its name too (gat's torch.empty(size=(n, m)))
+KEYWORD_SIZES = cases("""
+torch.empty(size=(2, 3)).shape
+torch.empty(size=[2]).shape
+torch.empty(size=()).shape
+torch.zeros(size=(2,), dtype=torch.int32)
+torch.ones(size=torch.Size([2, 1]))
+torch.rand(size=(2, 3)).shape
+torch.randn(size=[2]).dtype
+torch.ones(2, size=(3,))
+torch.zeros((2, 3), size=(3,))
+torch.zeros(size=3)
+torch.rand(size=2)
+x = torch.ones(2) ;; x.new_zeros(size=(2, 3))
+x = torch.ones(2) ;; x.new_ones(size=(1,), dtype=torch.int64)
+x = torch.ones(2) ;; x.new_empty(size=(2, 3)).shape
+x = torch.ones(2) ;; x.new_zeros(size=3)
+x = torch.ones(2) ;; x.new_empty((2,), size=(3,))
+x = torch.ones(2, 3) ;; x.view(size=(3, 2))
+x = torch.ones(2, 3) ;; x.view(dtype=torch.int32)
+x = torch.ones(2, 3) ;; x.reshape(shape=(6,))
+x = torch.ones(2, 3) ;; torch.reshape(x, shape=(3, 2))
+x = torch.ones(2, 3) ;; x.reshape(shape=6)
+x = torch.ones(2, 3) ;; x.expand(size=(2, 2, 3))
+x = torch.ones(2, 3) ;; x.expand(size=(2, 3), implicit=False)
+x = torch.ones(2, 3) ;; x.permute(dims=(1, 0))
+x = torch.ones(2, 3) ;; torch.permute(x, dims=(1, 0))
+x = torch.ones(2, 3) ;; x.permute(dims=1)
+x = torch.ones(2, 3) ;; x.repeat(repeats=(1, 2))
+x = torch.ones(2, 3) ;; x.repeat(repeats=2)
+x = torch.ones(2, 3) ;; x.resize_(size=(3,))
+x = torch.ones(2, 3) ;; x.sum_to_size(size=(1, 3))
+""")
+# (torch's overload parser words these in terms of its signatures: the class of the error is compared)
+KEYWORD_SIZES_CLASS_ONLY = cases("""
+x = torch.ones(2, 3) ;; x.view(size=6)
+x = torch.ones(2, 3) ;; x.view(3, size=(2,))
+x = torch.ones(2, 3) ;; x.view(foo=(3, 2))
+""")
+
+
+@pytest.mark.parametrize("setup,expr", KEYWORD_SIZES, ids=[e[:60] for _, e in KEYWORD_SIZES])
+def test_sequence_arguments_by_name_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr)
+
+
+@pytest.mark.parametrize("setup,expr", KEYWORD_SIZES_CLASS_ONLY, ids=[e[:60] for _, e in KEYWORD_SIZES_CLASS_ONLY])
+def test_sequence_arguments_by_name_errors_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr, words=False)
 
 
 def test_dlpack_shares_memory():

@@ -256,6 +256,33 @@ def test_script_arguments_and_verbose_output(tmp_path, torch):
     assert out.returncode == 0 and "--- torch stdout ---" in out.stdout and "  | 10" in out.stdout
 
 
+def test_sequential_runs_each_read_back_their_own_file(tmp_path, torch):
+    # a checkpoint written then read back: with sequential=True torch has finished before tapegrad starts
+    path = script(tmp_path, "ckpt.py", """
+        import os, time, torch
+        start, mine = time.time(), f"{torch.__name__} {os.getpid()}"
+        with open("shared.txt", "w") as f:
+            f.write(mine)
+        time.sleep(0.5)
+        with open("shared.txt") as f:
+            print("read back my own:", int(f.read() == mine))
+        with open("log.txt", "a") as f:
+            f.write(f"{torch.__name__} {start} {time.time()}\\n")
+    """)
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        r = parity.run(path, timeout=120, sequential=True)
+    finally:
+        os.chdir(cwd)
+    assert r.agree and r.torch.stdout == r.tapegrad.stdout == "read back my own: 1\n"
+    (first, _, torch_end), (second, tapegrad_start, _) = [line.split() for line in
+                                                          (tmp_path / "log.txt").read_text().splitlines()]
+    assert (first, second) == ("torch", "tapegrad") and float(torch_end) <= float(tapegrad_start)
+    out = cli("--sequential", str(tmp_path / "ckpt.py"), pre=f"import os; os.chdir({str(tmp_path)!r}); ")
+    assert out.returncode == 0 and "AGREE" in out.stdout
+
+
 def test_timeout_is_reported(tmp_path):
     path = script(tmp_path, "slow.py", "import time\nprint(1)\ntime.sleep(30)\n")
     r = parity.run(path, with_torch=False, timeout=3)

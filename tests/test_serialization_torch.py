@@ -190,17 +190,86 @@ def test_a_torch_module_saved_whole_loads_as_tapegrad_modules(torch, tmp_path):
                                rtol=1e-6, atol=1e-6)
 
 
-def test_a_tapegrad_module_saved_whole_needs_weights_only_false_as_in_torch(torch, tmp_path):
-    tapegrad.manual_seed(0)
-    model = tapegrad.nn.Sequential(tapegrad.nn.Linear(3, 2), tapegrad.nn.Tanh())
-    tapegrad.save(model, tmp_path / "whole.pt")
-    with pytest.raises(pickle.UnpicklingError, match="tapegrad.nn.modules.container.Sequential"):
-        tapegrad.load(tmp_path / "whole.pt")
-    with pytest.raises(pickle.UnpicklingError, match="tapegrad.nn.modules.container.Sequential"):
-        torch.load(tmp_path / "whole.pt")
-    back = tapegrad.load(tmp_path / "whole.pt", weights_only=False)
-    x = tapegrad.randn(4, 3)
-    assert back(x).tolist() == model(x).tolist()
+def _whole_model(m):
+    m.manual_seed(0)
+    enc = m.nn.TransformerEncoder(m.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 2, enable_nested_tensor=False)
+    return m.nn.ModuleDict({"enc": enc, "lstm": m.nn.LSTM(8, 4, 2), "head": m.nn.Sequential(m.nn.Linear(4, 3),
+                                                                                            m.nn.Tanh())})
+
+
+def _whole_globals(m):
+    nn = m.nn
+    return [nn.ModuleDict, nn.TransformerEncoder, nn.TransformerEncoderLayer, nn.MultiheadAttention,
+            nn.modules.linear.NonDynamicallyQuantizableLinear, nn.Linear, nn.LayerNorm, nn.Dropout, nn.ModuleList,
+            nn.LSTM, nn.Sequential, nn.Tanh, nn.functional.relu]
+
+
+def _whole_out(m, model, x):
+    model.eval()
+    return model["head"](model["lstm"](model["enc"](m.tensor(x)))[0]).detach().numpy()
+
+
+def test_a_tapegrad_module_saved_whole_is_torch_s_module_in_torch(torch, tmp_path):
+    # the pickle names torch's classes and functions (torch.nn.modules.linear.Linear, torch.nn.functional.relu):
+    # torch loads the file as its own modules, and each framework's safe_globals of its own classes allow it
+    ours = _whole_model(tapegrad)
+    tapegrad.save(ours, tmp_path / "tg.pt")
+    torch.save(_whole_model(torch), tmp_path / "torch.pt")
+    x = np.random.default_rng(1).standard_normal((5, 2, 8)).astype(np.float32)
+    for path in (tmp_path / "tg.pt", tmp_path / "torch.pt"):
+        name, message = str(pytest.raises(WeightsOnlyError, tapegrad.load, path).value).split(": ", 1)
+        assert message == _torch_error(torch, path)
+        assert "GLOBAL torch.nn.modules.container.ModuleDict" in message
+    theirs = torch.load(tmp_path / "tg.pt", weights_only=False)
+    assert type(theirs["enc"].layers[1].linear2) is torch.nn.Linear
+    assert theirs["enc"].layers[0].activation is torch.nn.functional.relu
+    np.testing.assert_allclose(_whole_out(torch, theirs, x), _whole_out(tapegrad, ours, x), rtol=1e-5, atol=1e-6)
+    with torch.serialization.safe_globals(_whole_globals(torch)):
+        assert type(torch.load(tmp_path / "tg.pt")["lstm"]) is torch.nn.LSTM
+    with tapegrad.serialization.safe_globals(_whole_globals(tapegrad)):
+        back = tapegrad.load(tmp_path / "tg.pt")
+        from_torch = tapegrad.load(tmp_path / "torch.pt")
+    assert type(back["lstm"]) is tapegrad.nn.LSTM and "_flat_weights" not in vars(back["lstm"])
+    assert back["enc"].layers[0].activation is tapegrad.nn.functional.relu
+    np.testing.assert_array_equal(_whole_out(tapegrad, back, x), _whole_out(tapegrad, ours, x))
+    np.testing.assert_allclose(_whole_out(tapegrad, from_torch, x),
+                               _whole_out(torch, torch.load(tmp_path / "torch.pt", weights_only=False), x),
+                               rtol=1e-5, atol=1e-6)
+
+
+def _torch_object(torch, full):
+    import importlib
+    module, _, name = full.rpartition(".")
+    parts = module.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        for part in parts[i:] + [name]:
+            obj = getattr(obj, part, None)
+        return obj
+
+
+def test_tapegrad_s_classes_and_functions_are_pickled_under_torch_s_names(torch):
+    from tapegrad.serialization._torch_names import torch_spellings
+    import tapegrad.nn.functional as F
+    namespaces = [tapegrad.nn, F, tapegrad.nn.init, tapegrad.optim, tapegrad.optim.lr_scheduler]
+    checked = 0
+    for ns in namespaces:
+        for name, obj in vars(ns).items():
+            if name.startswith("_") or not callable(obj) or \
+                    not str(getattr(obj, "__module__", "")).startswith("tapegrad"):
+                continue
+            spelled = torch_spellings(obj)
+            assert spelled, name
+            theirs = _torch_object(torch, spelled[0])
+            assert theirs is not None, spelled
+            assert not isinstance(obj, type) or theirs.__name__ == obj.__name__, spelled
+            checked += 1
+    assert checked > 300
+    assert torch_spellings(F.relu)[0] == "torch.nn.functional.relu" and torch_spellings(np.add) == []
+    assert torch_spellings(tapegrad.nn.Module) == ["torch.nn.modules.module.Module"]
 
 
 # --- weights_only: torch's rules, torch's messages ---------------------------------------------------------

@@ -37,7 +37,7 @@ _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAP
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
          "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked",
          "amp", "cpu", "mps", "xpu", "accelerator", "jit", "profiler", "distributed", "multiprocessing", "version",
-         "_dynamo", "_inductor", "hub"}
+         "_dynamo", "_inductor", "hub", "onnx", "sparse"}
 # torch's autocast switches at top level (they live in tapegrad.amp.autocast_mode)
 _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
@@ -82,6 +82,15 @@ def _lazy_method(name, module="special"):
 
 for _name in _LAZY_METHODS:
     setattr(Tensor, _name, _lazy_method(_name))
+def _lazy_sparse_method(name):
+    def method(self, *args, **kwargs):
+        from . import sparse  # noqa: F401   (binds the real methods)
+        return getattr(self, name)(*args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    return method
+
+
+Tensor.to_sparse, Tensor.to_sparse_coo = _lazy_sparse_method("to_sparse"), _lazy_sparse_method("to_sparse_coo")
 for _mod, (_, _methods) in _LAZY_OPS.items():
     for _name in _methods.split():
         setattr(Tensor, _name, _lazy_method(_name, _mod))
@@ -102,6 +111,9 @@ def __getattr__(name):
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         return getattr(autocast_mode, name)
+    if name in ("sparse_coo_tensor", "spmm"):
+        from . import sparse
+        return getattr(sparse, name)
     if name in _LAZY_SPECIAL:
         from .ops import special
         fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
@@ -119,7 +131,8 @@ def __getattr__(name):
 
 def __dir__():
     # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
-    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) | {"save", "load"})
+    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) |
+                  {"save", "load", "sparse_coo_tensor", "spmm"})
 
 
 def _import_lazy(fullname, owner):

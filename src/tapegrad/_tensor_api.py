@@ -13,7 +13,8 @@ from . import _dtype
 from .autograd import function as _function
 from .autograd.grad_mode import _state as _grad_state
 from .ops._util import bind
-from .tensor import Tensor, _format_perm, _is_in_format, channels_last, channels_last_3d, preserve_format
+from .tensor import (Tensor, _format_perm, _is_in_format, _varargs_keyword, channels_last, channels_last_3d,
+                     preserve_format)
 
 _REMOVED_EIG = (
     "This function was deprecated since version 1.9 and is now removed. `torch.linalg.eig` returns complex tensors "
@@ -228,9 +229,11 @@ def _storage_order(a):
     return a.reshape(-1)
 
 
-def resize_(self, *size, memory_format=None):
+def resize_(self, *size, memory_format=None, **kw):
     """Give this tensor the shape ``size`` in place: the elements it had in order, and new ones (zeros here;
     uninitialised memory in torch) where it grows."""
+    if kw:
+        size = _varargs_keyword(size, kw, "resize_", "size")
     if self._rg:
         raise RuntimeError("cannot resize variables that require grad")
     size = _size_arg(size)

@@ -164,13 +164,14 @@ def _array_str(a: np.ndarray, indent: int) -> str:
     return _str_with(a, indent, summarize, fmt)
 
 
-def _add_suffixes(s, suffixes, indent):
+def _add_suffixes(s, suffixes, indent, force_newline=False):
     parts = [s]
     last = len(s) - s.rfind("\n") + 1
     for suf in suffixes:
-        if last + len(suf) + 2 > PRINT_OPTS.linewidth:
+        if force_newline or last + len(suf) + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suf)
             last = indent + len(suf)
+            force_newline = False
         else:
             parts.append(", " + suf)
             last += len(suf) + 2

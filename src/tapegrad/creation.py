@@ -8,7 +8,7 @@ import numpy as np
 
 from . import _dtype, _random
 from ._random import _gen
-from .tensor import Tensor, _check_device, _size
+from .tensor import Tensor, _check_device, _size, _varargs_keyword
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye", "rand", "randn",
@@ -221,22 +221,28 @@ def _out_dtype(dtype, out):
     return out.dtype if dtype is None and isinstance(out, Tensor) else dtype
 
 
-def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
-    """A tensor of zeros: ``zeros(2, 3)`` or ``zeros((2, 3))``."""
+def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
+    """A tensor of zeros: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
     _check_device(device, layout)
+    if kw:
+        size = _varargs_keyword(size, kw, "zeros", "size")
     return _made(np.zeros(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "zeros")
 
 
-def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
+def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     """A tensor of ones."""
     _check_device(device, layout)
+    if kw:
+        size = _varargs_keyword(size, kw, "ones", "size")
     return _made(np.ones(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
-          memory_format=None):
+          memory_format=None, **kw):
     """An uninitialised tensor (``memory_format=tapegrad.channels_last``: its dims laid out NHWC)."""
     _check_device(device, layout)
+    if kw:
+        size = _varargs_keyword(size, kw, "empty", "size")
     shape = _size(size)
     perm = None
     if memory_format is not None:
@@ -426,12 +432,8 @@ def _complex_draw(draw, shape, d, scale=1.0):
     return out
 
 
-def _sizes(size, kw_size, op):
-    if kw_size is not None:
-        if size:
-            raise TypeError(f"{op}() got multiple values for argument 'size'")
-        return _size((kw_size,))
-    return _size(size)
+def _sizes(size, kw, op):
+    return _size(_varargs_keyword(size, kw, op, "size") if kw else size)
 
 
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
@@ -439,8 +441,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     """Uniform samples in [0, 1): ``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))`` (complex dtypes: real
     and imaginary parts each uniform)."""
     _check_device(device, layout)
-    shape = _sizes(size, kw.pop("size", None), "rand")
-    _no_more(kw, "rand")
+    shape = _sizes(size, kw, "rand")
     d = _float_dt(_out_dtype(dtype, out))
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
@@ -456,8 +457,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples: ``randn(2, 3)``, ``randn((2, 3))``, ``randn(size=(2, 3))`` (complex dtypes:
     variance 1, half in the real part, half in the imaginary part)."""
     _check_device(device, layout)
-    shape = _sizes(size, kw.pop("size", None), "randn")
-    _no_more(kw, "randn")
+    shape = _sizes(size, kw, "randn")
     d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
@@ -469,26 +469,26 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     return _made(arr, requires_grad, out, "randn") if wrap is None else wrap(Tensor._make(arr))
 
 
-def _no_more(kw, op):
-    if kw:
-        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(kw))}'")
-
-
 def _int_range(low, high, op="random_"):
     if low >= high:
         raise RuntimeError(f"{op} expects 'from' to be less than 'to', but got from={low} >= to={high}")
 
 
-def randint(low=0, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
+def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
-    """Random integers in [low, high): ``randint(10, (3,))`` or ``randint(0, 10, (3,))``."""
+    """Random integers in [low, high): ``randint(10, (3,))``, ``randint(10, size=(3,))`` or ``randint(0, 10, (3,))``."""
     _check_device(device, layout)
-    if size is None:
-        low, high, size = 0, low, high
+    position = ""
+    if size is None:                    # randint(high, size): the arguments shift
+        low, high, size, position = None, low, high, " (position 2)"
+    elif high is None:                  # randint(high, size=...)
+        low, high = None, low
     if high is None or size is None:
         raise TypeError("randint() missing required argument 'size'" if high is not None else
                         "randint() missing required argument 'high'")
-    low, high = int(low), int(high)
+    if not isinstance(size, (tuple, list)):
+        raise TypeError(f"randint(): argument 'size'{position} must be tuple of ints, not {type(size).__name__}")
+    low, high = int(low or 0), int(high)
     _int_range(low, high)
     d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
     arr = _gen(generator).integers(low, high, size=_size((size,)), dtype=np.int64)

@@ -18,6 +18,9 @@ being torch's, or one unit of the last printed digit when both print to the same
 values 1e-9 apart can print as 0.035613 and 0.035614). The report names the first line, value or exception where
 the runs diverge, with both lines shown.
 
+Both runs work in the caller's directory. A script that writes a file and reads it back (a checkpoint saved then
+loaded) would see the other run's file: ``--sequential`` runs torch first, then tapegrad.
+
 Each run is its own process group (session): ``--timeout`` is one deadline for both runs together, and when it
 passes, or when a run ends, whatever the run started and left behind (a child process, a data-loader worker) is
 killed with it. Output goes to temporary files, so a process that keeps the output open cannot stall the runner.
@@ -513,7 +516,7 @@ def _wait(children, timeout):
 
 
 def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, timeout=600, python=None,
-        with_torch=None, threads=1, env_extra=None):
+        with_torch=None, threads=1, env_extra=None, sequential=False):
     """Run ``path`` under torch and under tapegrad and compare what they print.
 
     ``rtol``/``atol``: tolerance for each printed number (torch's is the reference); ``ignore``: regular expressions
@@ -523,7 +526,9 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     ``python``: the interpreter for both runs (default: this one); ``with_torch``: force the torch run on/off
     (default: when torch is installed); ``threads``: BLAS/OpenMP threads of both runs (default 1: a multithreaded
     reduction sums in another order, and float32 training then drifts apart by more than 1e-5 within a hundred
-    steps; 0 leaves the environment as it is); ``env_extra``: extra environment variables for both runs.
+    steps; 0 leaves the environment as it is); ``env_extra``: extra environment variables for both runs;
+    ``sequential``: run torch first and tapegrad after it (for scripts that write files they read back; the
+    deadline is still one for both).
     Returns a :class:`ParityResult`::
 
         >>> r = run("examples/pytorch_tutorial_mlp.py", ["--fast"])
@@ -544,6 +549,19 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     if threads:
         env.update({k: str(int(threads)) for k in _THREAD_VARS})
     env.update(env_extra or {})
+    if sequential and with_torch:
+        start = time.monotonic()
+        children = [_Child("torch", path, args, python, env)]
+        _wait(children, timeout)
+        left = None if timeout is None else max(timeout - (time.monotonic() - start), 0.0)
+        try:
+            children.append(_Child("tapegrad", path, args, python, env))
+        except BaseException:
+            children[0].output(timeout)
+            raise
+        _wait(children[1:], left)
+        runs = {child.mode: child.output(timeout) for child in children}
+        return _result(path, args, rtol, atol, ignore, compare_text, runs)
     children = [_Child("tapegrad", path, args, python, env)]
     if with_torch:
         try:
@@ -553,7 +571,11 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
             children[0].output(timeout)
             raise
     _wait(children, timeout)
-    runs = {child.mode: child.output(timeout) for child in children}
+    return _result(path, args, rtol, atol, ignore, compare_text,
+                   {child.mode: child.output(timeout) for child in children})
+
+
+def _result(path, args, rtol, atol, ignore, compare_text, runs):
     result = ParityResult(path, args, rtol, atol, runs["tapegrad"], runs.get("torch"))
     if result.torch is not None:
         (result.divergence, result.numbers_compared, result.lines_compared,
@@ -603,6 +625,9 @@ def main(argv=None):
                         help="BLAS/OpenMP threads per run (default 1, for the same summation order in every run; "
                              "0: leave the environment's setting)")
     parser.add_argument("--python", default=None, help="interpreter for both runs (default: this one)")
+    parser.add_argument("--sequential", action="store_true",
+                        help="run torch first, then tapegrad (for scripts that write files they read back, such "
+                             "as checkpoints: at the same time, the runs would share them)")
     parser.add_argument("-v", "--verbose", action="store_true", help="show both runs' stdout")
     parser.add_argument("script", help="the PyTorch script (written with `import torch` or `import tapegrad as "
                                        "torch`)")
@@ -620,7 +645,7 @@ def main(argv=None):
         except re.error as e:
             parser.error(f"--ignore {p!r} is not a regular expression: {e}")
     result = run(ns.script, ns.args, ns.rtol, ns.atol, ignore=ns.ignore, compare_text=ns.text, timeout=ns.timeout,
-                 python=ns.python, threads=ns.threads)
+                 python=ns.python, threads=ns.threads, sequential=ns.sequential)
     print(result.report(verbose=ns.verbose))
     return result.exit_code
 

@@ -104,7 +104,8 @@ class _NamedConstant:
 
 
 class layout(_NamedConstant):
-    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are all ``tapegrad.strided`` (dense); the
+    """A tensor's memory layout, as ``torch.layout``: tapegrad tensors are ``tapegrad.strided`` (dense), but for
+    the ``sparse_coo`` tensors of ``sparse_coo_tensor()``/``to_sparse()`` (``tapegrad/sparse.py``); the other
     sparse layouts exist so that code naming them gets a clear error."""
 
     __slots__ = ()
@@ -189,8 +190,9 @@ def _check_device(d, lay=None):
     if d is not None and not isinstance(d, device):
         device(d)
     if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
-        raise RuntimeError(f"tapegrad has dense tensors only: layout={lay!r} is not available (use "
-                           "layout=tapegrad.strided, the default)")
+        raise RuntimeError(f"tapegrad's creation functions make dense tensors only: layout={lay!r} is not "
+                           "available (use layout=tapegrad.strided, the default; sparse_coo_tensor() and "
+                           "to_sparse() make COO tensors)")
 
 
 class Tensor:
@@ -642,18 +644,24 @@ class Tensor:
         _check_device(device, layout)
         return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
 
-    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         _check_device(device, layout)
+        if kw:
+            size = _varargs_keyword(size, kw, "new_zeros", "size")
         return self._new(np.zeros(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
                          dtype, requires_grad)
 
-    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         _check_device(device, layout)
+        if kw:
+            size = _varargs_keyword(size, kw, "new_ones", "size")
         return self._new(np.ones(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
                          dtype, requires_grad)
 
-    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
+    def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         _check_device(device, layout)
+        if kw:
+            size = _varargs_keyword(size, kw, "new_empty", "size")
         return self._new(np.empty(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
                          dtype, requires_grad)
 
@@ -725,6 +733,25 @@ def _size(size):
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))
     return tuple(out)
+
+
+_NO_KEYWORD = object()
+
+
+def _varargs_keyword(args, kw, op, name):
+    """The ``args`` of ``op(*args)`` called as ``op(name=(2, 3))``: torch's parser takes a sequence argument
+    (``size``, ``shape``, ``dims``, ``repeats``) by its name too. torch's TypeErrors for both forms at once, for
+    an int in its place and for any other keyword."""
+    value = kw.pop(name, _NO_KEYWORD)
+    if kw:
+        raise TypeError(f"{op}() got an unexpected keyword argument '{next(iter(kw))}'")
+    if value is _NO_KEYWORD:
+        return args
+    if args:
+        raise TypeError(f"{op}() got multiple values for argument '{name}'")
+    if not isinstance(value, (tuple, list)):
+        raise TypeError(f"{op}(): argument '{name}' must be tuple of ints, not {type(value).__name__}")
+    return (value,)
 
 
 for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)

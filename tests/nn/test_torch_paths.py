@@ -90,6 +90,12 @@ def test_every_nn_functional_name_exists(torch):
     assert [n for n in names if not hasattr(tapegrad.nn.functional, n)] == []
 
 
+def test_nn_functional_has_no_function_torch_s_lacks(torch):
+    # (torch has dropout_, native_batch_norm ... at top level only; a pickled F function is named by its F name)
+    ours = [n for n, fn in vars(tapegrad.nn.functional).items() if not n.startswith("_") and inspect.isroutine(fn)]
+    assert [n for n in ours if not hasattr(torch.nn.functional, n)] == []
+
+
 def test_optim_paths_and_names(torch):
     import torch.optim as to
     bad = []

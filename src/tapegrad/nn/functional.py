@@ -35,6 +35,10 @@ _export("elementwise", ["relu", "relu_", "relu6", "elu", "elu_", "selu", "selu_"
 _export("index", ["one_hot"])
 _export("conv", [])
 
+# the star imports bring ops torch has at top level only (torch.dropout_, torch.native_batch_norm, ...)
+for _name in ("alpha_dropout_", "dropout_", "feature_alpha_dropout_", "feature_dropout", "feature_dropout_",
+              "native_batch_norm", "native_layer_norm", "norm_except_dim"):
+    del globals()[_name]
 del _name
 
 from .. import _aliases  # noqa: E402

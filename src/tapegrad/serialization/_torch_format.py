@@ -123,6 +123,9 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
         kind = type(t)
+        if t.is_sparse:
+            raise RuntimeError("tapegrad cannot save sparse tensors: save t.to_dense(), or its _indices() and "
+                               "_values(), instead")
         if kind in (UninitializedParameter, UninitializedBuffer):
             return (kind, (t.requires_grad,))
         if kind is Parameter:
@@ -139,7 +142,10 @@ class _Pickler(pickle._Pickler):
         except TypeError:           # an unhashable object saved as a global
             full = None
         if full is None:
-            return super().save_global(obj, name)
+            spellings = names.torch_spellings(obj)     # tapegrad's own class or function: torch's name for it
+            if not spellings:
+                return super().save_global(obj, name)
+            full = spellings[0]
         self._write_global(obj, *full.rsplit(".", 1))
 
     def _write_global(self, obj, module, name):

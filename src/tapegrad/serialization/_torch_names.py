@@ -478,3 +478,44 @@ def torch_names():
                   UninitializedParameter: "torch.nn.parameter.UninitializedParameter",
                   UninitializedBuffer: "torch.nn.parameter.UninitializedBuffer"})
     return names
+
+
+# --- torch's names for tapegrad's own globals (classes and functions pickled by name) ---------------------------
+# nn/, optim/, distributions/, utils/ ... have torch's files, so a class there is named by its path
+# (tapegrad.nn.modules.linear.Linear -> torch.nn.modules.linear.Linear); the exceptions:
+_MODULE_AS_TORCH = {"tapegrad.nn.module": "torch.nn.modules.module"}
+# ops live in tapegrad.ops.<family>, not where torch defines them: they are named by where torch has them public
+# (F.relu -> torch.nn.functional.relu, as torch pickles it), in this order
+_PUBLIC = ("nn.functional", "", "nn.init", "linalg", "special", "fft")
+_PUBLIC_NAMES = {}
+
+
+def _public_names():
+    if not _PUBLIC_NAMES:
+        import importlib
+        for ns in _PUBLIC:
+            mod = importlib.import_module("tapegrad" + ("." + ns if ns else ""))
+            where = "torch" + ("." + ns if ns else "")
+            for name, obj in vars(mod).items():
+                if not name.startswith("_") and callable(obj) and \
+                        str(getattr(obj, "__module__", "")).startswith("tapegrad"):
+                    _PUBLIC_NAMES.setdefault(id(obj), (obj, f"{where}.{name}"))
+    return _PUBLIC_NAMES
+
+
+def torch_spellings(obj) -> list:
+    """The names torch gives the tapegrad global ``obj`` (a class or function) in a pickle, the one torch writes
+    first: ``[]`` for an object that is not tapegrad's."""
+    module, qualname = getattr(obj, "__module__", None), getattr(obj, "__qualname__", None)
+    if not isinstance(module, str) or not isinstance(qualname, str) or \
+            not (module == "tapegrad" or module.startswith("tapegrad.")):
+        return []
+    out = []
+    public = _public_names().get(id(obj))
+    if public is not None and public[0] is obj:
+        out.append(public[1])
+    if not module.startswith(("tapegrad.ops.", "tapegrad._")) and "<locals>" not in qualname:
+        path = f"{_MODULE_AS_TORCH.get(module, 'torch' + module[len('tapegrad'):])}.{qualname}"
+        if path not in out:
+            out.append(path)
+    return out

@@ -17,6 +17,7 @@ from collections import Counter, OrderedDict
 from pickle import UnpicklingError, decode_long
 
 from ._common import Corrupt
+from ._torch_names import torch_spellings
 
 __all__ = ["Unpickler", "add_safe_globals", "get_safe_globals", "clear_safe_globals", "safe_globals",
            "user_allowed"]
@@ -76,6 +77,8 @@ def user_allowed() -> dict:
             out[f[1]] = f[0]
         else:
             out[f"{f.__module__}.{f.__qualname__}"] = f
+            for name in torch_spellings(f):          # a tapegrad class or function: as a file names torch's
+                out.setdefault(name, f)
     return out
 
 

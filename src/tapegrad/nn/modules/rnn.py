@@ -158,6 +158,17 @@ class RNNBase(Module):
     def _flat_weights(self):
         return [getattr(self, wn) for wn in self._flat_weights_names]
 
+    def __getstate__(self):
+        # torch's RNNBase keeps this list as an attribute and its __setstate__ reads it: a whole module pickled
+        # here loads in torch
+        state = self.__dict__.copy()
+        state["_flat_weights"] = self._flat_weights
+        return state
+
+    def __setstate__(self, state):
+        # (torch's pickles carry the list; here it is the property above)
+        super().__setstate__({k: v for k, v in state.items() if k not in ("_flat_weights", "_flat_weight_refs")})
+
     @property
     def all_weights(self):
         return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]

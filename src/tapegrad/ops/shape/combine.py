@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
+from ...tensor import _varargs_keyword
 from .._util import Primitive, Tensor, bind, transform_visible
 from .split_join import cat, stack, vstack
 
@@ -233,12 +234,14 @@ def unravel_index(indices, shape):
 
 
 # --- sum_to_size --------------------------------------------------------------------------------------------------
-def _sum_to_size(self, *size):
+def _sum_to_size(self, *size, **kw):
     """The sum of this tensor down to ``size`` (which must expand to its shape): ``expand``'s adjoint.
 
     >>> tapegrad.ones(2, 3).sum_to_size(1, 3)
     tensor([[2., 2., 2.]])
     """
+    if kw:
+        size = _varargs_keyword(size, kw, "sum_to_size", "size")
     if not size:
         raise TypeError('sum_to_size() missing 1 required positional arguments: "size"')
     if len(size) == 1 and isinstance(size[0], (list, tuple)):

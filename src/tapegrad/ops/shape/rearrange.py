@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import _active
+from ...tensor import _varargs_keyword
 from .._util import (Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str,
                      vmap_per_sample)
 from ..reduce._common import _write_out
@@ -42,8 +43,10 @@ class Repeat(Primitive):
         return g.reshape(ctx.in_shape), None
 
 
-def _repeat(self, *sizes):
+def _repeat(self, *sizes, **kw):
     """``x.repeat(2, 1)``: tile along each dim (a copy; ``sizes`` may add leading dims)."""
+    if kw:
+        sizes = _varargs_keyword(sizes, kw, "repeat", "repeats")
     return Repeat.apply(self, _size_arg(sizes))
 
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.grad_mode import _state
-from ...tensor import Size
+from ...tensor import Size, _varargs_keyword
 from .._util import (Primitive, Tensor, bind, broadcast_or_error, check_view_inplace, linear_jvp, mark_view,
                      normalize_dim, shape_str)
 
@@ -86,25 +86,30 @@ class UnsafeView(View):
     array_backward = True
 
 
-def reshape(input, *shape):
+def reshape(input, *shape, **kw):
     """The same elements in a new shape (a view when possible); one dim may be -1.
 
     >>> tapegrad.arange(6).reshape(2, 3)
     tensor([[0, 1, 2],
             [3, 4, 5]])
     """
+    if kw:
+        shape = _varargs_keyword(shape, kw, "reshape", "shape")
     shape = _size_arg(shape)
     a = input._array
     cls = View if _try_view(a, _infer_shape(shape, a.size)) is not None else UnsafeView
     return mark_view(cls.apply(input, shape), input, lambda t, s=shape: t.reshape(s))
 
 
-def view(input, *shape):
+def view(input, *shape, **kw):
     """Like ``reshape`` but never copies (an error says when ``reshape`` is needed); ``view(dtype)`` reinterprets.
 
     >>> tapegrad.zeros(2, 3).view(6).shape
     tapegrad.Size([6])
     """
+    if kw:
+        shape = (kw.pop("dtype"),) if not shape and list(kw) == ["dtype"] else \
+            _varargs_keyword(shape, kw, "view", "size")
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, np.integer)):
         d = _dtype.to_dtype(shape[0])
         out = Tensor._make(input._array.view(d.np))
@@ -233,12 +238,14 @@ def transpose(input, dim0, dim1):
 swapaxes = swapdims = transpose
 
 
-def permute(input, *dims):
+def permute(input, *dims, **kw):
     """Reorder the dims (a view): ``x.permute(2, 0, 1)``.
 
     >>> tapegrad.zeros(2, 3, 4).permute(2, 0, 1).shape
     tapegrad.Size([4, 2, 3])
     """
+    if kw:
+        dims = _varargs_keyword(dims, kw, "permute", "dims")
     dims = _size_arg(dims)
     n = _nd(input)
     if len(dims) != n:
@@ -420,12 +427,14 @@ def _expand_shape(x, shape):
     return tuple(target)
 
 
-def expand(input, *sizes):
+def expand(input, *sizes, implicit=False, **kw):
     """Broadcast to ``sizes`` without copying; -1 keeps a dim (``x.expand(3, -1)``).
 
     >>> tapegrad.zeros(3, 1).expand(3, 4).shape
     tapegrad.Size([3, 4])
     """
+    if kw:
+        sizes = _varargs_keyword(sizes, kw, "expand", "size")
     shape = _size_arg(sizes)
     return mark_view(Expand.apply(input, shape), input, lambda x: x.expand(shape))
 

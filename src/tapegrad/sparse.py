@@ -1,0 +1,240 @@
+"""Sparse COO tensors (layout ``sparse_coo``) as graph code uses them, and ``tapegrad.sparse`` (torch.sparse).
+
+``sparse_coo_tensor(indices, values, size)`` and ``dense.to_sparse()`` make a ``SparseTensor``: a Tensor that
+keeps the indices and values it was made from (``_indices()``, ``_values()``, ``_nnz()``, ``coalesce()``,
+``indices()``/``values()`` once coalesced, torch's printing) and holds its *dense* values as its array. Every op
+computes with that array, so ``sparse @ dense``, ``torch.mm``/``spmm``/``sparse.mm``, ``dense + sparse`` and
+``to_dense()`` give torch's values and torch's dense results, with gradients for the dense operand and for the
+values. What differs from torch (documented in docs/design.md): the memory is the dense tensor's; an op whose
+result torch keeps sparse (``sparse * 2``, ``.t()``, ``.double()``, ``sum(dim)``) returns a dense tensor; an op
+torch has no sparse kernel for (``exp``, ``>``) computes on the dense values instead of raising.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _dtype
+from .autograd.function import Primitive
+from .tensor import Tensor, _check_device, sparse_coo
+
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse"]
+
+
+class SparseCooTensorWithDimsAndTensors(Primitive):
+    """The dense array of a COO tensor: ``values`` summed into zeros of ``shape`` at ``indices`` (repeated
+    indices add up, as ``to_dense()`` of an uncoalesced tensor)."""
+
+    @staticmethod
+    def forward(ctx, values, indices, shape):
+        ctx.indices = indices
+        out = np.zeros(shape, dtype=values.dtype)
+        np.add.at(out, tuple(indices), values)
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad[tuple(Tensor._make(i) for i in ctx.indices)], None, None
+
+
+class ToSparse(Primitive):
+    """dense -> sparse: the same values (the gradient passes through)."""
+    node_name = "ToSparseBackward1"
+
+    @staticmethod
+    def forward(ctx, a):
+        return a.copy()
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad
+
+
+class ToDense(ToSparse):
+    """sparse -> dense: the same values."""
+    node_name = "ToDenseBackward0"
+
+
+class Coalesce(ToSparse):
+    """uncoalesced -> coalesced: the same dense values."""
+    node_name = "CoalesceBackward0"
+
+
+class SparseTensor(Tensor):
+    """A ``sparse_coo`` tensor: its COO indices and values, over the dense array ops compute with."""
+
+    __slots__ = ("_coo_indices", "_coo_values", "_coalesced")
+    is_sparse = True
+
+    @property
+    def layout(self):
+        return sparse_coo
+
+    def _nnz(self) -> int:
+        return int(self._coo_indices.shape[1])
+
+    def sparse_dim(self) -> int:
+        return int(self._coo_indices.shape[0])
+
+    def dense_dim(self) -> int:
+        return self._array.ndim - self.sparse_dim()
+
+    def is_coalesced(self) -> bool:
+        return self._coalesced
+
+    def _indices(self):
+        return Tensor._make(self._coo_indices)
+
+    def _values(self):
+        return self._coo_values
+
+    def indices(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call .coalesce() first")
+        return self._indices()
+
+    def values(self):
+        if not self._coalesced:
+            raise RuntimeError("Cannot get values on an uncoalesced tensor, please call .coalesce() first")
+        return self._values()
+
+    def coalesce(self):
+        """Sorted, unique indices (the values of repeated ones summed)."""
+        if self._coalesced:
+            return self
+        return _from_dense(self, self.sparse_dim(), keep=self._coo_indices, node=Coalesce)
+
+    def to_dense(self, dtype=None, *, masked_grad=None):
+        out = ToDense.apply(self)
+        return out if dtype is None else out.to(dtype)
+
+    def to_sparse(self, sparseDims=None, *, layout=None, blocksize=None, dense_dim=None):  # noqa: N803
+        _coo_only(layout)
+        return self
+
+    def __repr__(self):
+        from ._tensor_str import _add_suffixes, _array_str
+        ind, val = self._coo_indices, self._coo_values._array
+        body = "tensor(indices=tensor(" + _body(ind, 22, _array_str) + "),\n       values=tensor(" + \
+            _body(val, 21, _array_str) + ")"
+        suffixes = [f"size={tuple(self._array.shape)}", f"nnz={self._nnz()}"]
+        if self.dtype not in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool):
+            suffixes.append(f"dtype={self.dtype}")
+        suffixes.append(f"layout={sparse_coo}")
+        if self.grad_fn is not None:
+            suffixes.append(f"grad_fn=<{self.grad_fn.name()}>")
+        elif self._rg:
+            suffixes.append("requires_grad=True")
+        return _add_suffixes(body, suffixes, 7, force_newline=True)
+
+    def __reduce_ex__(self, proto):
+        raise RuntimeError("tapegrad cannot pickle sparse tensors: pickle t.to_dense(), or its _indices() and "
+                           "_values(), instead")
+
+
+def _body(a, indent, array_str):
+    return array_str(a, indent) if a.size else f"[], size={tuple(a.shape)}"
+
+
+def _wrap(dense, indices, values, coalesced):
+    """The SparseTensor over ``dense`` (an op's output: its array and its place in the graph)."""
+    s = SparseTensor.__new__(SparseTensor)
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+        setattr(s, slot, getattr(dense, slot))
+    s._coo_indices, s._coo_values, s._coalesced = indices, values, coalesced
+    return s
+
+
+def _coo_only(layout):
+    if layout is not None and layout is not sparse_coo:
+        raise RuntimeError(f"tapegrad has the sparse_coo layout only, not {layout!r} (to_sparse() makes a COO "
+                           "tensor)")
+
+
+def _from_dense(t, sparse_dim, keep=None, node=ToSparse):
+    """``t`` as a coalesced COO tensor: the indices (among the first ``sparse_dim`` dims) whose value is not all
+    zero, in row-major order (``keep``: indices that stay even where their values sum to zero, as coalesce)."""
+    a = t._array
+    if not 0 <= sparse_dim <= a.ndim:
+        raise RuntimeError(f"dense_to_sparse: sparse_dim argument must be in [0,{a.ndim}] range, but {sparse_dim} "
+                           "is given")
+    dense = node.apply(t)
+    if sparse_dim == 0:                  # one "entry": the whole tensor
+        return _wrap(dense, np.zeros((0, 1), dtype=np.int64), dense.reshape((1,) + a.shape), True)
+    if keep is not None:
+        present = np.zeros(a.shape[:sparse_dim], dtype=bool)
+        present[tuple(keep)] = True
+    else:
+        present = a.reshape(a.shape[:sparse_dim] + (-1,)).any(axis=-1)
+    indices = np.stack(np.nonzero(present)).astype(np.int64)
+    return _wrap(dense, indices, dense[tuple(Tensor._make(i) for i in indices)], True)
+
+
+def to_sparse(self, sparseDims=None, *, layout=None, blocksize=None, dense_dim=None):  # noqa: N803
+    """``t.to_sparse()``: a COO tensor of ``t``'s nonzero entries (``sparseDims``: how many leading dims are
+    sparse; the rest stay dense in each value)."""
+    _coo_only(layout)
+    sparse_dim = self._array.ndim if sparseDims is None else int(sparseDims)
+    if dense_dim is not None:
+        sparse_dim = self._array.ndim - int(dense_dim)
+    return _from_dense(self, sparse_dim)
+
+
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pin_memory=False,
+                      requires_grad=False, check_invariants=None, is_coalesced=None):
+    """A COO tensor: ``values[k]`` at ``indices[:, k]`` (repeated indices add up when it is used).
+
+    >>> tapegrad.sparse_coo_tensor([[0, 1], [1, 0]], [3., 4.], (2, 2)).to_dense()
+    tensor([[0., 3.],
+            [4., 0.]])
+    """
+    from .creation import tensor as _tensor
+    _check_device(device)
+    ind = indices._array if isinstance(indices, Tensor) else np.asarray(indices)
+    if ind.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(ind.shape)}")
+    ind = ind.astype(np.int64)
+    if not isinstance(values, Tensor):
+        values = _tensor(values, dtype=dtype)
+    elif dtype is not None:
+        values = values.to(dtype)
+    if values._array.ndim == 0 or values._array.shape[0] != ind.shape[1]:
+        nnz = values._array.shape[0] if values._array.ndim else 0
+        raise RuntimeError(f"indices and values must have same nnz, but got nnz from indices: {ind.shape[1]}, "
+                           f"nnz from values: {nnz}")
+    dense_shape = tuple(values._array.shape[1:])
+    if size is None:
+        size = tuple(int(m) + 1 for m in ind.max(axis=1)) if ind.shape[1] else (0,) * ind.shape[0]
+        size += dense_shape
+    size = tuple(int(s) for s in size)
+    for d in range(ind.shape[0]):
+        if ind.shape[1] and (ind[d].max() >= size[d] or ind[d].min() < 0):
+            bad = ind[d].max() if ind[d].max() >= size[d] else ind[d].min()
+            raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
+                               f"index {bad}")
+    if requires_grad:               # the tensor is a leaf that requires grad (not its values), as torch's
+        values = values.detach()
+    dense = SparseCooTensorWithDimsAndTensors.apply(values, ind, size)
+    coalesced = bool(is_coalesced) if is_coalesced is not None else ind.shape[1] <= 1
+    out = _wrap(dense, ind, values, coalesced)
+    if requires_grad:
+        out.requires_grad_()
+    return out
+
+
+def mm(mat1, mat2, reduce="sum"):
+    """torch.sparse.mm: ``mat1 @ mat2`` where either may be sparse; the result of sparse @ dense is dense."""
+    if reduce != "sum":
+        raise RuntimeError(f"tapegrad.sparse.mm: reduce={reduce!r} is not available (only 'sum')")
+    from .ops.linalg.products import mm as _mm
+    return _mm(mat1, mat2)
+
+
+def spmm(input, mat2):  # noqa: A002
+    """torch.spmm: ``input @ mat2`` (``input`` sparse or dense)."""
+    from .ops.linalg.products import mm as _mm
+    return _mm(input, mat2)
+
+
+Tensor.to_sparse = to_sparse
+Tensor.to_sparse_coo = lambda self: to_sparse(self)
