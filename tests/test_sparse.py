@@ -137,3 +137,11 @@ def test_gcn_preprocessing_as_torch(torch):
     for ours, theirs in ((f_ours, f_theirs), (a_ours, a_theirs)):
         _same_repr(ours, theirs)
         np.testing.assert_allclose(ours.to_dense().numpy(), theirs.to_dense().numpy(), rtol=1e-6)
+
+
+def test_a_sparse_tensor_too_large_to_hold_dense_is_refused_clearly():
+    """tapegrad holds a COO tensor's dense values: a size past 1 GiB dense is refused before any allocation."""
+    i, v = tapegrad.tensor([[0, 99999], [5, 99998]]), tapegrad.tensor([1.0, 2.0])
+    with pytest.raises(RuntimeError, match=r"size \(100000, 100000\) of float32 would take 37.3 GiB"):
+        tapegrad.sparse_coo_tensor(i, v, (100000, 100000))
+    assert tapegrad.sparse_coo_tensor(i, v, (100000, 100000 // 2**5)).to_dense().sum().item() == 3.0

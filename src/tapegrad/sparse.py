@@ -212,6 +212,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
             bad = ind[d].max() if ind[d].max() >= size[d] else ind[d].min()
             raise RuntimeError(f"size is inconsistent with indices: for dim {d}, size is {size[d]} but found "
                                f"index {bad}")
+    _check_dense_size(size, values._array.dtype)
     if requires_grad:               # the tensor is a leaf that requires grad (not its values), as torch's
         values = values.detach()
     dense = SparseCooTensorWithDimsAndTensors.apply(values, ind, size)
@@ -220,6 +221,24 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
     if requires_grad:
         out.requires_grad_()
     return out
+
+
+DENSE_LIMIT = 1 << 30        # bytes: a COO tensor's dense values past this are refused (see _check_dense_size)
+
+
+def _check_dense_size(size, dtype):
+    """tapegrad's COO tensors hold their dense values: one whose dense size passes ``DENSE_LIMIT`` (1 GiB) is
+    refused with a clear error, not allocated (a graph of 100,000 nodes would need 40 GB where torch needs its
+    nonzeros)."""
+    n = 1
+    for s in size:
+        n *= s
+    nbytes = n * np.dtype(dtype).itemsize
+    if nbytes > DENSE_LIMIT:
+        raise RuntimeError(f"sparse_coo_tensor: tapegrad's sparse tensors hold their dense values, and size "
+                           f"{tuple(size)} of {np.dtype(dtype).name} would take {nbytes / 2**30:.1f} GiB (the limit "
+                           f"is {DENSE_LIMIT / 2**30:.0f} GiB): tapegrad has no sparse storage; use a dense "
+                           "formulation (index_add / scatter over the edges) for graphs this large")
 
 
 def mm(mat1, mat2, reduce="sum"):
