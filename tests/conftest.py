@@ -32,6 +32,11 @@ def _seed():
     np.random.seed(0)
     yield
     tapegrad.set_default_dtype(tapegrad.float32)
+    import sys
+    for name in ("tapegrad.distributions", "torch.distributions"):     # (a compile turns validation off: as torch)
+        mod = sys.modules.get(name)
+        if mod is not None:
+            mod.Distribution.set_default_validate_args(True)
 
 
 @pytest.fixture(autouse=True)

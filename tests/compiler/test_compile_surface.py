@@ -24,15 +24,8 @@ from tapegrad.compiler import settings
 
 @pytest.fixture(autouse=True)
 def _default_stance():
-    try:                # (torch.compile turns torch's distributions' argument validation off for the process)
-        import torch
-        validate = torch.distributions.Distribution._validate_args
-    except ImportError:
-        torch = None
     yield
     compiler.set_stance("default")
-    if torch is not None:
-        torch.distributions.Distribution.set_default_validate_args(validate)
 
 
 def _mlp(T):
@@ -315,6 +308,20 @@ def test_tracer_hints_return_the_function_and_wrap_numpy(torch):
     seen = []
     tapegrad.compile(lambda t: seen.append(compiler.is_dynamo_compiling()) or t * 2)(x)
     assert seen == [True] and compiler.is_dynamo_compiling() is False
+
+
+def test_compile_turns_distribution_validation_off_as_torch(torch):
+    """torch.compile's first call turns torch.distributions' default argument validation off for the process
+    (dynamo's patching); tapegrad.compile does the same, so a script that compiles builds the same distributions."""
+    import os
+    import subprocess
+    import sys
+    code = ("import {m}; D = {m}.distributions.Distribution; a = D._validate_args; {m}.compile(lambda x: x); "
+            "print(a, D._validate_args, {m}.distributions.Normal({m}.tensor(0.), {m}.tensor(-1.)).scale.item())")
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(tapegrad.__path__[0]))
+    outs = [subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True, env=env
+                           ).stdout.split() for m in ("torch", "tapegrad")]
+    assert outs[0] == outs[1] == ["True", "False", "-1.0"]
 
 
 def test_whole_train_step_compiled_matches_eager():

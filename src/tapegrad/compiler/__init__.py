@@ -51,6 +51,9 @@ def __getattr__(name):
     raise AttributeError(f"module 'tapegrad.compiler' has no attribute '{name}'")
 
 
+_patched = []
+
+
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None, options=None,  # noqa: A001
             disable=False):
     """Compile a function or module (torch.compile's signature): returns a callable that captures the ops of
@@ -82,6 +85,10 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mo
     kw = dict(fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode, options=options, disable=disable)
     if model is None:
         return lambda m: compile(m, **kw)
+    if not _patched:
+        _patched.append(True)
+        from ..distributions import Distribution     # (torch.compile's first call turns distributions' argument
+        Distribution.set_default_validate_args(False)  # validation off for the process; so does tapegrad's)
     if not callable(model):
         raise RuntimeError("tapegrad.compile: the argument must be callable (a function or an nn.Module)")
     from ..nn.module import Module
