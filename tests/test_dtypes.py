@@ -452,3 +452,21 @@ def test_erf_family_matches_torch_to_double_precision(torch):
     got = tapegrad.erfinv(tapegrad.tensor(y)).numpy()
     want = torch.erfinv(torch.tensor(y)).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-300, equal_nan=True)
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16", "float32", "float64", "complex64", "complex128", "int8",
+                                  "uint8", "int16", "int32", "int64", "bool"])
+def test_finfo_and_iinfo_as_torch(torch, name):
+    """Every field, the repr, equality and the errors of torch.finfo / torch.iinfo (bfloat16: its own limits,
+    although tapegrad stores it as float32; a complex dtype: its real counterpart's)."""
+    def describe(m, kind):
+        try:
+            f = getattr(m, kind)(getattr(m, name))
+        except TypeError as e:
+            return str(e).replace("tapegrad", "torch")
+        fields = ("bits", "eps", "max", "min", "tiny", "smallest_normal", "resolution") if kind == "finfo" \
+            else ("bits", "max", "min")
+        return repr(f), f.dtype, [getattr(f, k) for k in fields], f == getattr(m, kind)(getattr(m, name))
+    for kind in ("finfo", "iinfo"):
+        assert describe(tapegrad, kind) == describe(torch, kind)
+    assert repr(tapegrad.finfo()) == repr(torch.finfo())

@@ -196,29 +196,66 @@ def can_cast(from_: dtype, to: dtype) -> builtins_bool:
     return from_._cat <= to._cat
 
 
+# bfloat16 is stored as float32 (see README): its limits are its own (8 exponent bits, 8 significand bits)
+_BF16 = {"bits": 16, "eps": 2.0 ** -7, "max": 3.3895313892515355e38, "tiny": 2.0 ** -126, "resolution": 0.01}
+
+
 class finfo:
-    """Machine limits of a floating dtype (``eps``, ``max``, ``min``, ``tiny``)."""
+    """Machine limits of a floating dtype (torch.finfo: ``bits``, ``eps``, ``max``, ``min``, ``tiny`` =
+    ``smallest_normal``, ``resolution``, ``dtype``); a complex dtype gives its real counterpart's."""
 
     def __init__(self, type=None):  # noqa: A002 - torch's name
         d = to_dtype(type or _default[0])
-        fi = np.finfo(d.np)
-        self.dtype = d.name
-        self.bits = fi.bits
-        self.eps = builtins_float(fi.eps)
-        self.max = builtins_float(fi.max)
-        self.min = builtins_float(fi.min)
-        self.tiny = self.smallest_normal = builtins_float(fi.tiny)
-        self.resolution = builtins_float(fi.resolution)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo to handle "
+                            "'torch.finfo'")
+        if d.name == "bfloat16":
+            lim = dict(_BF16)
+            self.dtype = "bfloat16"
+        else:
+            fi = np.finfo(d.np)
+            lim = {"bits": fi.bits, "eps": fi.eps, "max": fi.max, "tiny": fi.tiny, "resolution": 10.0 ** -fi.precision}
+            self.dtype = {"complex64": "float32", "complex128": "float64", "complex32": "float16"}.get(d.name, d.name)
+        self.bits = builtins_int(lim["bits"])
+        self.eps = builtins_float(lim["eps"])
+        self.max = builtins_float(lim["max"])
+        self.min = -self.max
+        self.tiny = self.smallest_normal = builtins_float(lim["tiny"])
+        self.resolution = builtins_float(lim["resolution"])
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("finfo", self.dtype))
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, eps={self.eps:g}, "
+                f"smallest_normal={self.smallest_normal:g}, tiny={self.tiny:g}, dtype={self.dtype})")
 
 
 class iinfo:
-    """Limits of an integer dtype (``max``, ``min``, ``bits``)."""
+    """Limits of an integer dtype (torch.iinfo: ``max``, ``min``, ``bits``, ``dtype``)."""
 
     def __init__(self, type):  # noqa: A002
         d = to_dtype(type)
+        if d.name == "bool":
+            raise TypeError("torch.bool is not supported by torch.iinfo")
+        if d.is_floating_point or d.is_complex:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to handle "
+                            "'torch.iinfo'")
         ii = np.iinfo(d.np)
         self.dtype = d.name
         self.bits, self.max, self.min = ii.bits, builtins_int(ii.max), builtins_int(ii.min)
+
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    def __hash__(self):
+        return hash(("iinfo", self.dtype))
+
+    def __repr__(self):
+        return f"iinfo(min={self.min:g}, max={self.max:g}, dtype={self.dtype})"
 
 
 # --- torch's checked conversions of Python values (c10's ``overflows``): where a value that does not fit is an
