@@ -159,6 +159,15 @@ def test_jit_save_explains():
         tapegrad.jit.save(tapegrad.nn.Linear(1, 1), "x.pt")
 
 
+def test_onnx_names_programs_use(torch):
+    import tapegrad.onnx
+    assert tapegrad.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    assert issubclass(tapegrad.onnx.OnnxExporterError, RuntimeError)
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+    with pytest.raises(tapegrad.onnx.OnnxExporterError, match="cannot export to ONNX"):
+        tapegrad.onnx.export(tapegrad.nn.Linear(1, 1), (tapegrad.zeros(1),), "m.onnx")
+
+
 def test_jit_decorators_leave_functions_alone():
     @tapegrad.jit.ignore
     def f(x):
