@@ -536,7 +536,9 @@ class Module:
                     g.zero_()
 
     def share_memory(self):
-        return self
+        """Move every parameter and buffer (and gradient) into shared memory (``Tensor.share_memory_``): processes
+        this module is sent to through ``tapegrad.multiprocessing`` then train the same numbers (Hogwild)."""
+        return self._apply(lambda t: t.share_memory_())
 
     # --- conversions ---------------------------------------------------------------------------------------
     def _apply(self, fn, recurse=True):
