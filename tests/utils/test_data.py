@@ -101,3 +101,17 @@ def test_loader_matches_torch_batches(torch):
     theirs = [b[0].tolist() for b in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x)),
                                                                  batch_size=3)]
     assert ours == theirs
+
+
+def test_pin_memory_warns_as_torch_without_an_accelerator(torch):
+    import warnings
+
+    def caught(T, **kw):
+        loader = T.utils.data.DataLoader(T.utils.data.TensorDataset(T.arange(4.0)), batch_size=2, **kw)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            it = iter(loader)                          # (made, not yet read: torch warns here)
+        return [str(x.message) for x in w], [b[0].tolist() for b in it]
+
+    for kw in ({"pin_memory": True}, {"pin_memory": True, "pin_memory_device": "cpu"}, {}):
+        assert caught(tapegrad, **kw) == caught(torch, **kw)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections.abc
 import numbers
+import warnings
 
 import numpy as np
 
@@ -90,6 +91,7 @@ class DataLoader:
                  pin_memory_device="", in_order=True):
         self.dataset = dataset
         self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
+        self.pin_memory_device = pin_memory_device
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
@@ -118,6 +120,16 @@ class DataLoader:
                                          else default_convert)
 
     def __iter__(self):
+        # (torch's warnings when an iterator is made: tapegrad has no accelerator, so nothing is pinned)
+        if self.pin_memory and self.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{self.pin_memory_device}'.", stacklevel=2)
+        if self.pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+        return self._batches()
+
+    def _batches(self):
         if self._iterable:
             if self.batch_size is None:
                 for item in self.dataset:
