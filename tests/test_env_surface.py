@@ -159,6 +159,16 @@ def test_jit_save_explains():
         tapegrad.jit.save(tapegrad.nn.Linear(1, 1), "x.pt")
 
 
+def test_distributed_calls_without_a_process_group_raise_as_torch(torch):
+    # (the end of minGPT-ddp's main: destroy_process_group() with no group made)
+    for name in ("get_rank", "get_world_size", "barrier", "destroy_process_group"):
+        with pytest.raises(Exception) as ours:
+            getattr(tapegrad.distributed, name)()
+        with pytest.raises(Exception) as theirs:
+            getattr(torch.distributed, name)()
+        assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
+
+
 def test_onnx_names_programs_use(torch):
     import tapegrad.onnx
     assert tapegrad.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
