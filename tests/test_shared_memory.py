@@ -3,6 +3,7 @@ through tapegrad.multiprocessing (spawn or fork) reads and writes the same numbe
 pytorch/examples' mnist_hogwild); ordinary pickling still copies."""
 
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -15,7 +16,11 @@ def test_share_memory_keeps_values_views_and_identity(torch):
     for T in (torch, tapegrad):
         x = T.arange(6.0).reshape(2, 3)
         row = x[1]
-        assert x.share_memory_() is x and x.is_shared() and row.is_shared()
+        assert not x.untyped_storage().is_shared()
+        assert x.share_memory_() is x and x.is_shared() and row.is_shared() and row.untyped_storage().is_shared()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")            # (TypedStorage is deprecated)
+            assert x.storage().is_shared()
         assert x.tolist() == [[0.0, 1.0, 2.0], [3.0, 4.0, 5.0]]
         row[0] = 9.0                                   # the view made before still views x's (moved) storage
         x[0, 0] = -1.0

@@ -139,6 +139,10 @@ class TypedStorage:
     def tolist(self):
         return self._array.tolist()
 
+    def is_shared(self) -> bool:
+        from . import _shared
+        return _shared.segment_of(self._array) is not None
+
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self._array.tolist())
         return f"{body}\n[tapegrad.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self._array.size}]"
