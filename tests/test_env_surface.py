@@ -169,6 +169,17 @@ def test_distributed_calls_without_a_process_group_raise_as_torch(torch):
         assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
 
 
+def test_nn_parallel_names_as_torch_without_accelerator_or_process_group(torch):
+    from tapegrad.nn.parallel import DistributedDataParallel, data_parallel
+    assert issubclass(DistributedDataParallel, tapegrad.nn.Module)
+    for mod, T in ((tapegrad, tapegrad), (torch, torch)):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            mod.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
+        with pytest.raises(RuntimeError, match="device type could not be determined"):
+            mod.nn.parallel.data_parallel(T.nn.Linear(2, 3), T.ones(1, 2), range(2))
+    assert data_parallel is tapegrad.nn.parallel.data_parallel
+
+
 def test_onnx_names_programs_use(torch):
     import tapegrad.onnx
     assert tapegrad.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
