@@ -31,12 +31,25 @@ def test_share_memory_keeps_values_views_and_identity(torch):
         assert x[0, 0].item() == -1.0 and not y.is_shared()
 
 
+def test_every_alias_of_the_storage_follows(torch):
+    # torch shares the storage: p.data.share_memory_() shares p, and detach()/.data aliases made before see it too
+    for T in (torch, tapegrad):
+        p = T.nn.Parameter(T.zeros(3))
+        before = p.detach()
+        p.data.share_memory_()
+        assert p.is_shared() and before.is_shared()
+        before[1] = 4.0
+        assert p.tolist() == [0.0, 4.0, 0.0]
+
+
 def test_module_share_memory_shares_every_parameter_and_buffer():
     m = tapegrad.nn.Sequential(tapegrad.nn.Linear(3, 2), tapegrad.nn.BatchNorm1d(2))
     w = m[0].weight
     before = [t.detach().clone() for t in m.state_dict().values()]
     assert m.share_memory() is m and m[0].weight is w
     assert all(t.is_shared() for t in m.state_dict().values())
+    with pytest.raises(RuntimeError, match="Can't share memory on an uninitialized parameter"):
+        tapegrad.nn.LazyLinear(2).share_memory()
     assert all(np.array_equal(a.numpy(), b.numpy()) for a, b in zip(before, m.state_dict().values()))
     m(tapegrad.ones(4, 3)).sum().backward()         # still trains
     assert w.grad is not None and w.grad.shape == (2, 3)

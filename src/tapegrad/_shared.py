@@ -10,13 +10,13 @@ optimizer are then seen by every other (Hogwild training, pytorch/examples' mnis
 inherits the mapping itself. Ordinary pickling (``torch.save``, ``copy.deepcopy``) still copies the numbers.
 
 The process that created a segment removes it when the storage's last array is gone (or at exit); a process that
-only maps it unmaps it then. torch moves a view's whole storage in ``share_memory_``; so does this, and the views
-of it that tapegrad knows (those made from the tensor, ``_base``) follow; other NumPy views taken before keep the
-old memory.
+only maps it unmaps it then. torch moves a tensor's whole storage in ``share_memory_``; so does this, and every
+tensor over that storage follows (NumPy arrays taken from them before, ``x.numpy()``, keep the old memory).
 """
 
 from __future__ import annotations
 
+import gc
 import weakref
 from multiprocessing import shared_memory
 
@@ -87,26 +87,36 @@ def _view(storage, shape, dtype, strides, offset, writeable):
     return np.asarray(_Holder(iface, storage))
 
 
-def share(t) -> None:
-    """Move ``t``'s storage into a new shared segment (``t`` and its known views take arrays over it)."""
+def share(tensors) -> None:
+    """Move the storages of ``tensors`` (those not shared yet) into new shared segments. Every live tensor over one
+    of them takes an array of the same geometry over the segment: views, ``detach()`` and ``.data`` aliases alike,
+    as all of torch's tensors on a storage do (tapegrad has no storage object that they would share, so they are
+    found by one walk over the tensors alive: this is a setup call, made once per model)."""
     register_reducers()
-    old = _storage(t._array)
-    shm = shared_memory.SharedMemory(create=True, size=max(old.nbytes, 1))
-    new = _over(shm, old.shape, old.dtype, old.strides)
-    if old.size:
-        np.copyto(new, old)
-    _adopt(shm, new, owner=True)
-    root = t._base[0] if t._base is not None else t
-    family = [root, t]
-    vc = root._vc
-    if len(vc) > 1:
-        family += [r() for r in list(vc[1].values())]
-    start = _addr(old)
-    for u in family:
-        a = u._array if u is not None else None
-        if a is None or _storage(a) is not old:
+    moved = {}                   # id(old storage) -> (old storage, new storage)
+    for t in tensors:
+        old = _storage(t._array)
+        if id(old) in moved or id(old) in _BY_STORAGE:
             continue
-        u._array = _view(new, a.shape, a.dtype, a.strides, _addr(a) - start, a.flags.writeable)
+        shm = shared_memory.SharedMemory(create=True, size=max(old.nbytes, 1))
+        new = _over(shm, old.shape, old.dtype, old.strides)
+        if old.size:
+            np.copyto(new, old)
+        _adopt(shm, new, owner=True)
+        moved[id(old)] = (old, new)
+    if not moved:
+        return
+    from .tensor import Tensor
+    for u in gc.get_objects():
+        if not issubclass(type(u), Tensor):      # (type(): an object's own __class__ may be a property that warns)
+            continue
+        a = getattr(u, "_array", None)
+        if not isinstance(a, np.ndarray):
+            continue
+        pair = moved.get(id(_storage(a)))
+        if pair is not None:
+            old, new = pair
+            u._array = _view(new, a.shape, a.dtype, a.strides, _addr(a) - _addr(old), a.flags.writeable)
 
 
 # --- sending a shared tensor to another process --------------------------------------------------------------

@@ -170,7 +170,7 @@ def share_memory_(self):
     tensor to other processes by reference, so they all read and write the same numbers (``_shared.py``)."""
     from . import _shared
     if _shared.segment_of(self._array) is None:
-        _shared.share(self)
+        _shared.share([self])
     return self
 
 
