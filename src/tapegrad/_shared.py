@@ -2,7 +2,7 @@
 
 A shared tensor's storage (the ndarray that owns its memory, ``_tensor_api._root``) is moved into a named POSIX
 shared-memory segment (``multiprocessing.shared_memory``): a new ndarray of the same shape, dtype and strides over
-the segment, holding the same numbers, replaces it in the tensor and in its known views. When ``multiprocessing``
+the segment, holding the same numbers, replaces it in every tensor over it (``share``). When ``multiprocessing``
 sends such a tensor to another process (a ``spawn``ed ``Process``'s arguments, a ``Queue``), it pickles it with
 ``ForkingPickler``, for which ``register_reducers`` installs ``reduce_tensor``: the receiver gets the segment's
 name and the tensor's place in it, and maps the same memory. Parameters updated in place by one process's
