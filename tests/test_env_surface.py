@@ -169,6 +169,34 @@ def test_onnx_export_takes_torch_s_arguments_and_explains(torch):
         [(p.name, p.kind) for p in theirs.parameters.values()]
     with pytest.raises(tapegrad.onnx.OnnxExporterError, match="no ONNX exporter.*state_dict"):
         tapegrad.onnx.export(tapegrad.nn.Linear(2, 2), (tapegrad.ones(1, 2),), "m.onnx", dynamo=False)
+def test_distributed_calls_without_a_process_group_raise_as_torch(torch):
+    # (the end of minGPT-ddp's main: destroy_process_group() with no group made)
+    for name in ("get_rank", "get_world_size", "barrier", "destroy_process_group"):
+        with pytest.raises(Exception) as ours:
+            getattr(tapegrad.distributed, name)()
+        with pytest.raises(Exception) as theirs:
+            getattr(torch.distributed, name)()
+        assert (type(ours.value), str(ours.value)) == (type(theirs.value), str(theirs.value))
+
+
+def test_nn_parallel_names_as_torch_without_accelerator_or_process_group(torch):
+    from tapegrad.nn.parallel import DistributedDataParallel, data_parallel
+    assert issubclass(DistributedDataParallel, tapegrad.nn.Module)
+    for mod, T in ((tapegrad, tapegrad), (torch, torch)):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            mod.nn.parallel.DistributedDataParallel(T.nn.Linear(2, 2))
+        with pytest.raises(RuntimeError, match="device type could not be determined"):
+            mod.nn.parallel.data_parallel(T.nn.Linear(2, 3), T.ones(1, 2), range(2))
+    assert data_parallel is tapegrad.nn.parallel.data_parallel
+
+
+def test_onnx_names_programs_use(torch):
+    import tapegrad.onnx
+    assert tapegrad.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False
+    assert issubclass(tapegrad.onnx.OnnxExporterError, RuntimeError)
+    assert issubclass(torch.onnx.OnnxExporterError, RuntimeError)
+    with pytest.raises(tapegrad.onnx.OnnxExporterError, match="no ONNX exporter"):
+        tapegrad.onnx.export(tapegrad.nn.Linear(1, 1), (tapegrad.zeros(1),), "m.onnx")
 
 
 def test_jit_decorators_leave_functions_alone():

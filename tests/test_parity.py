@@ -178,6 +178,29 @@ def test_every_torch_import_form_resolves_to_tapegrad(tmp_path):
     assert out[2] == "[6.0, 9.0]" and out[3] == "['--flag', 'x']"
 
 
+def test_processes_the_run_spawns_get_the_same_torch(tmp_path):
+    # multiprocessing's spawn method starts a fresh interpreter: the stand-in must hold there too (mnist_hogwild's
+    # training processes, DataLoader workers under spawn), before it unpickles the arguments or imports the script
+    path = script(tmp_path, "spawned.py", """
+        import torch
+        import torch.multiprocessing as mp
+
+        def child(q, t):
+            q.put((torch.__name__, type(t).__module__, (t * 2).sum().item()))
+
+        if __name__ == "__main__":
+            ctx = mp.get_context("spawn")
+            q = ctx.Queue()
+            p = ctx.Process(target=child, args=(q, torch.ones(3)))
+            p.start()
+            print(q.get(timeout=60))
+            p.join()
+    """)
+    r = parity.run(path, with_torch=False, timeout=120)
+    assert r.tapegrad.ok, r.tapegrad.stderr
+    assert r.tapegrad.stdout.strip() == "('tapegrad', 'tapegrad.tensor', 6.0)"
+
+
 def test_a_torch_module_tapegrad_lacks_is_named(tmp_path):
     path = script(tmp_path, "lacks.py", "import torch\nprint(1.0)\nimport torch.no_such_module\n")
     r = parity.run(path, with_torch=False)

@@ -86,6 +86,16 @@ def test_device_arguments():
     assert not tapegrad.cuda.is_available()
 
 
+def test_device_is_a_context_manager_as_torch(torch):
+    # `with torch.device(...):` sets the default device of the factories inside (llama2_model.py's init_weights)
+    for T in (torch, tapegrad):
+        d = T.device("cpu")
+        with d as entered:
+            with d:                               # (re-entrant)
+                assert T.zeros(1).device == d and T.get_default_device() == d
+        assert entered is d and T.get_default_device() == T.device("cpu")
+
+
 def test_creation_functions():
     assert tapegrad.zeros(2, 3).tolist() == [[0.0] * 3] * 2 and tapegrad.ones((2,)).tolist() == [1.0, 1.0]
     assert tapegrad.full((2,), 7).dtype is tapegrad.int64 and tapegrad.full((2,), 7.0).dtype is tapegrad.float32

@@ -97,7 +97,8 @@ class UntypedStorage:
         return self._bytes.tolist()
 
     def is_shared(self) -> bool:
-        return id(self._bytes.base) in _SHARED
+        from . import _shared
+        return _shared.segment_of(self._bytes) is not None
 
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self._bytes.tolist())
@@ -139,6 +140,10 @@ class TypedStorage:
     def tolist(self):
         return self._array.tolist()
 
+    def is_shared(self) -> bool:
+        from . import _shared
+        return _shared.segment_of(self._array) is not None
+
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self._array.tolist())
         return f"{body}\n[tapegrad.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size {self._array.size}]"
@@ -161,18 +166,18 @@ def storage(self):
     return TypedStorage(self._array, self.dtype)
 
 
-_SHARED: set = set()     # ids of the storages share_memory_() was called on (torch's is_shared flag)
-
-
 def share_memory_(self):
-    """Mark the storage as shared, as torch's flag does. (Nothing moves: NumPy memory is visible to the threads of
-    this process, and ``tapegrad.multiprocessing`` hands tensors to other processes by pickling, a copy.)"""
-    _SHARED.add(id(_root(self._array)))
+    """Move the storage into shared memory (once), as torch does: ``tapegrad.multiprocessing`` then hands this
+    tensor to other processes by reference, so they all read and write the same numbers (``_shared.py``)."""
+    from . import _shared
+    if _shared.segment_of(self._array) is None:
+        _shared.share([self])
     return self
 
 
 def is_shared(self) -> bool:
-    return id(_root(self._array)) in _SHARED
+    from . import _shared
+    return _shared.segment_of(self._array) is not None
 
 
 def pin_memory(self, device=None):

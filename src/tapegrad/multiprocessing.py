@@ -1,6 +1,7 @@
 """``tapegrad.multiprocessing``: Python's ``multiprocessing``, with ``torch.multiprocessing``'s additions
-(``spawn``, the sharing strategies). Tensors travel between processes by pickling (their NumPy arrays are copied:
-there is no shared-memory storage)."""
+(``spawn``, the sharing strategies). Tensors travel between processes by pickling: a copy of their numbers, except
+for tensors in shared memory (``share_memory_()``, ``Module.share_memory()``), which the receiving process maps
+(``tapegrad/_shared.py``): every process then reads and writes the same parameters, as in Hogwild training."""
 
 from __future__ import annotations
 

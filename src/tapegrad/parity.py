@@ -76,7 +76,7 @@ _SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # the folde
 
 # The child's bootstrap: argv = [mode, tapegrad_src, result_file, script, *args].
 _BOOT = r'''
-import importlib, importlib.abc, importlib.machinery, importlib.util, json, os, runpy, sys, traceback
+import json, os, runpy, sys, traceback
 mode, src, result_file, script = sys.argv[1:5]
 sys.argv = [script] + sys.argv[5:]
 sys.path[0] = os.path.dirname(os.path.abspath(script))
@@ -84,50 +84,9 @@ if src not in sys.path:
     sys.path.insert(1, src)
 
 
-class _AliasLoader(importlib.abc.Loader):
-    def __init__(self, target):
-        self.target = target
-
-    def create_module(self, spec):
-        return importlib.import_module(self.target)
-
-    def exec_module(self, module):
-        pass
-
-
-class _Alias(importlib.abc.MetaPathFinder):
-    """Resolve `src_name` and `src_name.*` to the already importable `dst_name` modules."""
-
-    def __init__(self, src_name, dst_name, fallback_dir=None):
-        self.src, self.dst, self.fallback_dir = src_name, dst_name, fallback_dir
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname != self.src and not fullname.startswith(self.src + "."):
-            return None
-        target_name = self.dst + fullname[len(self.src):]
-        try:
-            found = importlib.util.find_spec(target_name)
-        except ModuleNotFoundError:
-            found = None
-        if found is None and self.fallback_dir is not None:
-            # a module only the source library has (tapegrad.demo): load its own file under its own name
-            base = os.path.join(self.fallback_dir, *fullname.split("."))
-            for cand, pkg in ((os.path.join(base, "__init__.py"), True), (base + ".py", False)):
-                if os.path.exists(cand):
-                    return importlib.util.spec_from_file_location(
-                        fullname, cand, submodule_search_locations=[base] if pkg else None)
-            return None
-        if found is None:
-            raise ModuleNotFoundError(f"No module named {fullname!r}: {self.dst} stands in for {self.src} in this "
-                                      f"run and has no {target_name!r}", name=fullname)
-        return importlib.machinery.ModuleSpec(fullname, _AliasLoader(target_name),
-                                              is_package=found.submodule_search_locations is not None)
-
-
-if mode == "tapegrad":
-    sys.meta_path.insert(0, _Alias("torch", "tapegrad"))
-else:
-    sys.meta_path.insert(0, _Alias("tapegrad", "torch", fallback_dir=src))
+hook = runpy.run_path(os.path.join(src, "tapegrad", "_parity_alias.py"))
+hook["install"](mode, src)
+hook["propagate"](mode, src)
 
 info = {"exception": None}
 try:

@@ -86,6 +86,14 @@ class device:
     def __hash__(self):
         return hash(self.type)
 
+    def __enter__(self):
+        """``with tapegrad.device("cpu"):`` makes factories inside create on this device: the CPU, tapegrad's only
+        one (and so already the default)."""
+        return self
+
+    def __exit__(self, *exc):
+        return None
+
 
 _CPU = device("cpu")
 

@@ -180,6 +180,31 @@ def test_retain_grad_fills_non_leaf_grad():
     assert x.grad.item() == 36.0
 
 
+@pytest.mark.parametrize("case", ["op", "view", "base", "twice"])
+def test_retain_grad_follows_in_place_changes_as_torch(torch, case):
+    # torch moves retains_grad to the tensor's new history when it is changed in place: .grad is the gradient of
+    # the latest version (a tensor hook registered earlier keeps seeing the old one)
+    def run(T):
+        x = T.tensor([1.0, -2.0, 3.0, 0.5], requires_grad=True)
+        y = x * 2
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.tolist()))
+        if case == "op":
+            y.mul_(3)
+        elif case == "view":
+            y[1:3].mul_(3)
+        elif case == "base":
+            y = y.view(2, 2)
+            y.retain_grad()
+            y.add_(1)
+        else:
+            y.mul_(3).sub_(1)
+        (y * T.tensor([1.0, 2.0, 3.0, 4.0]).view(y.shape)).sum().backward()
+        return y.grad.tolist(), x.grad.tolist(), y.retains_grad, seen
+    assert run(tapegrad) == run(torch)
+
+
 def test_leaf_grad_is_not_aliased_between_leaves():
     a, b = leaf([1.0]), leaf([1.0])
     (a + b).sum().backward()

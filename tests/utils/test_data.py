@@ -101,3 +101,43 @@ def test_loader_matches_torch_batches(torch):
     theirs = [b[0].tolist() for b in torch.utils.data.DataLoader(torch.utils.data.TensorDataset(torch.tensor(x)),
                                                                  batch_size=3)]
     assert ours == theirs
+
+
+def test_pin_memory_warns_as_torch_without_an_accelerator(torch):
+    import warnings
+
+    def caught(T, **kw):
+        loader = T.utils.data.DataLoader(T.utils.data.TensorDataset(T.arange(4.0)), batch_size=2, **kw)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            it = iter(loader)                          # (made, not yet read: torch warns here)
+        return [str(x.message) for x in w], [b[0].tolist() for b in it]
+
+    for kw in ({"pin_memory": True}, {"pin_memory": True, "pin_memory_device": "cpu"}, {}):
+        assert caught(tapegrad, **kw) == caught(torch, **kw)
+
+
+def test_loader_arguments_are_checked_as_torch(torch):
+    # (the same errors with the same words; a valid context is kept, the batches are made in this process)
+    cases = [dict(num_workers=0, prefetch_factor=2), dict(num_workers=0, persistent_workers=True),
+             dict(num_workers=-1), dict(timeout=-1), dict(num_workers=2, prefetch_factor=-1),
+             dict(multiprocessing_context="spawn"), dict(num_workers=1, multiprocessing_context="bogus"),
+             dict(num_workers=1, multiprocessing_context=3), dict(num_workers=1, multiprocessing_context="spawn"),
+             dict(shuffle=True, sampler=[0, 1]), dict(batch_size=None, drop_last=True)]
+
+    def outcome(T, kw):
+        try:
+            dl = T.utils.data.DataLoader(T.utils.data.TensorDataset(T.arange(4.0)), **kw)
+        except (ValueError, TypeError) as e:
+            return type(e).__name__, str(e)
+        return dl.prefetch_factor, dl.persistent_workers, type(dl.multiprocessing_context).__name__
+
+    for kw in cases:
+        assert outcome(tapegrad, kw) == outcome(torch, kw), kw
+    for T in (tapegrad, torch):
+        dl = T.utils.data.DataLoader(T.utils.data.TensorDataset(T.arange(4.0)), batch_size=2)
+        for attr in ("batch_size", "sampler", "drop_last", "dataset"):
+            with pytest.raises(ValueError, match=f"{attr} attribute should not be set after DataLoader is "
+                                                 "initialized"):
+                setattr(dl, attr, None)
+        dl.collate_fn = dl.collate_fn           # (other attributes may change)

@@ -536,6 +536,14 @@ class Module:
                     g.zero_()
 
     def share_memory(self):
+        """Move every parameter and buffer (and gradient) into shared memory (``Tensor.share_memory_``): processes
+        this module is sent to through ``tapegrad.multiprocessing`` then train the same numbers (Hogwild)."""
+        from .._shared import share
+        for t in [*self.parameters(), *self.buffers()]:
+            if is_lazy(t):
+                t.share_memory_()         # (torch's error for an uninitialized parameter or buffer)
+        grads = [p.grad for p in self.parameters() if p.grad is not None]
+        share([*self.parameters(), *self.buffers(), *grads])     # (one walk over the tensors for all of them)
         return self
 
     # --- conversions ---------------------------------------------------------------------------------------

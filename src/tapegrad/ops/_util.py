@@ -418,7 +418,9 @@ def _refresh_views(root: Tensor) -> None:
         if v is None or v._base is None or v._base[0] is not root:
             continue
         r = AsStrided.apply(root, v._base[1])
+        old_fn, old_nr = v.grad_fn, v._output_nr
         v.grad_fn, v._output_nr, v._rg = r.grad_fn, 0, True
+        carry_retain(v, old_fn, old_nr)
 
 
 def _no_grad_call(fn, *args):
@@ -630,15 +632,28 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if _inplace_tangents is not None:
         _inplace_tangents.written(x, out)
     if recording:
+        old_fn, old_nr = x.grad_fn, x._output_nr
         x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
+        carry_retain(x, old_fn, old_nr)
         if base is not None:
             b = base[0]
             old_b = Tensor._make(b._array, b._rg)
             old_b.grad_fn, old_b._output_nr = b.grad_fn, b._output_nr
             new_b = CopySlices.apply(old_b, x, base[1])
             b.grad_fn, b._output_nr, b._rg = new_b.grad_fn, 0, True
+            carry_retain(b, old_b.grad_fn, old_b._output_nr)
         _refresh_views(base[0] if base is not None else x)
     return x
+
+
+def carry_retain(t: Tensor, old_fn, old_nr) -> None:
+    """``t`` was given a new history by an in-place change: if it retained its gradient on the old node, it now
+    retains it on the new one (torch's rule: ``.grad`` is the gradient of the latest version; tensor hooks
+    registered before the change stay on the old node)."""
+    kept = old_fn._retained if old_fn is not None else None
+    if kept and old_nr in kept and kept[old_nr]() is t and t.grad_fn is not old_fn:
+        del kept[old_nr]
+        t.retain_grad()
 
 
 _vmap_write = None    # func.vmap's hook while a vmap is active: writes an in-place result into the physical arrays

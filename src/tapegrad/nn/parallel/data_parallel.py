@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..module import Module
 
-__all__ = ["DataParallel"]
+__all__ = ["DataParallel", "data_parallel"]
 
 
 class DataParallel(Module):
@@ -28,3 +28,9 @@ class DataParallel(Module):
 
     def forward(self, *inputs, **kwargs):
         return self.module(*inputs, **kwargs)
+
+
+def data_parallel(module, inputs, device_ids=None, output_device=None, dim=0, module_kwargs=None):
+    """The functional ``DataParallel``: it needs an accelerator to find its devices, and raises torch's error on a
+    machine without one (dcgan calls it only when its input is on a GPU)."""
+    raise RuntimeError("device type could not be determined")

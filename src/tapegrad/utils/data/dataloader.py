@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections.abc
 import numbers
+import warnings
 
 import numpy as np
 
@@ -72,6 +73,27 @@ def get_worker_info():
     return None
 
 
+def _context(ctx, num_workers):
+    """torch's checks of ``multiprocessing_context`` (a start method's name becomes its context). The batches are
+    made in this process whatever the number of workers: the context is kept, as torch keeps it."""
+    if ctx is None:
+        return None
+    if num_workers <= 0:
+        raise ValueError(f"multiprocessing_context can only be used with multi-process loading (num_workers > 0), "
+                         f"but got num_workers={num_workers}")
+    import multiprocessing
+    if isinstance(ctx, str):
+        methods = multiprocessing.get_all_start_methods()
+        if ctx not in methods:
+            raise ValueError(f"multiprocessing_context option should specify a valid start method in {methods!r}, "
+                             f"but got multiprocessing_context={ctx!r}")
+        ctx = multiprocessing.get_context(ctx)
+    if not isinstance(ctx, multiprocessing.context.BaseContext):
+        raise TypeError(f"multiprocessing_context option should be a valid context object or a string specifying "
+                        f"the start method, but got multiprocessing_context={ctx}")
+    return ctx
+
+
 class DataLoader:
     """Iterate over ``dataset`` in batches.
 
@@ -88,8 +110,26 @@ class DataLoader:
                  collate_fn=None, pin_memory=False, drop_last=False, timeout=0, worker_init_fn=None,
                  multiprocessing_context=None, generator=None, *, prefetch_factor=None, persistent_workers=False,
                  pin_memory_device="", in_order=True):
+        if num_workers < 0:
+            raise ValueError("num_workers option should be non-negative; use num_workers=0 to disable "
+                             "multiprocessing.")
+        if timeout < 0:
+            raise ValueError("timeout option should be non-negative")
+        if num_workers == 0 and prefetch_factor is not None:
+            raise ValueError("prefetch_factor option could only be specified in multiprocessing.let num_workers > 0 "
+                             "to enable multiprocessing, otherwise set prefetch_factor to None.")
+        if num_workers > 0 and prefetch_factor is None:
+            prefetch_factor = 2
+        elif prefetch_factor is not None and prefetch_factor < 0:
+            raise ValueError("prefetch_factor option should be non-negative")
+        if persistent_workers and num_workers == 0:
+            raise ValueError("persistent_workers option needs num_workers > 0")
         self.dataset = dataset
         self.num_workers, self.pin_memory, self.timeout = num_workers, pin_memory, timeout
+        self.pin_memory_device, self.prefetch_factor, self.persistent_workers = \
+            pin_memory_device, prefetch_factor, persistent_workers
+        self.worker_init_fn, self.in_order = worker_init_fn, in_order
+        self.multiprocessing_context = _context(multiprocessing_context, num_workers)
         self.generator = generator
         self._iterable = isinstance(dataset, IterableDataset)
         if self._iterable:
@@ -116,8 +156,26 @@ class DataLoader:
             batch_sampler
         self.collate_fn = collate_fn or (default_collate if (batch_size is not None or batch_sampler is not None)
                                          else default_convert)
+        self._initialized = True
+
+    _FIXED = frozenset(("batch_size", "batch_sampler", "sampler", "drop_last", "dataset", "persistent_workers"))
+
+    def __setattr__(self, attr, value):
+        if attr in self._FIXED and self.__dict__.get("_initialized"):
+            raise ValueError(f"{attr} attribute should not be set after {type(self).__name__} is initialized")
+        object.__setattr__(self, attr, value)
 
     def __iter__(self):
+        # (torch's warnings when an iterator is made: tapegrad has no accelerator, so nothing is pinned)
+        if self.pin_memory and self.pin_memory_device:
+            warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
+                          f"ignore pin_memory_device='{self.pin_memory_device}'.", stacklevel=2)
+        if self.pin_memory:
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
+                          "memory won't be used.", stacklevel=2)
+        return self._batches()
+
+    def _batches(self):
         if self._iterable:
             if self.batch_size is None:
                 for item in self.dataset:
