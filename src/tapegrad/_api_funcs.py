@@ -159,7 +159,7 @@ def alias_copy(input, *, out=None):
 def binomial(count, prob, generator=None):
     """Samples of Binomial(count, prob), elementwise (NumPy's generator; dtype of ``count``)."""
     from ._random import _gen
-    g = _gen(generator)
+    g = _gen(generator)._np()
     c, p = np.broadcast_arrays(count._array, prob._array)
     vals = g.binomial(c.astype(np.int64), np.clip(p, 0, 1)).astype(count._array.dtype)
     return Tensor._make(vals)

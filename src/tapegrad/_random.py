@@ -1,15 +1,58 @@
 """The random number generators: one seeded global ``Generator`` (``manual_seed``) and ``tapegrad.Generator``.
 
-Values are NumPy's (PCG64), not PyTorch's streams: the same seed gives the same numbers in tapegrad, run after
-run, but not the numbers torch would give. A generator's state (``get_state``, ``get_rng_state``) is a uint8
-tensor, as torch's, holding NumPy's bit-generator state.
+Each generator is a 32-bit Mersenne Twister (mt19937, NumPy's ``MT19937`` bit generator) seeded as torch seeds
+its CPU generator (the standard ``init_genrand`` of the seed's low 32 bits), and the draws turn its 32-bit outputs
+into numbers by torch's CPU rules, so that ``manual_seed(s)`` followed by the same random ops gives torch's
+numbers (see docs/design.md, "Randomness", for the rules and the few places where they are ~1 ulp off):
+
+- a 64-bit draw is two 32-bit outputs, the first the high word;
+- a uniform in [0, 1) of a floating dtype with ``d`` mantissa digits is the low ``d`` bits of one draw (64-bit for
+  float64, 32-bit otherwise) times ``2**-d``;
+- a double normal of the element-by-element path is Box-Muller on two such float64 uniforms (one normal cached
+  on the generator for the next call), the fast path of ``normal_`` works on blocks of 16 uniforms.
+
+A generator's state (``get_state``, ``get_rng_state``) is a uint8 tensor of torch's layout (5056 bytes: the seed,
+the twister's position and 624 words, the cached normal), so states move between tapegrad and torch.
 """
 
 from __future__ import annotations
 
+import math
+import struct
+
 import numpy as np
 
 __all__ = ["Generator", "manual_seed", "seed", "initial_seed", "get_rng_state", "set_rng_state", "default_generator"]
+
+_DEFAULT_SEED = 67280421310721    # the seed of a new torch.Generator()
+_N = 624                          # the twister's words
+_STATE_BYTES = 5056               # torch's CPU generator state
+_HEAD = struct.Struct("<QiiQ")    # seed, left, seeded, next
+_TAIL = struct.Struct("<dddi4xf?3x")  # normal_x, normal_y (the cached double normal), normal_rho, its flag,
+#                                        the cached float normal and its flag
+
+
+def _seeded_key(seed):
+    """The twister's 624 words after the standard initialisation with the low 32 bits of ``seed``."""
+    x = seed & 0xFFFFFFFF
+    key = [x]
+    for i in range(1, _N):
+        x = (1812433253 * (x ^ (x >> 30)) + i) & 0xFFFFFFFF
+        key.append(x)
+    return np.array(key, np.uint32)
+
+
+class _DrawCount:
+    """What ``tapegrad.compile``'s capture reads to see whether numbers were drawn between two ops
+    (``generator.np.bit_generator.state["state"]["state"]``): a count of the generator's draws and resets."""
+
+    def __init__(self, gen):
+        self.bit_generator = self
+        self._gen = gen
+
+    @property
+    def state(self):
+        return {"state": {"state": self._gen._version}}
 
 
 class Generator:
@@ -19,8 +62,11 @@ class Generator:
     def __init__(self, device="cpu"):
         from .tensor import device as _device
         self.device = _device(device)          # the CPU only (another device is a clear error)
-        self._seed = 67280421310721   # torch's default initial seed
-        self.np = np.random.Generator(np.random.PCG64(self._seed))
+        self._mt = np.random.MT19937()
+        self._numpy = np.random.Generator(self._mt)   # NumPy's samplers on the same stream (gamma, poisson...)
+        self._version = 0
+        self.np = _DrawCount(self)
+        self.manual_seed(_DEFAULT_SEED)
 
     def manual_seed(self, seed):
         """Seeds are 64-bit, as torch's: any integer in [-2**63, 2**64); a negative one wraps around as torch's
@@ -29,7 +75,9 @@ class Generator:
         if not -2 ** 63 <= seed < 2 ** 64:
             raise ValueError("Overflow when unpacking long long")    # torch's words
         self._seed = seed % 2 ** 64
-        self.np = np.random.Generator(np.random.PCG64(self._seed))
+        self._mt.state = {"bit_generator": "MT19937", "state": {"key": _seeded_key(self._seed), "pos": _N}}
+        self._normal = None          # the second normal of the last Box-Muller pair, not yet used
+        self._version += 1
         return self
 
     def seed(self):
@@ -41,29 +89,62 @@ class Generator:
     def initial_seed(self):
         return self._seed
 
+    # --- the raw stream -------------------------------------------------------------------------------------
+    def _u32(self, n):
+        """``n`` 32-bit draws (uint64 array)."""
+        self._version += 1
+        return self._mt.random_raw(n)
+
+    def _u64(self, n):
+        """``n`` 64-bit draws, each two 32-bit ones (the first the high word), as uint64."""
+        self._version += 1
+        r = self._mt.random_raw(2 * n)
+        return (r[0::2] << np.uint64(32)) | r[1::2]
+
+    def _np(self):
+        """NumPy's Generator over this stream, for the samplers drawn by NumPy's algorithms (gamma, poisson...)."""
+        self._version += 1
+        return self._numpy
+
+    # --- states ---------------------------------------------------------------------------------------------
+    def _snapshot(self):
+        """The whole state, cheap to take and compare (``_restore`` puts it back)."""
+        st = self._mt.state["state"]
+        return self._seed, st["pos"], st["key"], self._normal
+
+    def _restore(self, snap):
+        seed, pos, key, normal = snap
+        self._mt.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self._seed, self._normal = seed, normal
+        self._version += 1
+
+    @staticmethod
+    def _same(a, b):
+        return a[0] == b[0] and a[1] == b[1] and a[3] == b[3] and np.array_equal(a[2], b[2])
+
     def get_state(self):
-        """The state as a uint8 tensor (``set_state`` takes it back; ``tapegrad.save`` writes it)."""
-        import json
+        """The state as a uint8 tensor of torch's layout (``set_state`` takes it back, torch's too)."""
         from .tensor import Tensor
-        state = json.dumps({"seed": self._seed, "bit_generator": self.np.bit_generator.state}).encode()
-        return Tensor._make(np.frombuffer(state, np.uint8).copy())
+        seed, pos, key, normal = self._snapshot()
+        head = _HEAD.pack(seed, _N + 1 - pos, 1, pos if pos < _N else 0)
+        tail = _TAIL.pack(0.0, normal or 0.0, 0.0, normal is not None, 0.0, False)
+        data = head + key.astype("<u8").tobytes() + tail
+        return Tensor._make(np.frombuffer(data, np.uint8).copy())
 
     def set_state(self, new_state):
-        import json
         from .tensor import Tensor
         if not isinstance(new_state, Tensor) or new_state._array.dtype != np.uint8:
             raise TypeError("RNG state must be a tapegrad.ByteTensor")
-        try:
-            state = json.loads(bytes(new_state._array.ravel()).decode())
-            if "bit_generator" not in state:        # (the format before the seed was kept with the state)
-                state = {"seed": self._seed, "bit_generator": state}
-            bit = np.random.PCG64()
-            bit.state = state["bit_generator"]
-        except (ValueError, KeyError, TypeError) as e:
-            raise RuntimeError(f"Expected a state made by Generator.get_state() or get_rng_state(), got "
-                               f"{new_state._array.size} bytes that are not one ({e})") from None
-        self.np = np.random.Generator(bit)
-        self._seed = int(state["seed"])
+        data = bytes(new_state._array.ravel())
+        if len(data) != _STATE_BYTES:
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {_STATE_BYTES} but found the input RNG state "
+                               f"size to be {len(data)}")           # torch's words
+        seed, left, _, _ = _HEAD.unpack_from(data, 0)
+        if not 1 <= left <= _N:
+            raise RuntimeError("Invalid mt19937 state")
+        key = np.frombuffer(data, "<u8", _N, _HEAD.size)
+        _, normal, _, valid, _, _ = _TAIL.unpack_from(data, _HEAD.size + 8 * _N)
+        self._restore((seed, _N + 1 - left, key.astype(np.uint32), normal if valid else None))
         return self
 
     def __repr__(self):
@@ -74,13 +155,13 @@ default_generator = Generator()
 
 
 def _gen(generator):
-    """The NumPy generator behind ``generator=`` (the global one for None), with torch's TypeError for anything
-    that is not a ``tapegrad.Generator``."""
+    """The ``tapegrad.Generator`` behind ``generator=`` (the global one for None), with torch's TypeError for
+    anything else."""
     if generator is None:
-        return default_generator.np
+        return default_generator
     if not isinstance(generator, Generator):
         raise TypeError(f"argument 'generator' must be tapegrad.Generator, not {type(generator).__name__}")
-    return generator.np
+    return generator
 
 
 def manual_seed(seed):
@@ -116,3 +197,186 @@ def get_rng_state():
 
 def set_rng_state(new_state):
     default_generator.set_state(new_state)
+
+
+# --- torch's rules for turning the stream into numbers -------------------------------------------------------
+_DIGITS = {np.dtype(np.float64): 53, np.dtype(np.float32): 24, np.dtype(np.float16): 11}
+
+
+def _digits(dtype):
+    """Mantissa digits of torch's dtype (bfloat16, stored as float32, is passed as the string "bfloat16")."""
+    return 8 if dtype == "bfloat16" else _DIGITS[np.dtype(dtype)]
+
+
+def uniform01(g, n, dtype=np.float64):
+    """``n`` uniforms in [0, 1) as torch's ``uniform_real_distribution`` of ``dtype`` draws them (float64 values,
+    exact in ``dtype``)."""
+    d = _digits(dtype)
+    bits = g._u64(n) if d == 53 else g._u32(n)
+    return (bits & np.uint64((1 << d) - 1)) * (2.0 ** -d)
+
+
+def _split(v):
+    t = v * 134217729.0
+    hi = t - (t - v)
+    return hi, v - hi
+
+
+def fma(a, b, c):
+    """``a * b + c`` rounded once (float64), as the fused multiply-add torch's compiled kernels use."""
+    a, b, c = np.asarray(a, np.float64), np.asarray(b, np.float64), np.asarray(c, np.float64)
+    p = a * b
+    ah, al = _split(a)
+    bh, bl = _split(b)
+    e = ((ah * bh - p) + ah * bl + al * bh) + al * bl          # a*b = p + e exactly
+    s = p + c
+    bb = s - p
+    t = (p - (s - bb)) + (c - bb)                              # p + c = s + t exactly
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = s + (t + e)
+    return np.where(np.isfinite(out), out, p + c)
+
+
+def _round(v, dtype):
+    """Round float64 values to ``dtype`` (bfloat16's values are kept as float32)."""
+    return v.astype(np.float32 if dtype == "bfloat16" else dtype)
+
+
+def _reduced(dtype):
+    """float16 and bfloat16 draw as float32 does and round the results (bfloat16 stays float32 in tapegrad)."""
+    return dtype == "bfloat16" or dtype == np.float16
+
+
+def uniform(g, n, low, high, dtype):
+    """``n`` samples of torch's ``uniform_(low, high)`` in ``dtype``: ``x * (high - low) + low`` with the bounds and
+    their difference in ``dtype``, a result that rounds up to ``high`` becoming ``low``."""
+    if _reduced(dtype):
+        return _round(uniform(g, n, low, high, np.dtype(np.float32)), dtype)
+    x = uniform01(g, n, dtype)
+    if dtype == np.float64:
+        lo, hi = float(low), float(high)
+        out = x if (lo, hi) == (0.0, 1.0) else fma(x, hi - lo, lo)
+    else:
+        t = np.dtype(dtype).type
+        lo, hi = t(low), t(high)
+        out = _round(x * float(hi - lo) + float(lo), dtype)    # (the product is exact in float64)
+        hi = float(hi)
+    return np.where(out == hi, _round(np.float64(lo), dtype), out) if n else out
+
+
+def _log(v):
+    """glibc's ``log`` (NumPy's vectorised float64 log differs from it in the last bit now and then)."""
+    return _LOG(v).astype(np.float64) if v.size else v.astype(np.float64)
+
+
+_LOG = np.frompyfunc(math.log, 1, 1)
+_LOG1P = np.frompyfunc(math.log1p, 1, 1)
+
+
+def normal_pairs(g, n):
+    """``n`` standard normals (float64) of torch's element-by-element path: Box-Muller on two float64 uniforms
+    (u1 the angle, u2 the radius), the cosine first; the sine waits on the generator for the next draw."""
+    out = np.empty(n)
+    i = 0
+    if n and g._normal is not None:
+        out[0], g._normal, i = g._normal, None, 1
+    m = n - i
+    if m:
+        pairs = (m + 1) // 2
+        u = uniform01(g, 2 * pairs).reshape(pairs, 2)
+        r = np.sqrt(-2.0 * _LOG1P(-u[:, 1]).astype(np.float64))
+        theta = 2.0 * math.pi * u[:, 0]
+        both = np.stack([r * np.cos(theta), r * np.sin(theta)], 1).ravel()
+        out[i:] = both[:m]
+        if m % 2:
+            g._normal = float(both[-1])
+    return out
+
+
+def _box_muller16(u, dtype):
+    """torch's ``normal_fill_16`` on rows of 16 uniforms (float64 values exact in ``dtype``): u1 = 1 - u[j] for the
+    radius, u2 = u[j + 8] for the angle; cosines to the first 8, sines to the last 8. float64 is computed as torch
+    does; float32 as its vectorised kernel does, in float32 steps (its log/sin/cos approximations are within a few
+    ulp of the exact values NumPy's give here)."""
+    u = u.reshape(-1, 16)
+    if dtype == np.float64:
+        r = np.sqrt(-2.0 * _log(1.0 - u[:, :8]))
+        theta = 2.0 * math.pi * u[:, 8:]
+    else:
+        t = np.float32
+        lg = np.log((1.0 - u[:, :8]).astype(t))
+        r = np.sqrt(t(-2.0) * lg)
+        theta = (t(2.0 * math.pi) * u[:, 8:].astype(t)).astype(np.float64)
+        r = r.astype(np.float64)
+    return np.concatenate([r * np.cos(theta), r * np.sin(theta)], 1)
+
+
+def normal(g, n, mean, std, dtype, contiguous=True):
+    """``n`` samples of torch's ``normal_(mean, std)`` in ``dtype`` (values rounded to ``dtype``), in the order
+    torch writes them: a contiguous float tensor of 16 elements or more is filled with uniforms and turned into
+    normals 16 at a time (when 16 does not divide n, the last 16 are drawn again and redone); otherwise element by
+    element (``normal_pairs``)."""
+    if _reduced(dtype):        # (torch's float16/bfloat16 differ from this in the last 16 when 16 does not divide n)
+        return _round(normal(g, n, mean, std, np.dtype(np.float32), contiguous), dtype)
+    if n >= 16 and contiguous:
+        u = uniform01(g, n, dtype)
+        out = np.empty(n)
+        m = n - n % 16
+        out[:m] = _box_muller16(u[:m], dtype).ravel()
+        if m < n:
+            out[n - 16:] = _box_muller16(uniform01(g, 16, dtype), dtype).ravel()
+        if dtype == np.float64:
+            return out if (mean, std) == (0.0, 1.0) else fma(out, float(std), float(mean))
+        t = np.dtype(dtype).type
+        out = out.astype(np.float32).astype(np.float64)           # radius * cos(theta) in float32
+        return _round(out * float(t(std)) + float(t(mean)), dtype)
+    out = normal_pairs(g, n)
+    return _round(out if (mean, std) == (0.0, 1.0) else fma(out, float(std), float(mean)), dtype)
+
+
+def integers(g, n, low, high):
+    """``n`` integers in [low, high) as torch's ``random_(from, to)``/``randint``: a 32-bit draw modulo the range
+    (a 64-bit one when the range is 2**32 or more) plus ``low``; int64 values (wrapping as torch's do)."""
+    span = high - low
+    bits = g._u64(n) if span >= 2 ** 32 else g._u32(n)
+    return ((bits % np.uint64(span)) + np.uint64(low % 2 ** 64)).view(np.int64)
+
+
+def full_range(g, n, dtype):
+    """``n`` values of torch's ``random_()`` for ``dtype``: a draw modulo (the dtype's largest value + 1), a
+    floating dtype's largest exact integer (2**digits) counted as its largest value; 64-bit draws for int64 and
+    float64."""
+    dt = np.dtype(np.float32 if dtype == "bfloat16" else dtype)
+    if dt == np.bool_:
+        top = 1
+    elif dt.kind == "f":
+        top = 2 ** _digits(dtype)
+    else:
+        top = int(np.iinfo(dt).max)
+    bits = g._u64(n) if dt in (np.int64, np.uint64, np.float64) else g._u32(n)
+    return bits % np.uint64(top + 1)
+
+
+def randperm(g, n):
+    """torch's ``randperm(n)``: the Fisher-Yates shuffle going forward, position i swapped with i + (a 32-bit draw
+    modulo n - i)."""
+    r = list(range(n))
+    if n > 1:
+        z = (g._u32(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+        for i, k in enumerate(z):
+            r[i], r[i + k] = r[i + k], r[i]
+    return r
+
+
+def in_memory_order(a, vals):
+    """The flat ``vals`` laid out with array ``a``'s shape so that they follow ``a``'s elements in memory (the order
+    torch's kernels write a non-contiguous tensor in: axes by decreasing stride)."""
+    if a.flags.c_contiguous or a.ndim < 2:
+        return vals.reshape(a.shape)
+    order = sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]))
+    return vals.reshape([a.shape[i] for i in order]).transpose(np.argsort(order))
+
+
+def kind(dtype):
+    """The dtype the rules above take for a tapegrad dtype: its NumPy dtype, "bfloat16" for bfloat16."""
+    return "bfloat16" if dtype.name == "bfloat16" else dtype.np

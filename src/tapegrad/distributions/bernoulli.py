@@ -89,7 +89,7 @@ class Bernoulli(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with tapegrad.no_grad():
             p = np.broadcast_to(self.probs.detach()._array, tuple(shape))
-            u = _random._gen(None).random(tuple(shape))
+            u = _random._gen(None)._np().random(tuple(shape))
             return Tensor._make(np.asarray(u < p, p.dtype))
 
     def log_prob(self, value):

@@ -90,7 +90,7 @@ class Binomial(Distribution):
         with tapegrad.no_grad():
             n = np.broadcast_to(self.total_count.detach()._array, shape).astype(np.int64)
             p = np.broadcast_to(self.probs.detach()._array, shape)
-            return Tensor._make(np.asarray(_random._gen(None).binomial(n, p), p.dtype))
+            return Tensor._make(np.asarray(_random._gen(None)._np().binomial(n, p), p.dtype))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -20,7 +20,7 @@ def _draw_categories(probs, n):
     rows, k = probs.shape
     cdf = np.cumsum(probs, axis=-1)
     cdf /= cdf[:, -1:]
-    u = _random._gen(None).random((rows, n))
+    u = _random._gen(None)._np().random((rows, n))
     idx = np.empty((rows, n), np.int64)
     for r in range(rows):
         idx[r] = np.searchsorted(cdf[r], u[r], side="right")

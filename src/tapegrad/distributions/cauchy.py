@@ -57,7 +57,7 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        eps = Tensor._make(np.asarray(_random._gen(None).standard_cauchy(shape), self.loc.dtype.np))
+        eps = Tensor._make(np.asarray(_random._gen(None)._np().standard_cauchy(shape), self.loc.dtype.np))
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

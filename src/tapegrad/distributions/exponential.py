@@ -60,7 +60,7 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        e = Tensor._make(np.asarray(_random._gen(None).standard_exponential(shape), self.rate.dtype.np))
+        e = Tensor._make(np.asarray(_random._gen(None)._np().standard_exponential(shape), self.rate.dtype.np))
         return e / self.rate
 
     def log_prob(self, value):

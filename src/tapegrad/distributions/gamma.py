@@ -71,7 +71,7 @@ class _StandardGamma(Primitive):
 
     @staticmethod
     def forward(ctx, alpha):
-        x = _random._gen(None).standard_gamma(alpha.astype(np.float64))
+        x = _random._gen(None)._np().standard_gamma(alpha.astype(np.float64))
         x = np.asarray(x).astype(alpha.dtype)
         ctx.alpha, ctx.x = alpha, x
         return x

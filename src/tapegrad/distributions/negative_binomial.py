@@ -81,7 +81,7 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape=Size()):
         with tapegrad.no_grad():
             rate = self._gamma.sample(sample_shape)
-            return Tensor._make(np.asarray(_random._gen(None).poisson(rate._array), rate.dtype.np))
+            return Tensor._make(np.asarray(_random._gen(None)._np().poisson(rate._array), rate.dtype.np))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -79,7 +79,7 @@ class VonMises(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         with tapegrad.no_grad():
             x = _rejection_sample(self.loc.detach()._array, self.concentration.detach()._array, shape,
-                                  _random._gen(None))
+                                  _random._gen(None)._np())
             return Tensor._make(np.asarray(x, self.loc.dtype.np))
 
     def expand(self, batch_shape, _instance=None):

@@ -641,18 +641,15 @@ def _physical_out(out, out_dims, name):
 
 
 def _rng_snapshot():
-    """The global generator as randomness="error" compares it (a random op draws from it): its NumPy generator, seed
-    and bit-generator state (a small dict: cheaper than ``get_rng_state``'s serialized tensor)."""
-    g = _random.default_generator
-    return g.np, g._seed, g.np.bit_generator.state
+    """The global generator as randomness="error" compares it (a random op draws from it): its state as
+    ``Generator._snapshot`` takes it (cheaper than ``get_rng_state``'s serialized tensor)."""
+    return _random.default_generator._snapshot()
 
 
 def _rng_moved(snap):
     """Whether the global generator drew since ``snap``; if it did, it is put back as it was."""
     g = _random.default_generator
-    gen, seed, state = snap
-    if g._seed == seed and g.np.bit_generator.state == state:
+    if g._same(g._snapshot(), snap):
         return False
-    gen.bit_generator.state = state
-    g.np, g._seed = gen, seed
+    g._restore(snap)
     return True

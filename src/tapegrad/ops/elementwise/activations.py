@@ -471,7 +471,7 @@ class Rrelu(Primitive):
         _float_only("rrelu_with_noise_cpu", x)
         if training:
             from ..._random import _gen
-            noise = _gen(None).uniform(lower, upper, size=x.shape).astype(x.dtype)
+            noise = _gen(None)._np().uniform(lower, upper, size=x.shape).astype(x.dtype)
         else:
             noise = np.asarray((lower + upper) / 2, x.dtype)
         ctx.factor = np.where(x > 0, np.ones((), x.dtype), noise)
