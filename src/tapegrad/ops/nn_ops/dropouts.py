@@ -24,9 +24,9 @@ def _check_p(p):
 
 
 class _Noise(Primitive):
-    """Dropout's noise: Bernoulli(1 - p) from the global generator (torch's numbers), one value per element or per (N, C) feature
-    map, scaled by 1 / (1 - p), or for alpha dropout the pair (scale, shift). An op of its own (no tensor inputs,
-    so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
+    """Dropout's noise: Bernoulli(1 - p) from the global generator (torch's numbers), one value per element or per
+    (N, C) feature map, scaled by 1 / (1 - p), or for alpha dropout the pair (scale, shift). An op of its own (no
+    tensor inputs, so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
 
     @staticmethod
     def forward(ctx, shape, p, dtype, alpha):
