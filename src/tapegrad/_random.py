@@ -265,8 +265,14 @@ def uniform(g, n, low, high, dtype):
 
 
 def _log(v):
-    """glibc's ``log`` (NumPy's vectorised float64 log differs from it in the last bit now and then)."""
-    return _LOG(v).astype(np.float64) if v.size else v.astype(np.float64)
+    """glibc's ``log`` of positive values, -inf at 0 (NumPy's vectorised float64 log differs from it in the last
+    bit now and then)."""
+    v = np.asarray(v, np.float64)
+    if not v.size:
+        return v
+    pos = v > 0
+    out = _LOG(np.where(pos, v, 1.0)).astype(np.float64)
+    return out if pos.all() else np.where(pos, out, -np.inf)
 
 
 _LOG = np.frompyfunc(math.log, 1, 1)
@@ -332,6 +338,38 @@ def normal(g, n, mean, std, dtype, contiguous=True):
         return _round(out * float(t(std)) + float(t(mean)), dtype)
     out = normal_pairs(g, n)
     return _round(out if (mean, std) == (0.0, 1.0) else fma(out, float(std), float(mean)), dtype)
+
+
+_TAN = np.frompyfunc(math.tan, 1, 1)
+_EXP = np.frompyfunc(math.exp, 1, 1)
+
+
+def _libm(f, v):
+    return f(v).astype(np.float64) if v.size else v
+
+
+def exponential(g, n, lambd):
+    """torch's ``exponential_(lambd)``: ``-1/lambd * log1p(-u)``, u a float64 uniform (float64 values)."""
+    return -1.0 / lambd * _libm(_LOG1P, -uniform01(g, n))
+
+
+def cauchy(g, n, median, sigma):
+    """torch's ``cauchy_``: ``median + sigma * tan(pi * (u - 0.5))``, u a float64 uniform."""
+    return fma(sigma, _libm(_TAN, math.pi * (uniform01(g, n) - 0.5)), median)
+
+
+def log_normal(g, n, mean, std):
+    """torch's ``log_normal_``: ``exp`` of element-by-element normals (``normal_pairs``) times std plus mean."""
+    x = fma(normal_pairs(g, n), std, mean)
+    big = x > 709.0               # (math.exp raises where the result overflows)
+    out = _libm(_EXP, np.where(big, 0.0, x))
+    return np.where(big, np.exp(x), out) if big.any() else out
+
+
+def geometric(g, n, p):
+    """torch's ``geometric_(p)``: ``ceil(log(u) / log1p(-p))``, u a float64 uniform."""
+    with np.errstate(divide="ignore"):
+        return np.ceil(_log(uniform01(g, n)) / math.log1p(-p))
 
 
 def integers(g, n, low, high):

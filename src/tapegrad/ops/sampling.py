@@ -206,16 +206,17 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     totals = rows.sum(1)
     if rows.size == 0 or not (totals > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
-    g = _gen(generator)._np()
-    if replacement:        # inverse CDF: the first category whose cumulative weight passes a uniform draw
+    g = _gen(generator)
+    if replacement:        # inverse CDF: the first category whose cumulative weight reaches a float64 uniform
         cdf = np.cumsum(rows, axis=1) / totals[:, None]
-        u = g.random((rows.shape[0], num_samples))
-        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        u = R.uniform01(g, rows.shape[0] * num_samples).reshape(rows.shape[0], num_samples)
+        idx = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cdf, u)])
         idx = np.minimum(idx, n - 1)
-    else:                  # the k smallest of E / w (E exponential): weight-proportional order, zeros last
-        with np.errstate(divide="ignore"):
-            keys = g.exponential(size=rows.shape) / rows
-        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    else:                  # torch's: the k largest of w / E, E exponential(1) in the input's dtype
+        e = R.exponential(g, a.size, 1.0).astype(a.dtype).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = a.reshape(rows.shape) / e
+        idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     res = Tensor._make(idx.reshape(a.shape[:-1] + (num_samples,)).astype(np.int64))
     return _out(res, out)
 
@@ -233,10 +234,10 @@ def _continuous(x, kernel):
 
 
 def _draw(x, generator, f):
-    """``f(numpy_generator, shape)`` computed in float64 and cast to x's dtype (NumPy's algorithms, on the
-    generator's stream)."""
-    with np.errstate(over="ignore"):
-        return f(_gen(generator)._np(), x._array.shape).astype(x._array.dtype)
+    """``f(generator, n)``'s float64 values, one per element of x in its memory order, cast to x's dtype."""
+    a = x._array
+    with np.errstate(over="ignore", invalid="ignore"):
+        return R.in_memory_order(a, f(_gen(generator), a.size)).astype(a.dtype)
 
 
 def _uniforms(g, a, dtype):
@@ -301,7 +302,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _real_only(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.exponential(1.0 / lambd, s)), "ExponentialBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.exponential(g, n, float(lambd))), "ExponentialBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -309,7 +310,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _real_only(self, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    return _fill(self, _draw(self, generator, lambda g, s: median + sigma * g.standard_cauchy(s)), "CauchyBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.cauchy(g, n, float(median), float(sigma))),
+                 "CauchyBackward0")
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -317,7 +319,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _continuous(self, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.lognormal(mean, std, s)), "LogNormalBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.log_normal(g, n, float(mean), float(std))),
+                 "LogNormalBackward0")
 
 
 def geometric_(self, p, *, generator=None):
@@ -326,7 +329,7 @@ def geometric_(self, p, *, generator=None):
         raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.geometric(p, s)), "GeometricBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.geometric(g, n, float(p))), "GeometricBackward0")
 
 
 def _random_range(x):
