@@ -250,8 +250,10 @@ def _reduced(dtype):
 def uniform(g, n, low, high, dtype):
     """``n`` samples of torch's ``uniform_(low, high)`` in ``dtype``: ``x * (high - low) + low`` with the bounds and
     their difference in ``dtype``, a result that rounds up to ``high`` becoming ``low``."""
-    if _reduced(dtype):
-        return _round(uniform(g, n, low, high, np.dtype(np.float32)), dtype)
+    if _reduced(dtype):       # float32's numbers, rounded; one that rounds to the upper bound becomes the lower
+        out = _round(uniform(g, n, low, high, np.dtype(np.float32)), dtype)
+        hi = _round(np.float64(high), dtype)
+        return np.where(out == hi, _round(np.float64(low), dtype), out) if n else out
     x = uniform01(g, n, dtype)
     if dtype == np.float64:
         lo, hi = float(low), float(high)

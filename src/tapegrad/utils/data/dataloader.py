@@ -118,6 +118,13 @@ class DataLoader:
                                          else default_convert)
 
     def __iter__(self):
+        """The batches; like torch's, each iterator first draws a 64-bit base seed (for workers) from the loader's
+        generator, so that the draws after it (a shuffle's) are torch's."""
+        from ... import _random
+        _random.full_range(_random._gen(self.generator), 1, np.int64)
+        return self._batches()
+
+    def _batches(self):
         if self._iterable:
             if self.batch_size is None:
                 for item in self.dataset:
