@@ -91,15 +91,15 @@ class Generator:
 
     # --- the raw stream -------------------------------------------------------------------------------------
     def _u32(self, n):
-        """``n`` 32-bit draws (uint64 array)."""
+        """``n`` 32-bit draws (uint32; NumPy's full-range integers are the raw outputs)."""
         self._version += 1
-        return self._mt.random_raw(n)
+        return self._numpy.integers(0, 2 ** 32, size=n, dtype=np.uint32)
 
     def _u64(self, n):
-        """``n`` 64-bit draws, each two 32-bit ones (the first the high word), as uint64."""
+        """``n`` 64-bit draws, each two 32-bit ones, the first the high word (NumPy's full-range uint64 integers
+        of MT19937 are made so)."""
         self._version += 1
-        r = self._mt.random_raw(2 * n)
-        return (r[0::2] << np.uint64(32)) | r[1::2]
+        return self._numpy.integers(0, 2 ** 64, size=n, dtype=np.uint64)
 
     def _np(self):
         """NumPy's Generator over this stream, for the samplers drawn by NumPy's algorithms (gamma, poisson...)."""
@@ -212,8 +212,9 @@ def uniform01(g, n, dtype=np.float64):
     """``n`` uniforms in [0, 1) as torch's ``uniform_real_distribution`` of ``dtype`` draws them (float64 values,
     exact in ``dtype``)."""
     d = _digits(dtype)
-    bits = g._u64(n) if d == 53 else g._u32(n)
-    return (bits & np.uint64((1 << d) - 1)) * (2.0 ** -d)
+    if d == 53:
+        return (g._u64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * (2.0 ** -53)
+    return (g._u32(n) & np.uint32((1 << d) - 1)).astype(np.float32) * np.float32(2.0 ** -d)   # (exact)
 
 
 def _split(v):
@@ -255,13 +256,15 @@ def uniform(g, n, low, high, dtype):
         hi = _round(np.float64(high), dtype)
         return np.where(out == hi, _round(np.float64(low), dtype), out) if n else out
     x = uniform01(g, n, dtype)
+    if (low, high) == (0.0, 1.0) or (low, high) == (0, 1):
+        return x.astype(dtype, copy=False)
     if dtype == np.float64:
         lo, hi = float(low), float(high)
         out = x if (lo, hi) == (0.0, 1.0) else fma(x, hi - lo, lo)
     else:
         t = np.dtype(dtype).type
         lo, hi = t(low), t(high)
-        out = _round(x * float(hi - lo) + float(lo), dtype)    # (the product is exact in float64)
+        out = _round(x.astype(np.float64) * float(hi - lo) + float(lo), dtype)    # (the product exact in float64)
         hi = float(hi)
     return np.where(out == hi, _round(np.float64(lo), dtype), out) if n else out
 
@@ -302,20 +305,18 @@ def normal_pairs(g, n):
 
 
 def _box_muller16(u, dtype):
-    """torch's ``normal_fill_16`` on rows of 16 uniforms (float64 values exact in ``dtype``): u1 = 1 - u[j] for the
-    radius, u2 = u[j + 8] for the angle; cosines to the first 8, sines to the last 8. float64 is computed as torch
-    does; float32 as its vectorised kernel does, in float32 steps (its log/sin/cos approximations are within a few
-    ulp of the exact values NumPy's give here)."""
+    """torch's ``normal_fill_16`` on rows of 16 uniforms of ``dtype``: u1 = 1 - u[j] for the radius, u2 = u[j + 8]
+    for the angle; cosines to the first 8, sines to the last 8. float64 is computed as torch does (glibc's log, sin
+    and cos); float32 as its vectorised kernel does, in float32 steps (NumPy's float32 log/sin/cos for that
+    kernel's approximations: most results are the same, the others within a few ulp)."""
     u = u.reshape(-1, 16)
     if dtype == np.float64:
         r = np.sqrt(-2.0 * _log(1.0 - u[:, :8]))
         theta = 2.0 * math.pi * u[:, 8:]
     else:
         t = np.float32
-        lg = np.log((1.0 - u[:, :8]).astype(t))
-        r = np.sqrt(t(-2.0) * lg)
-        theta = (t(2.0 * math.pi) * u[:, 8:].astype(t)).astype(np.float64)
-        r = r.astype(np.float64)
+        r = np.sqrt(t(-2.0) * np.log(t(1.0) - u[:, :8]))
+        theta = t(2.0 * math.pi) * u[:, 8:]
     return np.concatenate([r * np.cos(theta), r * np.sin(theta)], 1)
 
 
@@ -327,17 +328,19 @@ def normal(g, n, mean, std, dtype, contiguous=True):
     if _reduced(dtype):        # (torch's float16/bfloat16 differ from this in the last 16 when 16 does not divide n)
         return _round(normal(g, n, mean, std, np.dtype(np.float32), contiguous), dtype)
     if n >= 16 and contiguous:
+        dtype = np.dtype(dtype)
         u = uniform01(g, n, dtype)
-        out = np.empty(n)
+        out = np.empty(n, dtype)
         m = n - n % 16
         out[:m] = _box_muller16(u[:m], dtype).ravel()
         if m < n:
             out[n - 16:] = _box_muller16(uniform01(g, 16, dtype), dtype).ravel()
+        if (mean, std) == (0.0, 1.0):
+            return out
         if dtype == np.float64:
-            return out if (mean, std) == (0.0, 1.0) else fma(out, float(std), float(mean))
-        t = np.dtype(dtype).type
-        out = out.astype(np.float32).astype(np.float64)           # radius * cos(theta) in float32
-        return _round(out * float(t(std)) + float(t(mean)), dtype)
+            return fma(out, float(std), float(mean))
+        t = dtype.type                                     # (a float32 fused multiply-add: exact product)
+        return (out.astype(np.float64) * float(t(std)) + float(t(mean))).astype(dtype)
     out = normal_pairs(g, n)
     return _round(out if (mean, std) == (0.0, 1.0) else fma(out, float(std), float(mean)), dtype)
 
@@ -378,7 +381,7 @@ def integers(g, n, low, high):
     """``n`` integers in [low, high) as torch's ``random_(from, to)``/``randint``: a 32-bit draw modulo the range
     (a 64-bit one when the range is 2**32 or more) plus ``low``; int64 values (wrapping as torch's do)."""
     span = high - low
-    bits = g._u64(n) if span >= 2 ** 32 else g._u32(n)
+    bits = g._u64(n) if span >= 2 ** 32 else g._u32(n).astype(np.uint64)
     return ((bits % np.uint64(span)) + np.uint64(low % 2 ** 64)).view(np.int64)
 
 
@@ -393,7 +396,7 @@ def full_range(g, n, dtype):
         top = 2 ** _digits(dtype)
     else:
         top = int(np.iinfo(dt).max)
-    bits = g._u64(n) if dt in (np.int64, np.uint64, np.float64) else g._u32(n)
+    bits = g._u64(n) if dt in (np.int64, np.uint64, np.float64) else g._u32(n).astype(np.uint64)
     return bits % np.uint64(top + 1)
 
 
