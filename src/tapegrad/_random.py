@@ -269,14 +269,27 @@ def uniform(g, n, low, high, dtype):
     return np.where(out == hi, _round(np.float64(lo), dtype), out) if n else out
 
 
+_EXTENDED = np.finfo(np.longdouble).nmant >= 63      # an x87 80-bit (or wider) long double
+
+
 def _log(v):
     """glibc's ``log`` of positive values, -inf at 0 (NumPy's vectorised float64 log differs from it in the last
-    bit now and then)."""
+    bit now and then). glibc's log is within 0.52 ulp, so it is the correctly rounded value unless that value lies
+    within 0.02 ulp of halfway between two doubles: the log in long double (64-bit mantissa) gives the correctly
+    rounded value and says where that is not sure; only those few are passed to glibc one by one."""
     v = np.asarray(v, np.float64)
     if not v.size:
         return v
     pos = v > 0
-    out = _LOG(np.where(pos, v, 1.0)).astype(np.float64)
+    w = np.where(pos, v, 1.0)
+    if _EXTENDED:
+        wide = np.log(w.astype(np.longdouble))
+        out = wide.astype(np.float64)
+        frac = np.abs((wide - out).astype(np.float64) / np.spacing(np.abs(out)))    # (the difference is exact)
+        unsure = np.nonzero(np.abs(frac - 0.5) < 0.03)
+        out[unsure] = _LOG(w[unsure]).astype(np.float64)
+    else:
+        out = _LOG(w).astype(np.float64)
     return out if pos.all() else np.where(pos, out, -np.inf)
 
 
