@@ -309,3 +309,16 @@ def test_seeded_training_loop_prints_torchs_losses(torch):
         return [np.array(out)]
     expected, got = run(torch, losses, seed=42)
     assert list(got[0]) == list(expected[0])
+
+
+def test_lowrank_factorisations_draw_torchs_random_matrix(torch):
+    """svd_lowrank/pca_lowrank of a full-rank matrix (the result depends on the random matrix) are torch's."""
+    a = np.random.RandomState(0).randn(30, 20)
+
+    def factors(T):
+        out = []
+        for x in (T.tensor(a), T.tensor(a.T), T.tensor(a, dtype=T.float32)):
+            U, S, V = T.svd_lowrank(x, q=4)
+            out += [S, U @ T.diag(S) @ V.mT]
+        return out + [T.pca_lowrank(T.tensor(a), q=3)[1]]
+    same(torch, factors, atol=1e-5)
