@@ -166,7 +166,8 @@ def test_randint_and_random_(torch, seed):
         return [T.randint(3, 1000, (20,)), T.randint(0, 2 ** 40, (9,)), T.randint(-5, 5, (3, 4), dtype=T.int32),
                 T.randint(10, (0,)), T.randint(2 ** 32, (4,)), T.randint(-2 ** 63, 2 ** 63 - 1, (3,)),
                 T.empty(9, dtype=T.int32).random_(-5, 100), T.empty(9).random_(10),
-                T.empty(7, 3, dtype=T.int64).t().random_(0, 50)]
+                T.empty(7, 3, dtype=T.int64).t().random_(0, 50), T.empty(4, dtype=T.int64).random_(-3, None),
+                T.empty(4, dtype=T.int8).random_(5, None), T.empty(4).random_(5, None)]
     same(torch, draws, seed)
 
 
@@ -189,6 +190,7 @@ def test_bernoulli(torch, seed):
                 T.empty(20, dtype=T.int64).bernoulli_(0.5), T.empty(20, dtype=T.bool).bernoulli_(0.5),
                 T.bernoulli(T.rand(40)), T.bernoulli(T.rand(40, dtype=T.float64)),
                 T.empty(30).bernoulli_(T.rand(30)), T.empty(30, dtype=T.float64).bernoulli_(T.rand(30)),
+                T.empty(30).bernoulli_(T.rand(30, dtype=T.float64)),
                 T.bernoulli(T.ones(5), 0.25), T.empty(6, 4).t().bernoulli_(0.5)]
     same(torch, draws, seed)
 
@@ -322,3 +324,14 @@ def test_lowrank_factorisations_draw_torchs_random_matrix(torch):
             out += [S, U @ T.diag(S) @ V.mT]
         return out + [T.pca_lowrank(T.tensor(a), q=3)[1]]
     same(torch, factors, atol=1e-5)
+
+
+def test_vmap_randomness_draws_torchs_numbers(torch):
+    """randomness="different" draws one batch-shaped sample, "same" one sample for all: torch's numbers."""
+    def draws(T):
+        vmap = T.func.vmap
+        return [vmap(lambda x: x + T.rand(3), randomness="different")(T.ones(4, 3)),
+                vmap(lambda x: x * T.randn(20), randomness="same")(T.ones(2, 20)),
+                vmap(lambda x: T.nn.functional.dropout(x, 0.5), randomness="different")(T.ones(3, 5)),
+                vmap(lambda x: x + T.randn(3, dtype=T.float64), randomness="different")(T.ones(4, 3))]
+    same(torch, draws, ulp=NORMAL_ULPS)
