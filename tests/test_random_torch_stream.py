@@ -1,6 +1,7 @@
 """tapegrad's random numbers are torch's: after ``manual_seed(s)`` (or ``Generator().manual_seed(s)``) the same
-random ops give the same values as torch 2.13's CPU build — bitwise, except float32 normals of the 16-at-a-time
-path (numel >= 16, contiguous), which torch computes with a vectorised log/sin/cos: within a few ulp there.
+random ops give the same values as torch 2.13's CPU build, bitwise (float32 normals of the 16-at-a-time path
+too: tapegrad reproduces the vectorised log/sin/cos torch computes them with). Only values that other code
+computes from the draws (LAPACK's QR, a float32 log) are compared with a tolerance.
 
 Each case runs the same function with ``T`` = torch and ``T`` = tapegrad from the same seed and compares all the
 tensors it returns."""
@@ -12,7 +13,6 @@ import tapegrad
 
 SEEDS = (0, 1, 2 ** 40 + 3)
 SIZES = (0, 1, 15, 16, 17, 33, 1000)
-NORMAL_ULPS = 4        # float32 normals of torch's vectorised path
 
 
 def _arrays(out):
@@ -36,26 +36,14 @@ def run(torch, fn, seed=0):
     return expected, got
 
 
-def ulps(a, b):
-    """The largest distance between a and b in units of the last place of their (real) dtype."""
-    if a.size == 0:
-        return 0
-    if a.dtype.kind == "c":
-        return max(ulps(a.real.copy(), b.real.copy()), ulps(a.imag.copy(), b.imag.copy()))
-    big = np.maximum(np.abs(a), np.abs(b)).astype(a.dtype)
-    return float((np.abs(a.astype(np.float64) - b.astype(np.float64)) / np.spacing(big)).max())
-
-
-def same(torch, fn, seed=0, ulp=0, atol=None):
-    """Bitwise, within ``ulp`` units in the last place, or (``atol``: results computed from the draws by other
-    libraries' rounding, LAPACK's QR, a softmax) within ``atol`` plus 1e-5 relative."""
+def same(torch, fn, seed=0, atol=None):
+    """Bitwise, or (``atol``: values computed from the draws by other code, LAPACK's QR, a float32 log) within
+    ``atol`` plus 1e-5 relative."""
     expected, got = run(torch, fn, seed)
     for e, g in zip(expected, got):
         assert e.shape == g.shape and e.dtype == g.dtype, (e.shape, g.shape, e.dtype, g.dtype)
         if atol is not None:
             np.testing.assert_allclose(g, e, rtol=1e-5, atol=atol)
-        elif ulp:
-            assert ulps(e, g) <= ulp, ulps(e, g)
         else:
             np.testing.assert_array_equal(g, e)
 
@@ -96,7 +84,7 @@ def test_generator_objects_are_independent_streams(torch):
         return [T.rand(4, generator=g), T.randn(20), T.randn(3, generator=g, dtype=T.float64), T.rand(3),
                 T.randint(0, 7, (5,), generator=h), T.randperm(9, generator=g), T.randn(2, generator=g),
                 T.empty(30).normal_(generator=h), T.empty(6).uniform_(-1, 2, generator=g)]
-    same(torch, draws, ulp=NORMAL_ULPS)
+    same(torch, draws)
     assert tapegrad.Generator().initial_seed() == torch.Generator().initial_seed()
 
 
@@ -117,14 +105,15 @@ def test_uniform_(torch, dtype, bounds):
 
 # --- normal ----------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seed", SEEDS)
-def test_randn_float64_bitwise(torch, seed):
+def test_randn_float64(torch, seed):
     same(torch, lambda T: [T.randn(n, dtype=T.float64) for n in SIZES] + [T.randn(4, 8, dtype=T.float64)], seed)
 
 
 @pytest.mark.parametrize("seed", SEEDS)
 def test_randn_float32(torch, seed):
-    same(torch, lambda T: [T.randn(n) for n in (0, 1, 7, 15)], seed)                     # element path: bitwise
-    same(torch, lambda T: [T.randn(n) for n in SIZES] + [T.randn(5, 7)], seed, ulp=NORMAL_ULPS)
+    """Both paths: element by element (fewer than 16) and torch's vectorised kernel (16 or more, 100003 for many
+    blocks and a redone tail)."""
+    same(torch, lambda T: [T.randn(n) for n in SIZES + (100003,)] + [T.randn(5, 7)], seed)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
@@ -136,7 +125,7 @@ def test_normal_mean_std_and_views(torch, dtype):
         return [T.empty(40, dtype=d).normal_(0.3, 0.02), T.empty(7, dtype=d).normal_(-2.0, 3.0),
                 T.empty(6, 5, dtype=d).t().normal_(), T.empty(6, 5, dtype=d)[:, :3].normal_(1.0, 2.0),
                 T.empty(4, 9, dtype=d).t().uniform_(-2, 2), T.randn(5, dtype=d)]
-    same(torch, draws, ulp=NORMAL_ULPS if dtype == "float32" else 0)
+    same(torch, draws)
 
 
 def test_normal_with_tensors(torch):
@@ -144,7 +133,7 @@ def test_normal_with_tensors(torch):
         return [T.normal(T.arange(20.0), T.ones(20) * 0.3), T.normal(T.arange(5.0, dtype=T.float64), 2.0),
                 T.normal(1.5, T.full((30,), 0.5, dtype=T.float64)), T.normal(0.0, 1.0, size=(3, 2)),
                 T.normal(T.zeros(4, 5, dtype=T.float64), T.ones(5, dtype=T.float64))]
-    same(torch, draws, ulp=NORMAL_ULPS)
+    same(torch, draws)
 
 
 def test_interleaved_draws_share_the_cached_normal(torch):
@@ -267,16 +256,15 @@ def test_data_order(torch):
                                   "orthogonal_", "trunc_normal_", "uniform_", "normal_", "sparse_"])
 def test_init_functions(torch, seed, name):
     extra = {"sparse_": (0.3,)}.get(name, ())
-    exact = name in ("xavier_uniform_", "kaiming_uniform_", "uniform_")
     same(torch, lambda T: [getattr(T.nn.init, name)(T.empty(20, 30), *extra),
                            getattr(T.nn.init, name)(T.empty(3, 5, dtype=T.float64), *extra)], seed,
-         ulp=0 if exact else NORMAL_ULPS, atol=1e-6 if name == "orthogonal_" else None)   # (QR: LAPACK's rounding)
+         atol=1e-6 if name == "orthogonal_" else None)   # (QR: LAPACK's rounding)
 
 
 @pytest.mark.parametrize("args", [(0.0, 1.0, -2.0, 2.0), (0.5, 0.2, 0.0, 0.1), (0.0, 1.0, 1.0, 3.0)])
 def test_trunc_normal_both_samplers(torch, args):
     """Rejection by whole normal redraws (wide intervals) or uniform candidates (narrow ones), as torch."""
-    same(torch, lambda T: [T.nn.init.trunc_normal_(T.empty(n), *args) for n in (6, 40, 1000)], ulp=NORMAL_ULPS)
+    same(torch, lambda T: [T.nn.init.trunc_normal_(T.empty(n), *args) for n in (6, 40, 1000)])
 
 
 MODULES = [("Linear", (7, 5)), ("Linear", (3, 4, False)), ("Conv1d", (2, 3, 5)), ("Conv2d", (3, 4, 3)),
@@ -289,10 +277,9 @@ MODULES = [("Linear", (7, 5)), ("Linear", (3, 4, False)), ("Conv1d", (2, 3, 5)),
 @pytest.mark.parametrize("seed", SEEDS)
 @pytest.mark.parametrize("name, args", MODULES)
 def test_module_default_init(torch, seed, name, args):
-    """Built after the same manual_seed, a module's parameters are torch's (normal-initialised ones, such as
-    Embedding's, within a few ulp)."""
+    """Built after the same manual_seed, a module's parameters are torch's."""
     same(torch, lambda T: [p for _, p in sorted(getattr(T.nn, name)(*args).state_dict().items())], seed,
-         ulp=NORMAL_ULPS)
+         )
 
 
 def test_seeded_training_loop_prints_torchs_losses(torch):
@@ -334,4 +321,4 @@ def test_vmap_randomness_draws_torchs_numbers(torch):
                 vmap(lambda x: x * T.randn(20), randomness="same")(T.ones(2, 20)),
                 vmap(lambda x: T.nn.functional.dropout(x, 0.5), randomness="different")(T.ones(3, 5)),
                 vmap(lambda x: x + T.randn(3, dtype=T.float64), randomness="different")(T.ones(4, 3))]
-    same(torch, draws, ulp=NORMAL_ULPS)
+    same(torch, draws)

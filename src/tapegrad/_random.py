@@ -3,13 +3,14 @@
 Each generator is a 32-bit Mersenne Twister (mt19937, NumPy's ``MT19937`` bit generator) seeded as torch seeds
 its CPU generator (the standard ``init_genrand`` of the seed's low 32 bits), and the draws turn its 32-bit outputs
 into numbers by torch's CPU rules, so that ``manual_seed(s)`` followed by the same random ops gives torch's
-numbers (see docs/design.md, "Randomness", for the rules and the few places where they are ~1 ulp off):
+numbers, bitwise (docs/design.md, "Randomness", lists the rules and the few samplers that are not torch's):
 
 - a 64-bit draw is two 32-bit outputs, the first the high word;
 - a uniform in [0, 1) of a floating dtype with ``d`` mantissa digits is the low ``d`` bits of one draw (64-bit for
   float64, 32-bit otherwise) times ``2**-d``;
 - a double normal of the element-by-element path is Box-Muller on two such float64 uniforms (one normal cached
-  on the generator for the next call), the fast path of ``normal_`` works on blocks of 16 uniforms.
+  on the generator for the next call), the fast path of ``normal_`` works on blocks of 16 uniforms (float32 with
+  torch's vectorised single-precision log, sin and cos).
 
 A generator's state (``get_state``, ``get_rng_state``) is a uint8 tensor of torch's layout (5056 bytes: the seed,
 the twister's position and 624 words, the cached normal), so states move between tapegrad and torch.
@@ -317,20 +318,75 @@ def normal_pairs(g, n):
     return out
 
 
+# torch's float32 kernel takes its log, sin and cos from the Cephes-style single-precision approximations it
+# vectorises (a polynomial in the mantissa for log; a reduction to [-pi/4, pi/4] by multiples of pi/4 in three
+# parts and two polynomials for sin and cos); its compiler fuses each multiply with the add that follows it where
+# the multiply's result is used only there. Reproduced step by step in float32 (``_fma32``), they give its values.
+_F = np.float32
+_LOG_POLY = (7.0376836292e-2, -1.1514610310e-1, 1.1676998740e-1, -1.2420140846e-1, 1.4249322787e-1,
+             -1.6668057665e-1, 2.0000714765e-1, -2.4999993993e-1, 3.3333331174e-1)
+_COS_POLY = (2.443315711809948e-5, -1.388731625493765e-3, 4.166664568298827e-2)
+_SIN_POLY = (-1.9515295891e-4, 8.3321608736e-3, -1.6666654611e-1)
+_PI4_PARTS = (-0.78515625, -2.4187564849853515625e-4, -3.77489497744594108e-8)    # -pi/4 in three parts
+
+
+def _fma32(a, b, c):
+    """``a * b + c`` of float32 values rounded once (the product is exact in float64)."""
+    r = np.multiply(a, b, dtype=np.float64)
+    r += c
+    return r.astype(_F)
+
+
+def _logf(x):
+    """Natural log of positive float32 values, as torch's vectorised kernel computes it."""
+    bits = np.maximum(x, _F(1.17549435e-38)).view(np.uint32)
+    e = ((bits >> 23).astype(np.int32) - 126).astype(_F)
+    m = ((bits & np.uint32(0x807FFFFF)) | np.uint32(0x3F000000)).view(_F)      # the mantissa in [0.5, 1)
+    small = m < _F(0.707106781186547524)
+    e = e - small.astype(_F)
+    m = (m - _F(1)) + np.where(small, m, _F(0))                                # in [sqrt(1/2) - 1, sqrt(2) - 1)
+    z = m * m
+    y = np.full_like(m, _F(_LOG_POLY[0]))
+    for c in _LOG_POLY[1:]:
+        y = _fma32(y, m, _F(c))
+    y = _fma32(y * m, z, e * _F(-2.12194440e-4))
+    y = _fma32(z, _F(-0.5), y)
+    return _fma32(e, _F(0.693359375), m + y)
+
+
+def _sincosf(x):
+    """(sin, cos) of float32 values, as torch's vectorised kernel computes them."""
+    sign_sin = x.view(np.uint32) & np.uint32(0x80000000)
+    x = np.abs(x)
+    j = (x * _F(1.27323954473516)).astype(np.int32)                             # the octant, made even
+    j = (j + 1) & ~1
+    y = j.astype(_F)
+    for part in _PI4_PARTS:
+        x = _fma32(y, _F(part), x)
+    sign_sin = sign_sin ^ ((j & 4).astype(np.uint32) << np.uint32(29))
+    sign_cos = ((~(j - 2)) & 4).astype(np.uint32) << np.uint32(29)
+    z = x * x
+    c = _fma32(_fma32(_F(_COS_POLY[0]), z, _F(_COS_POLY[1])), z, _F(_COS_POLY[2]))
+    c = _fma32(c * z, z, -(z * _F(0.5))) + _F(1)
+    s = _fma32(_fma32(_F(_SIN_POLY[0]), z, _F(_SIN_POLY[1])), z, _F(_SIN_POLY[2]))
+    s = _fma32(s * z, x, x)
+    first = (j & 2) == 0                                                        # the polynomials swap roles
+    sin, cos = np.where(first, s, c), np.where(first, c, s)
+    return (sin.view(np.uint32) ^ sign_sin).view(_F), (cos.view(np.uint32) ^ sign_cos).view(_F)
+
+
 def _box_muller16(u, dtype):
     """torch's ``normal_fill_16`` on rows of 16 uniforms of ``dtype``: u1 = 1 - u[j] for the radius, u2 = u[j + 8]
     for the angle; cosines to the first 8, sines to the last 8. float64 is computed as torch does (glibc's log, sin
-    and cos); float32 as its vectorised kernel does, in float32 steps (NumPy's float32 log/sin/cos for that
-    kernel's approximations: most results are the same, the others within a few ulp)."""
+    and cos); float32 as its vectorised kernel does (``_logf``, ``_sincosf``, in float32 steps)."""
     u = u.reshape(-1, 16)
     if dtype == np.float64:
         r = np.sqrt(-2.0 * _log(1.0 - u[:, :8]))
         theta = 2.0 * math.pi * u[:, 8:]
-    else:
-        t = np.float32
-        r = np.sqrt(t(-2.0) * np.log(t(1.0) - u[:, :8]))
-        theta = t(2.0 * math.pi) * u[:, 8:]
-    return np.concatenate([r * np.cos(theta), r * np.sin(theta)], 1)
+        return np.concatenate([r * np.cos(theta), r * np.sin(theta)], 1)
+    r = np.sqrt(_F(-2.0) * _logf(_F(1.0) - u[:, :8]))
+    sin, cos = _sincosf(_F(2.0 * math.pi) * u[:, 8:])
+    return np.concatenate([r * cos, r * sin], 1)
 
 
 def normal(g, n, mean, std, dtype, contiguous=True):
