@@ -322,3 +322,17 @@ def test_vmap_randomness_draws_torchs_numbers(torch):
                 vmap(lambda x: T.nn.functional.dropout(x, 0.5), randomness="different")(T.ones(3, 5)),
                 vmap(lambda x: x + T.randn(3, dtype=T.float64), randomness="different")(T.ones(4, 3))]
     same(torch, draws)
+
+
+def test_vmap_randomness_error_leaves_the_state(torch):
+    """randomness="error" (the default) refuses a draw and leaves the generator as it was, as torch's."""
+    def states(T):
+        T.manual_seed(2)
+        T.randn(3, dtype=T.float64)                   # (a cached normal is part of the state)
+        before = T.get_rng_state()
+        with pytest.raises(RuntimeError):
+            T.func.vmap(lambda x: x + T.rand(3))(T.ones(4, 3))
+        with pytest.raises(RuntimeError):
+            T.func.vmap(lambda x: T.func.vmap(lambda y: y * T.randn(()))(x))(T.ones(2, 3))
+        return [before, T.get_rng_state(), T.randn(5, dtype=T.float64)]
+    same(torch, states)

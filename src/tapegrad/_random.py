@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import math
 import struct
+import weakref
 
 import numpy as np
 
@@ -56,6 +57,13 @@ class _DrawCount:
         return {"state": {"state": self._gen._version}}
 
 
+class _Mark:
+    __slots__ = ("version", "state", "__weakref__")
+
+    def __init__(self, version):
+        self.version, self.state = version, None
+
+
 class Generator:
     """A random number generator: ``g = tapegrad.Generator().manual_seed(0)``; pass it as ``generator=g`` to any
     random op (creation, in-place fills, ``multinomial``, samplers, ``random_split``)."""
@@ -66,6 +74,7 @@ class Generator:
         self._mt = np.random.MT19937()
         self._numpy = np.random.Generator(self._mt)   # NumPy's samplers on the same stream (gamma, poisson...)
         self._version = 0
+        self._marks = weakref.WeakSet()        # lazy snapshots waiting for the state to change (``_mark``)
         self.np = _DrawCount(self)
         self.manual_seed(_DEFAULT_SEED)
 
@@ -75,6 +84,8 @@ class Generator:
         seed = int(seed)
         if not -2 ** 63 <= seed < 2 ** 64:
             raise ValueError("Overflow when unpacking long long")    # torch's words
+        if self._marks:
+            self._changing()
         self._seed = seed % 2 ** 64
         self._mt.state = {"bit_generator": "MT19937", "state": {"key": _seeded_key(self._seed), "pos": _N}}
         self._normal = None          # the second normal of the last Box-Muller pair, not yet used
@@ -93,17 +104,31 @@ class Generator:
     # --- the raw stream -------------------------------------------------------------------------------------
     def _u32(self, n):
         """``n`` 32-bit draws (uint32; NumPy's full-range integers are the raw outputs)."""
+        if self._marks:
+            self._changing()
         self._version += 1
         return self._numpy.integers(0, 2 ** 32, size=n, dtype=np.uint32)
 
     def _u64(self, n):
         """``n`` 64-bit draws, each two 32-bit ones, the first the high word (NumPy's full-range uint64 integers
         of MT19937 are made so)."""
+        if self._marks:
+            self._changing()
         self._version += 1
         return self._numpy.integers(0, 2 ** 64, size=n, dtype=np.uint64)
 
+    def _take_normal(self):
+        """The cached normal, used (a change of state, as a draw)."""
+        if self._marks:
+            self._changing()
+        self._version += 1
+        normal, self._normal = self._normal, None
+        return normal
+
     def _np(self):
         """NumPy's Generator over this stream, for the samplers drawn by NumPy's algorithms (gamma, poisson...)."""
+        if self._marks:
+            self._changing()
         self._version += 1
         return self._numpy
 
@@ -114,10 +139,33 @@ class Generator:
         return self._seed, st["pos"], st["key"], self._normal
 
     def _restore(self, snap):
+        if self._marks:
+            self._changing()
         seed, pos, key, normal = snap
         self._mt.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
         self._seed, self._normal = seed, normal
         self._version += 1
+
+    def _mark(self):
+        """A snapshot taken lazily (for vmap's randomness="error", which costs nothing when nothing is drawn): the
+        state is copied into it only when the generator is about to change. ``_moved(mark)`` tells."""
+        mark = _Mark(self._version)
+        self._marks.add(mark)
+        return mark
+
+    def _changing(self):
+        snap = self._snapshot()
+        for mark in list(self._marks):
+            mark.state = snap
+        self._marks.clear()
+
+    def _moved(self, mark):
+        """Whether the generator changed since ``_mark()``; if it did, it is put back as it was."""
+        self._marks.discard(mark)
+        if mark.version == self._version:
+            return False
+        self._restore(mark.state)
+        return True
 
     @staticmethod
     def _same(a, b):
@@ -304,7 +352,7 @@ def normal_pairs(g, n):
     out = np.empty(n)
     i = 0
     if n and g._normal is not None:
-        out[0], g._normal, i = g._normal, None, 1
+        out[0], i = g._take_normal(), 1
     m = n - i
     if m:
         pairs = (m + 1) // 2

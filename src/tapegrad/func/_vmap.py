@@ -641,15 +641,11 @@ def _physical_out(out, out_dims, name):
 
 
 def _rng_snapshot():
-    """The global generator as randomness="error" compares it (a random op draws from it): its state as
-    ``Generator._snapshot`` takes it (cheaper than ``get_rng_state``'s serialized tensor)."""
-    return _random.default_generator._snapshot()
+    """The global generator as randomness="error" compares it (a random op draws from it): a lazy snapshot
+    (``Generator._mark``), whose state is copied only if the generator changes."""
+    return _random.default_generator._mark()
 
 
 def _rng_moved(snap):
     """Whether the global generator drew since ``snap``; if it did, it is put back as it was."""
-    g = _random.default_generator
-    if g._same(g._snapshot(), snap):
-        return False
-    g._restore(snap)
-    return True
+    return _random.default_generator._moved(snap)
