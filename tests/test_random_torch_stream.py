@@ -237,6 +237,19 @@ def test_distribution_samples(torch, name, args):
     same(torch, lambda T: getattr(T.distributions, name)(*[T.tensor(a) for a in args]).sample((5,)))
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("name, args", [
+    ("Gamma", ([3.0, 0.5, 0.01], [1.0, 2.0, 1.0])), ("Chi2", ([3.0, 0.5],)), ("StudentT", ([3.0, 5.0],)),
+    ("FisherSnedecor", ([3.0, 5.0], [2.0, 7.0])), ("Dirichlet", ([[0.5, 2.0, 3.0]],)),
+    ("Beta", ([0.5, 2.0], [3.0, 0.7]))])
+def test_gamma_based_samples(torch, dtype, name, args):
+    """torch's gamma sampler (Marsaglia-Tsang, alpha < 1 boosted), element by element; Dirichlet and Beta
+    normalise float64 gammas in float64 in torch, in the dtype in tapegrad (a float32 ulp apart)."""
+    normalised = name in ("Dirichlet", "Beta") and dtype == "float32"
+    same(torch, lambda T: getattr(T.distributions, name)(*[T.tensor(a, dtype=getattr(T, dtype)) for a in args])
+         .sample((40,)), atol=1e-7 if normalised else None)
+
+
 def test_data_order(torch):
     """DataLoader's shuffle (RandomSampler seeded from the global generator), SubsetRandomSampler, random_split."""
     def orders(T):

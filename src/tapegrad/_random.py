@@ -494,6 +494,86 @@ def geometric(g, n, p):
         return np.ceil(_log(uniform01(g, n)) / math.log1p(-p))
 
 
+class _Serial:
+    """Draws one after another, for samplers that take a varying number per element (gamma): float64 uniforms and
+    the element path's normals (with the generator's cached one), from raw words read in blocks; ``close()``
+    leaves the generator just after the words used."""
+
+    def __init__(self, g):
+        if g._marks:
+            g._changing()
+        g._version += 1
+        self.g, self.start, self.words, self.pos, self.used = g, g._mt.state, [], 0, 0
+
+    def _pair(self):
+        if self.pos + 2 > len(self.words):
+            self.words = self.words[self.pos:] + self.g._mt.random_raw(4096).tolist()
+            self.pos = 0
+        hi, lo = self.words[self.pos], self.words[self.pos + 1]
+        self.pos += 2
+        self.used += 2
+        return hi, lo
+
+    def uniform(self):
+        hi, lo = self._pair()
+        return (((hi << 32) | lo) & ((1 << 53) - 1)) * (2.0 ** -53)
+
+    def normal(self):
+        g = self.g
+        if g._normal is not None:
+            out, g._normal = g._normal, None
+            return out
+        u1 = self.uniform()
+        r = math.sqrt(-2.0 * math.log1p(-self.uniform()))
+        theta = 2.0 * math.pi * u1
+        g._normal = r * math.sin(theta)
+        return r * math.cos(theta)
+
+    def close(self):
+        self.g._mt.state = self.start
+        if self.used:
+            self.g._mt.random_raw(self.used)
+
+
+_THIRD32 = float(np.float32(1) / np.float32(3))     # torch's float constants, in its double arithmetic
+_SQUEEZE32 = float(np.float32(0.0331))
+
+
+def gamma(g, alphas, single=False):
+    """torch's Gamma(alpha, 1) sampler, element by element (float64 results): Marsaglia and Tsang's method, alpha
+    < 1 boosted by one with the factor (1 - u)**(1 / alpha); uniforms and normals as torch draws them.
+    ``single``: alpha is float32, and so is torch's arithmetic on it before the double-precision loop."""
+    s = _Serial(g)
+    f = np.float32
+    out = []
+    try:
+        for alpha in np.asarray(alphas, np.float64).ravel().tolist():
+            scale = 1.0
+            if alpha < 1.0:
+                if alpha == 0.0:
+                    out.append(0.0)
+                    continue
+                power = float(f(1) / f(alpha)) if single else 1.0 / alpha
+                alpha = float(f(alpha) + f(1)) if single else alpha + 1.0
+                scale *= (1.0 - s.uniform()) ** power
+            d = float(f(alpha) - f(_THIRD32)) if single else alpha - _THIRD32
+            c = 1.0 / math.sqrt(9.0 * d)
+            while True:
+                x = s.normal()
+                y = 1.0 + c * x
+                if y <= 0:
+                    continue
+                v = y * y * y
+                u = 1.0 - s.uniform()
+                xx = x * x
+                if u < 1.0 - _SQUEEZE32 * xx * xx or math.log(u) < 0.5 * xx + d * (1.0 - v + math.log(v)):
+                    out.append(scale * d * v)
+                    break
+    finally:
+        s.close()
+    return np.array(out, np.float64)
+
+
 def integers(g, n, low, high):
     """``n`` integers in [low, high) as torch's ``random_(from, to)``/``randint``: a 32-bit draw modulo the range
     (a 64-bit one when the range is 2**32 or more) plus ``low``; int64 values (wrapping as torch's do)."""
