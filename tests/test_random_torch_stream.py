@@ -251,7 +251,8 @@ def test_gamma_based_samples(torch, dtype, name, args):
 
 
 def test_data_order(torch):
-    """DataLoader's shuffle (RandomSampler seeded from the global generator), SubsetRandomSampler, random_split."""
+    """DataLoader's shuffle (RandomSampler seeded from the global generator), SubsetRandomSampler, random_split,
+    WeightedRandomSampler."""
     def orders(T):
         data = T.utils.data
         g = T.Generator().manual_seed(3)
@@ -259,7 +260,9 @@ def test_data_order(torch):
                 np.array(list(data.RandomSampler(range(20), replacement=True, num_samples=40))),
                 np.array(list(data.RandomSampler(range(7), num_samples=17))),
                 np.array(list(data.SubsetRandomSampler([5, 6, 7, 8, 9], generator=g))),
-                np.array(data.random_split(range(12), [0.5, 0.5], generator=g)[0].indices)]
+                np.array(data.random_split(range(12), [0.5, 0.5], generator=g)[0].indices),
+                np.array(list(data.WeightedRandomSampler([0.1, 0.5, 2.0, 0.0, 1.0], 10))),
+                np.array(list(data.WeightedRandomSampler([0.1, 0.5, 2.0, 0.0, 1.0], 3, replacement=False)))]
     same(torch, orders)
 
 

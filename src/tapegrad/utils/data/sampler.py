@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...tensor import Tensor
+
 from ..._random import _gen
 
 
@@ -86,9 +88,9 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
 
     def __iter__(self):
-        p = self.weights / self.weights.sum()
-        idx = _gen(self.generator)._np().choice(len(p), self.num_samples, replace=self.replacement, p=p)
-        return iter(idx.tolist())
+        from ...ops.sampling import multinomial          # torch's: multinomial of the float64 weights
+        w = Tensor._make(self.weights)
+        return iter(multinomial(w, self.num_samples, self.replacement, generator=self.generator).tolist())
 
     def __len__(self):
         return self.num_samples
