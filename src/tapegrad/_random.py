@@ -574,6 +574,47 @@ def gamma(g, alphas, single=False):
     return np.array(out, np.float64)
 
 
+def poisson(g, rates):
+    """torch's Poisson sampler, element by element (float64 results): for a rate of 10 or more Hoermann's
+    transformed rejection (PTRS), below it the count of uniforms whose running product stays above exp(-rate)."""
+    s = _Serial(g)
+    out = []
+    try:
+        for lam in np.asarray(rates, np.float64).ravel().tolist():
+            if lam >= 10:
+                slam, loglam = math.sqrt(lam), math.log(lam)
+                b = 0.931 + 2.53 * slam
+                a = -0.059 + 0.02483 * b
+                log_inv_alpha = math.log(1.1239 + 1.1328 / (b - 3.4))
+                vr = 0.9277 - 3.6224 / (b - 2)
+                while True:
+                    u = s.uniform() - 0.5
+                    v = s.uniform()
+                    us = 0.5 - abs(u)
+                    k = math.floor((2 * a / us + b) * u + lam + 0.43)
+                    if us >= 0.07 and v <= vr:
+                        break
+                    if k < 0 or (us < 0.013 and v > us):
+                        continue
+                    accept = -lam + k * loglam - math.lgamma(k + 1.0)
+                    if math.log(v) + log_inv_alpha - math.log(a / (us * us) + b) <= accept:
+                        break
+                out.append(k)
+            elif lam == 0:
+                out.append(0)
+            else:
+                limit, k, prod = math.exp(-lam), 0, 1.0
+                while True:
+                    prod *= s.uniform()
+                    if prod <= limit:
+                        break
+                    k += 1
+                out.append(k)
+    finally:
+        s.close()
+    return np.array(out, np.float64)
+
+
 def integers(g, n, low, high):
     """``n`` integers in [low, high) as torch's ``random_(from, to)``/``randint``: a 32-bit draw modulo the range
     (a 64-bit one when the range is 2**32 or more) plus ``low``; int64 values (wrapping as torch's do)."""

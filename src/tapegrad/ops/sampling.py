@@ -3,7 +3,7 @@
 ``normal_``, ``bernoulli_``, ``exponential_``, ``random_``, ``cauchy_``, ``log_normal_``, ``geometric_``.
 
 Every one takes ``generator=`` (a ``tapegrad.Generator``; the global one by default). The numbers are torch's for
-the same seed (``_random``'s rules; ``poisson`` draws by NumPy's algorithm from the same stream), and so are the
+the same seed (``_random``'s rules), and so are the
 dtypes, shapes, argument checks and error texts. Autograd as in torch: a
 sample made from tensors that require grad (``normal(mean, std)``, ``bernoulli(p)``, a fill of a non-leaf)
 has a node of torch's name whose gradient is zero; a fill of a leaf that requires grad is torch's in-place error.
@@ -175,7 +175,7 @@ def poisson(input, generator=None):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
     if a.size and not (a >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    sample = _gen(generator)._np().poisson(a.astype(np.float64)).astype(a.dtype)
+    sample = R.poisson(_gen(generator), a).reshape(a.shape).astype(a.dtype)
     return _result(sample, "PoissonBackward0", input)
 
 
