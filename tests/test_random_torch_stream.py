@@ -207,9 +207,14 @@ def test_continuous_fills(torch, dtype):
     same(torch, draws)
 
 
-def test_poisson_then_more_draws(torch):
-    rates = np.random.RandomState(3).rand(200) * 30
-    same(torch, lambda T: [T.poisson(T.tensor(rates)), T.poisson(T.tensor(rates, dtype=T.float32)), T.rand(5)])
+def test_poisson_and_binomial_then_more_draws(torch):
+    """Element-by-element samplers leave the generator just after the words they used."""
+    rs = np.random.RandomState(3)
+    rates, counts, probs = rs.rand(200) * 30, np.floor(rs.rand(300) * 300), rs.rand(300)
+    probs[:3] = (0.0, 1.0, 0.5)
+    same(torch, lambda T: [T.poisson(T.tensor(rates)), T.poisson(T.tensor(rates, dtype=T.float32)), T.rand(5),
+                           T.binomial(T.tensor(counts), T.tensor(probs)), T.randn(3, dtype=T.float64),
+                           T.binomial(T.tensor(counts, dtype=T.float32), T.tensor(probs, dtype=T.float32))])
 
 
 def test_multinomial(torch):
@@ -247,10 +252,11 @@ def test_distribution_samples(torch, name, args):
     ("Gamma", ([3.0, 0.5, 0.01], [1.0, 2.0, 1.0])), ("Chi2", ([3.0, 0.5],)), ("StudentT", ([3.0, 5.0],)),
     ("FisherSnedecor", ([3.0, 5.0], [2.0, 7.0])), ("Dirichlet", ([[0.5, 2.0, 3.0]],)),
     ("Poisson", ([0.0, 0.5, 9.9, 10.0, 250.0],)), ("NegativeBinomial", ([3.0, 20.0], [0.3, 0.6])),
+    ("Binomial", ([10.0, 50.0, 3.0], [0.3, 0.9, 0.05])),
     ("Beta", ([0.5, 2.0], [3.0, 0.7]))])
-def test_gamma_and_poisson_samples(torch, dtype, name, args):
-    """torch's gamma sampler (Marsaglia-Tsang, alpha < 1 boosted) and Poisson sampler (PTRS from a rate of 10,
-    a product of uniforms below), element by element; Dirichlet and Beta
+def test_gamma_poisson_binomial_samples(torch, dtype, name, args):
+    """torch's gamma sampler (Marsaglia-Tsang, alpha < 1 boosted), Poisson sampler (PTRS from a rate of 10, a
+    product of uniforms below) and binomial sampler (BTRS or geometric inversion), element by element; Dirichlet and Beta
     normalise float64 gammas in float64 in torch, in the dtype in tapegrad (a float32 ulp apart)."""
     normalised = name in ("Dirichlet", "Beta") and dtype == "float32"
     same(torch, lambda T: getattr(T.distributions, name)(*[T.tensor(a, dtype=getattr(T, dtype)) for a in args])

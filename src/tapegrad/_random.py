@@ -615,6 +615,83 @@ def poisson(g, rates):
     return np.array(out, np.float64)
 
 
+_STIRLING_TAIL = (0.08106146679532726, 0.04134069595540929, 0.02767792568499834, 0.02079067210376509,
+                  0.01664469118982119, 0.01387612882307075, 0.01189670994589177, 0.01041126526197209,
+                  0.009255462182712733, 0.008330563433362871)
+
+
+def _stirling_tail(k):
+    """log(k!) minus its Stirling approximation (a table below 10, the series above)."""
+    if k <= 9:
+        return _STIRLING_TAIL[int(k)]
+    kp1sq = (k + 1) * (k + 1)
+    return (1.0 / 12 - (1.0 / 360 - 1.0 / 1260 / kp1sq) / kp1sq) / (k + 1)
+
+
+def _binomial_inversion(s, count, prob):
+    """Successes counted as geometric waiting times (ceil(log u / log1p(-p))) that fit in ``count`` trials."""
+    total, k, log_q = 0.0, 0, math.log1p(-prob)
+    while True:
+        u = s.uniform()
+        total += math.ceil(math.log(u) / log_q) if u > 0 else math.inf
+        if total > count:
+            return k
+        k += 1
+
+
+def _btrs(s, count, prob, t):
+    """Hoermann's BTRS rejection sampler as torch writes it (its bound test takes the log of V's scaled value)."""
+    stddev = math.sqrt(float(t(t(count * prob) * t(1 - prob))))
+    b = 1.15 + 2.53 * stddev
+    a = -0.0873 + 0.0248 * b + 0.01 * prob
+    c = count * prob + 0.5
+    v_r = 0.92 - 4.2 / b
+    r = prob / (1 - prob)
+    alpha = (2.83 + 5.1 / b) * stddev
+    m = math.floor((count + 1) * prob)
+    while True:
+        u = s.uniform() - 0.5
+        v = s.uniform()
+        us = 0.5 - abs(u)
+        k = math.floor((2 * a / us + b) * u + c)
+        if k < 0 or k > count:
+            continue
+        if us >= 0.07 and v <= v_r:
+            return k
+        v = math.log(v * alpha / (a / (us * us) + b))
+        bound = ((m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+                 + (count + 1) * math.log((count - m + 1) / (count - k + 1))
+                 + (k + 0.5) * math.log(r * (count - k + 1) / (k + 1))
+                 + _stirling_tail(m) + _stirling_tail(count - m) - _stirling_tail(k) - _stirling_tail(count - k))
+        if v <= bound:
+            return k
+
+
+def binomial(g, counts, probs, dtype):
+    """torch's binomial sampler, element by element (float64 results): with the smaller of p and 1 - p, BTRS when
+    count times it is 10 or more, else geometric inversion; the tests on count and p in ``dtype``, as torch's."""
+    t = np.dtype(dtype).type
+    s = _Serial(g)
+    out = []
+    try:
+        for count, prob in zip(np.asarray(counts, np.float64).ravel().tolist(),
+                               np.asarray(probs, np.float64).ravel().tolist()):
+            if count <= 0 or prob <= 0:
+                out.append(0.0)
+            elif prob >= 1:
+                out.append(count)
+            elif prob <= 0.5:
+                out.append(_btrs(s, count, prob, t) if t(count * prob) >= 10 else _binomial_inversion(s, count, prob))
+            elif prob > 0.5:
+                q = float(t(1.0 - prob))
+                out.append(count - (_btrs(s, count, q, t) if t(count * q) >= 10 else _binomial_inversion(s, count, q)))
+            else:
+                out.append(math.nan)
+    finally:
+        s.close()
+    return np.array(out, np.float64)
+
+
 def integers(g, n, low, high):
     """``n`` integers in [low, high) as torch's ``random_(from, to)``/``randint``: a 32-bit draw modulo the range
     (a 64-bit one when the range is 2**32 or more) plus ``low``; int64 values (wrapping as torch's do)."""
