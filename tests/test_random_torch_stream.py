@@ -253,6 +253,7 @@ def test_distribution_samples(torch, name, args):
     ("FisherSnedecor", ([3.0, 5.0], [2.0, 7.0])), ("Dirichlet", ([[0.5, 2.0, 3.0]],)),
     ("Poisson", ([0.0, 0.5, 9.9, 10.0, 250.0],)), ("NegativeBinomial", ([3.0, 20.0], [0.3, 0.6])),
     ("Binomial", ([10.0, 50.0, 3.0], [0.3, 0.9, 0.05])),
+    ("VonMises", ([0.5, -1.0, 2.0, 0.0], [0.3, 4.0, 50.0, 1e-6])),
     ("Beta", ([0.5, 2.0], [3.0, 0.7]))])
 def test_gamma_poisson_binomial_samples(torch, dtype, name, args):
     """torch's gamma sampler (Marsaglia-Tsang, alpha < 1 boosted), Poisson sampler (PTRS from a rate of 10, a

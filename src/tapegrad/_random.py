@@ -72,7 +72,7 @@ class Generator:
         from .tensor import device as _device
         self.device = _device(device)          # the CPU only (another device is a clear error)
         self._mt = np.random.MT19937()
-        self._numpy = np.random.Generator(self._mt)   # NumPy's samplers on the same stream (gamma, poisson...)
+        self._numpy = np.random.Generator(self._mt)   # (its full-range integers are the raw words)
         self._version = 0
         self._marks = weakref.WeakSet()        # lazy snapshots waiting for the state to change (``_mark``)
         self.np = _DrawCount(self)
@@ -124,13 +124,6 @@ class Generator:
         self._version += 1
         normal, self._normal = self._normal, None
         return normal
-
-    def _np(self):
-        """NumPy's Generator over this stream, for the samplers drawn by NumPy's algorithms (gamma, poisson...)."""
-        if self._marks:
-            self._changing()
-        self._version += 1
-        return self._numpy
 
     # --- states ---------------------------------------------------------------------------------------------
     def _snapshot(self):
