@@ -157,11 +157,10 @@ def alias_copy(input, *, out=None):
 
 @transform_visible()
 def binomial(count, prob, generator=None):
-    """Samples of Binomial(count, prob), elementwise (NumPy's generator; dtype of ``count``)."""
-    from ._random import _gen
-    g = _gen(generator)
+    """Samples of Binomial(count, prob), elementwise, torch's draws (dtype of ``count``)."""
+    from . import _random
     c, p = np.broadcast_arrays(count._array, prob._array)
-    vals = g.binomial(c.astype(np.int64), np.clip(p, 0, 1)).astype(count._array.dtype)
+    vals = _random.binomial(_random._gen(generator), c, p, c.dtype).reshape(c.shape).astype(c.dtype)
     return Tensor._make(vals)
 
 

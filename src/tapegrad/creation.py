@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -415,21 +416,22 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
     return _made(arr, requires_grad, out, "eye")
 
 
-# --- random tensors (the numbers come from NumPy's generator: see _random.py) -------------------------------
+# --- random tensors (torch's numbers for the same seed: see _random.py) ---------------------------------------
 def _float_dt(dtype, kernel="check_uniform_bounds"):
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     if not (d.is_floating_point or d.is_complex):
         raise NotImplementedError(f"\"{kernel}\" not implemented for '{d._legacy}'")
-    return d.np
+    return d
 
 
-def _complex_draw(draw, shape, d, scale=1.0):
-    """A complex sample: real and imaginary parts drawn one after the other (as torch, each part scaled)."""
-    real = np.float64 if d == np.complex128 else np.float32
-    out = np.empty(shape, d)
-    out.real = draw(shape, real) * scale
-    out.imag = draw(shape, real) * scale
-    return out
+def _random_values(draw, shape, d):
+    """An array of ``shape`` and dtype ``d`` from ``draw(n, kind)`` (n values of the rule's dtype); a complex dtype
+    draws its real and imaginary parts interleaved, as torch fills the complex tensor's real view."""
+    n = math.prod(shape)
+    if d.is_complex:
+        real = np.float64 if d.np == np.complex128 else np.float32
+        return draw(2 * n, real).astype(real).view(d.np).reshape(shape)
+    return draw(n, _random.kind(d)).astype(d.np, copy=False).reshape(shape)
 
 
 def _sizes(size, kw, op):
@@ -445,10 +447,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     d = _float_dt(_out_dtype(dtype, out))
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
-    if d.kind == "c":
-        arr = _complex_draw(lambda s, t: g.random(s, dtype=t), shape, d)
-    else:
-        arr = g.random(shape, dtype=d) if d in (np.float32, np.float64) else g.random(shape).astype(d)
+    arr = _random_values(lambda n, k: _random.uniform(g, n, 0.0, 1.0, k), shape, d)
     return _made(arr, requires_grad, out, "rand") if wrap is None else wrap(Tensor._make(arr))
 
 
@@ -461,11 +460,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
-    if d.kind == "c":
-        arr = _complex_draw(lambda s, t: g.standard_normal(s, dtype=t), shape, d, 0.5 ** 0.5)
-    else:
-        arr = g.standard_normal(shape, dtype=d) if d in (np.float32, np.float64) else \
-            g.standard_normal(shape).astype(d)
+    std = math.sqrt(0.5) if d.is_complex else 1.0
+    arr = _random_values(lambda n, k: _random.normal(g, n, 0.0, std, k), shape, d)
     return _made(arr, requires_grad, out, "randn") if wrap is None else wrap(Tensor._make(arr))
 
 
@@ -491,7 +487,8 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     low, high = int(low or 0), int(high)
     _int_range(low, high)
     d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
-    arr = _gen(generator).integers(low, high, size=_size((size,)), dtype=np.int64)
+    shape = _size((size,))
+    arr = _random.integers(_gen(generator), math.prod(shape), low, high).reshape(shape)
     return _made(arr.astype(d.np), requires_grad, out, "randint")
 
 
@@ -501,7 +498,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     _check_device(device, layout)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
-    arr = _gen(generator).permutation(int(n)).astype(_dt(_out_dtype(dtype, out), _dtype.int64))
+    arr = np.array(_random.randperm(_gen(generator), int(n)), _dt(_out_dtype(dtype, out), _dtype.int64))
     return _made(arr, requires_grad, out, "randperm")
 
 

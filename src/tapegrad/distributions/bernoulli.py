@@ -89,7 +89,8 @@ class Bernoulli(ExponentialFamily):
         shape = self._extended_shape(sample_shape)
         with tapegrad.no_grad():
             p = np.broadcast_to(self.probs.detach()._array, tuple(shape))
-            u = _random._gen(None).random(tuple(shape))
+            g = _random.default_generator      # torch.bernoulli's uniforms: 53-bit for float64 probs, else 24
+            u = _random.uniform01(g, p.size, np.float64 if p.dtype == np.float64 else np.float32).reshape(p.shape)
             return Tensor._make(np.asarray(u < p, p.dtype))
 
     def log_prob(self, value):

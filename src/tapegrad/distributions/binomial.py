@@ -88,9 +88,10 @@ class Binomial(Distribution):
     def sample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
         with tapegrad.no_grad():
-            n = np.broadcast_to(self.total_count.detach()._array, shape).astype(np.int64)
-            p = np.broadcast_to(self.probs.detach()._array, shape)
-            return Tensor._make(np.asarray(_random._gen(None).binomial(n, p), p.dtype))
+            n = np.broadcast_to(self.total_count.detach()._array, shape)
+            p = np.broadcast_to(self.probs.detach()._array, shape)            # torch.binomial's draws
+            vals = _random.binomial(_random.default_generator, n, p, p.dtype).reshape(shape)
+            return Tensor._make(vals.astype(p.dtype))
 
     def log_prob(self, value):
         if self._validate_args:

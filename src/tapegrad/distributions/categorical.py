@@ -16,14 +16,15 @@ __all__ = ["Categorical"]
 
 
 def _draw_categories(probs, n):
-    """``n`` category indices per row of the (rows, K) array ``probs`` (inverse CDF of uniform draws)."""
+    """``n`` category indices per row of the (rows, K) array ``probs``, as torch's ``multinomial`` with replacement
+    draws them: row by row, the first category whose cumulative probability reaches a float64 uniform."""
     rows, k = probs.shape
-    cdf = np.cumsum(probs, axis=-1)
+    cdf = np.cumsum(probs, axis=-1, dtype=np.float64)
     cdf /= cdf[:, -1:]
-    u = _random._gen(None).random((rows, n))
+    u = _random.uniform01(_random.default_generator, rows * n).reshape(rows, n)
     idx = np.empty((rows, n), np.int64)
     for r in range(rows):
-        idx[r] = np.searchsorted(cdf[r], u[r], side="right")
+        idx[r] = np.searchsorted(cdf[r], u[r], side="left")
     return np.minimum(idx, k - 1)
 
 

@@ -57,7 +57,9 @@ class Cauchy(Distribution):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        eps = Tensor._make(np.asarray(_random._gen(None).standard_cauchy(shape), self.loc.dtype.np))
+        n = int(np.prod(shape))
+        eps = _random.cauchy(_random.default_generator, n, 0.0, 1.0).astype(self.loc.dtype.np)
+        eps = Tensor._make(eps.reshape(shape))
         return self.loc + eps * self.scale
 
     def log_prob(self, value):

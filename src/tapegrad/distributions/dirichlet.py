@@ -43,7 +43,7 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = self._extended_shape(sample_shape)
-        g = _standard_gamma(self.concentration.expand(shape))
+        g = _standard_gamma(self.concentration.expand(shape), double=True)   # (torch draws them in float64)
         tiny = tapegrad.finfo(g.dtype).tiny
         g._array[...] = g._array.clip(min=tiny)
         return g / g.sum(-1, keepdim=True)

@@ -60,7 +60,9 @@ class Exponential(ExponentialFamily):
 
     def rsample(self, sample_shape=Size()):
         shape = tuple(self._extended_shape(sample_shape))
-        e = Tensor._make(np.asarray(_random._gen(None).standard_exponential(shape), self.rate.dtype.np))
+        n = int(np.prod(shape))
+        e = _random.exponential(_random.default_generator, n, 1.0).astype(self.rate.dtype.np)
+        e = Tensor._make(e.reshape(shape))
         return e / self.rate
 
     def log_prob(self, value):

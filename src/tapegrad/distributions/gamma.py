@@ -70,9 +70,13 @@ class _StandardGamma(Primitive):
     node_name = "StandardGammaBackward0"
 
     @staticmethod
-    def forward(ctx, alpha):
-        x = _random._gen(None).standard_gamma(alpha.astype(np.float64))
-        x = np.asarray(x).astype(alpha.dtype)
+    def forward(ctx, alpha, double=False):
+        """torch's draws: alpha's float32 arithmetic for float32 (``double``: in float64, as torch's Dirichlet
+        draws its gammas), at least the dtype's smallest normal number."""
+        single = alpha.dtype == np.float32 and not double
+        x = _random.gamma(_random.default_generator, alpha, single).reshape(alpha.shape)
+        d = np.float64 if double else alpha.dtype
+        x = np.maximum(x.astype(d), np.finfo(d).tiny).astype(alpha.dtype)
         ctx.alpha, ctx.x = alpha, x
         return x
 
@@ -80,11 +84,11 @@ class _StandardGamma(Primitive):
     @once_differentiable
     def backward(ctx, grad):
         d = _standard_gamma_grad(ctx.alpha, ctx.x).astype(ctx.alpha.dtype)
-        return grad * Tensor._make(d)
+        return grad * Tensor._make(d), None
 
 
-def _standard_gamma(alpha):
-    return _StandardGamma.apply(alpha)
+def _standard_gamma(alpha, double=False):
+    return _StandardGamma.apply(alpha, double)
 
 
 class Gamma(ExponentialFamily):

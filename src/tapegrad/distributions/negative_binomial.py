@@ -3,8 +3,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import tapegrad
 from tapegrad import _random
 from tapegrad.tensor import Size, Tensor
@@ -81,7 +79,8 @@ class NegativeBinomial(Distribution):
     def sample(self, sample_shape=Size()):
         with tapegrad.no_grad():
             rate = self._gamma.sample(sample_shape)
-            return Tensor._make(np.asarray(_random._gen(None).poisson(rate._array), rate.dtype.np))
+            vals = _random.poisson(_random.default_generator, rate._array).reshape(rate.shape)     # (torch.poisson's)
+            return Tensor._make(vals.astype(rate.dtype.np))
 
     def log_prob(self, value):
         if self._validate_args:

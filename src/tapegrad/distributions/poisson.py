@@ -56,7 +56,7 @@ class Poisson(ExponentialFamily):
         shape = tuple(self._extended_shape(sample_shape))
         with tapegrad.no_grad():
             lam = np.broadcast_to(self.rate.detach()._array, shape)
-            return Tensor._make(np.asarray(_random._gen(None).poisson(lam), lam.dtype))
+            return Tensor._make(_random.poisson(_random.default_generator, lam).reshape(lam.shape).astype(lam.dtype))
 
     def log_prob(self, value):
         if self._validate_args:

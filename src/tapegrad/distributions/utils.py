@@ -31,12 +31,16 @@ def broadcast_all(*values):
 
 
 def _standard_normal(shape, dtype, generator=None):
-    return Tensor._make(np.asarray(_random._gen(generator).standard_normal(tuple(shape)), dtype.np))
+    shape = tuple(shape)
+    vals = _random.normal(_random._gen(generator), math.prod(shape), 0.0, 1.0, _random.kind(dtype))
+    return Tensor._make(vals.astype(dtype.np, copy=False).reshape(shape))
 
 
 def _uniform(shape, dtype, low=0.0, high=1.0, generator=None):
     """Uniform draws in [low, high) (the dtype's rounding can give ``high`` in float32: callers clamp)."""
-    return Tensor._make(np.asarray(_random._gen(generator).uniform(low, high, tuple(shape)), dtype.np))
+    shape = tuple(shape)
+    vals = _random.uniform(_random._gen(generator), math.prod(shape), low, high, _random.kind(dtype))
+    return Tensor._make(vals.astype(dtype.np, copy=False).reshape(shape))
 
 
 def _sum_rightmost(value, dim):

@@ -21,28 +21,28 @@ def _log_i0(k):
     return tapegrad.special.i0e(k).log() + k
 
 
-def _rejection_sample(loc, kappa, shape, rng):
-    """Best & Fisher's (1979) rejection sampler, in float64: draws in [-pi, pi)."""
+def _rejection_sample(loc, kappa, shape, gen):
+    """Best & Fisher's (1979) rejection sampler in float64, as torch runs it (torch's draws): each round draws
+    three float64 uniforms per element, and an element accepted again in a later round takes the later value."""
     kappa = np.broadcast_to(kappa, shape).astype(np.float64)
     loc = np.broadcast_to(loc, shape).astype(np.float64)
-    tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
-    rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
-    r = (1 + rho ** 2) / (2 * rho)
-    small = kappa < 1e-5
-    r = np.where(small, 1 / np.where(small, kappa, 1.0), r)     # (kappa -> 0: the uniform limit)
-    x = np.empty(shape)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        tau = 1 + np.sqrt(1 + 4 * kappa ** 2)
+        rho = (tau - np.sqrt(2 * tau)) / (2 * kappa)
+        r = np.where(kappa < 1e-5, 1 / kappa + kappa, (1 + rho ** 2) / (2 * rho))   # (small kappa: Taylor)
+    n = math.prod(shape)
+    x = np.zeros(shape)
     done = np.zeros(shape, bool)
     while not done.all():
-        u1, u2, u3 = rng.random((3,) + tuple(shape))
-        z = np.cos(np.pi * u1)
+        u1, u2, u3 = _random.uniform01(gen, 3 * n).reshape((3,) + tuple(shape))
+        z = np.cos(math.pi * u1)
         f = (1 + r * z) / (r + z)
         c = kappa * (r - f)
         with np.errstate(divide="ignore", invalid="ignore"):
             accept = ((c * (2 - c) - u2) > 0) | (np.log(c / u2) + 1 - c >= 0)
-        new = accept & ~done
-        x[new] = (np.sign(u3 - 0.5) * np.arccos(np.clip(f, -1, 1)))[new]
+            x = np.where(accept, np.sign(u3 - 0.5) * np.arccos(f), x)
         done |= accept
-    return (x + np.pi + loc) % (2 * np.pi) - np.pi
+    return (x + math.pi + loc) % (2 * math.pi) - math.pi
 
 
 class VonMises(Distribution):
@@ -79,7 +79,7 @@ class VonMises(Distribution):
         shape = tuple(self._extended_shape(sample_shape))
         with tapegrad.no_grad():
             x = _rejection_sample(self.loc.detach()._array, self.concentration.detach()._array, shape,
-                                  _random._gen(None))
+                                  _random.default_generator)
             return Tensor._make(np.asarray(x, self.loc.dtype.np))
 
     def expand(self, batch_shape, _instance=None):

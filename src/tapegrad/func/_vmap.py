@@ -646,18 +646,11 @@ def _physical_out(out, out_dims, name):
 
 
 def _rng_snapshot():
-    """The global generator as randomness="error" compares it (a random op draws from it): its NumPy generator, seed
-    and bit-generator state (a small dict: cheaper than ``get_rng_state``'s serialized tensor)."""
-    g = _random.default_generator
-    return g.np, g._seed, g.np.bit_generator.state
+    """The global generator as randomness="error" compares it (a random op draws from it): a lazy snapshot
+    (``Generator._mark``), whose state is copied only if the generator changes."""
+    return _random.default_generator._mark()
 
 
 def _rng_moved(snap):
     """Whether the global generator drew since ``snap``; if it did, it is put back as it was."""
-    g = _random.default_generator
-    gen, seed, state = snap
-    if g._seed == seed and g.np.bit_generator.state == state:
-        return False
-    gen.bit_generator.state = state
-    g.np, g._seed = gen, seed
-    return True
+    return _random.default_generator._moved(snap)

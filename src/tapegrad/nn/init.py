@@ -1,4 +1,4 @@
-"""``tapegrad.nn.init``: fill tensors in place with torch's initialisation schemes (drawn from tapegrad's generator).
+"""``tapegrad.nn.init``: fill tensors in place with torch's initialisation schemes (torch's numbers for the same seed).
 
 Every function writes into ``tensor`` without recording a graph (as under ``no_grad``), bumps its version and
 returns it.
@@ -15,6 +15,7 @@ import warnings
 
 import numpy as np
 
+from .. import _random as R
 from .._random import _gen
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
@@ -58,47 +59,58 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
 
     >>> tapegrad.nn.init.uniform_(tapegrad.empty(2), -1, 1)
     """
-    return _write(tensor, _gen(generator).uniform(a, b, tensor._array.shape))
+    arr = tensor._array
+    return _write(tensor, R.in_memory_order(arr, R.uniform(_gen(generator), arr.size, a, b, R.kind(tensor.dtype))))
 
 
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std**2)."""
-    return _write(tensor, _gen(generator).normal(mean, std, tensor._array.shape))
+    arr = tensor._array
+    vals = R.normal(_gen(generator), arr.size, float(mean), float(std), R.kind(tensor.dtype), arr.flags.c_contiguous)
+    return _write(tensor, R.in_memory_order(arr, vals))
 
 
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
-    """Fill with N(mean, std**2) samples truncated to [a, b] (redrawn until inside)."""
+    """Fill with N(mean, std**2) samples truncated to [a, b], by torch's two rejection samplers (torch's numbers):
+    where [a, b] holds more than 30% of the mass, normal draws of the whole tensor, each keeping the values still
+    outside; otherwise uniform candidates on [a, b], accepted when log(u) <= the log density ratio to the mode."""
     if (mean < a - 2 * std) or (mean > b + 2 * std):
         warnings.warn("mean is more than 2 std from [a, b] in nn.init.trunc_normal_. The distribution of values may "
                       "be incorrect.", stacklevel=2)
-    g = _gen(generator)
-    shape = tensor._array.shape
-    out = g.normal(mean, std, shape)
-    bad = (out < a) | (out > b)
-    tries = 0
-    while bad.any():
-        n = int(bad.sum())
-        if tries > 1000:   # an almost empty interval: fall back to inverse-CDF sampling
-            out[bad] = _inverse_cdf_trunc(g, n, mean, std, a, b)
-            break
-        out[bad] = g.normal(mean, std, n)
-        bad = (out < a) | (out > b)
-        tries += 1
+    arr, g, k = tensor._array, _gen(generator), R.kind(tensor.dtype)
+    if arr.size == 0:
+        return tensor
+    t = arr.dtype.type
+
+    def cdf(x):
+        return (1.0 + math.erf(x / math.sqrt(2.0))) / 2.0
+
+    def draw(f, *args):
+        return R.in_memory_order(arr, f(g, arr.size, *args, k)).astype(arr.dtype, copy=False)
+
+    if cdf((b - mean) / std) - cdf((a - mean) / std) > 0.3:
+        lo, hi = t(a), t(b)
+        out = draw(R.normal, float(mean), float(std))
+        while True:
+            outside = (out < lo) | (out > hi)
+            if not outside.any():
+                break
+            out = np.where(outside, draw(R.normal, float(mean), float(std)), out)
+        return _write(tensor, out)
+    mode = max(a, min(mean, b))
+    log_peak = t(-0.5 * ((mode - mean) / std) ** 2)
+
+    def log_ratio(c):
+        return ((c - t(mean)) / t(std)) ** 2 * t(-0.5) - log_peak
+
+    with np.errstate(divide="ignore"):
+        out = draw(R.uniform, a, b)
+        pending = np.log(draw(R.uniform, 0.0, 1.0)) > log_ratio(out)
+        while pending.any():
+            cand = draw(R.uniform, a, b)
+            out = np.where(pending, cand, out)
+            pending = np.where(pending, np.log(draw(R.uniform, 0.0, 1.0)) > log_ratio(cand), pending)
     return _write(tensor, out)
-
-
-def _inverse_cdf_trunc(g, n, mean, std, a, b):
-    from math import erf, sqrt
-    lo = (1 + erf((a - mean) / std / sqrt(2))) / 2
-    hi = (1 + erf((b - mean) / std / sqrt(2))) / 2
-    u = g.uniform(2 * lo - 1, 2 * hi - 1, n)
-    # erfinv by Newton iterations on erf (vectorised)
-    y = np.clip(u, -1 + 1e-15, 1 - 1e-15)
-    x = np.zeros_like(y)
-    verf = np.vectorize(math.erf)
-    for _ in range(60):
-        x = x - (verf(x) - y) / (2 / math.sqrt(math.pi) * np.exp(-x * x))
-    return np.clip(mean + std * math.sqrt(2) * x, a, b)
 
 
 def constant_(tensor, val):
@@ -208,7 +220,8 @@ def orthogonal_(tensor, gain=1, generator=None):
         return tensor
     rows = tensor._array.shape[0]
     cols = tensor.numel() // rows
-    flat = _gen(generator).normal(0.0, 1.0, (rows, cols))
+    flat = R.normal(_gen(generator), rows * cols, 0.0, 1.0, R.kind(tensor.dtype)).reshape(rows, cols)
+    flat = flat.astype(tensor._array.dtype)
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -225,9 +238,9 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
     rows, cols = tensor._array.shape
     num_zeros = math.ceil(sparsity * rows)
     g = _gen(generator)
-    out = g.normal(0, std, (rows, cols))
-    order = np.argsort(g.random((rows, cols)), axis=0)[:num_zeros]
-    out[order, np.arange(cols)] = 0
+    out = R.normal(g, rows * cols, 0.0, float(std), R.kind(tensor.dtype)).reshape(rows, cols)
+    for col in range(cols):          # torch: a fresh randperm of the rows for each column
+        out[R.randperm(g, rows)[:num_zeros], col] = 0
     return _write(tensor, out)
 
 

@@ -2,18 +2,21 @@
 """Random sampling: ``normal``, ``bernoulli``, ``poisson``, ``multinomial`` and the in-place fills ``uniform_``,
 ``normal_``, ``bernoulli_``, ``exponential_``, ``random_``, ``cauchy_``, ``log_normal_``, ``geometric_``.
 
-Every one takes ``generator=`` (a ``tapegrad.Generator``; the global one by default). The numbers come from
-NumPy's generator, not torch's streams (the same seed gives the same numbers in tapegrad, not torch's numbers),
-but the distributions, dtypes, shapes, argument checks and error texts are torch's. Autograd as in torch: a
+Every one takes ``generator=`` (a ``tapegrad.Generator``; the global one by default). The numbers are torch's for
+the same seed (``_random``'s rules), and so are the
+dtypes, shapes, argument checks and error texts. Autograd as in torch: a
 sample made from tensors that require grad (``normal(mean, std)``, ``bernoulli(p)``, a fill of a non-leaf)
 has a node of torch's name whose gradient is zero; a fill of a leaf that requires grad is torch's in-place error.
 """
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from .. import _dtype
+from .. import _random as R
 from .._random import _gen
 from ._util import Primitive, Tensor, apply_inplace, bind, input_shape
 
@@ -113,16 +116,29 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
         if not d.is_floating_point:
             raise NotImplementedError(f"\"normal_kernel_cpu\" not implemented for '{d._legacy}'")
         shape = np.broadcast_shapes(np.shape(m), np.shape(s)) if tm and ts else np.shape(m if tm else s)
-        sample = (_gen(generator).standard_normal(shape) * s + m).astype(d.np)
+        sample = _normal_of_tensors(_gen(generator), shape, d, m, s, tm, ts)
         name = "NormalBackward3" if tm and ts else "NormalBackward1" if tm else "NormalBackward2"
         return _out(_result(sample, name, *(t for t in (mean, std) if _is_tensor(t))), out)
     from ..tensor import _size
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
-    sample = (_gen(generator).standard_normal(_size((size,))) * std + mean).astype(d.np)
-    res = Tensor._make(sample)
+    shape = _size((size,))
+    sample = R.normal(_gen(generator), math.prod(shape), float(mean), float(std), R.kind(d)).reshape(shape)
+    res = Tensor._make(sample.astype(d.np, copy=False))
     if requires_grad:
         res.requires_grad_()
     return _out(res, out)
+
+
+def _normal_of_tensors(g, shape, d, m, s, tm, ts):
+    """torch's ``normal`` with a tensor mean or std: standard normals (or N(0, std) for a number std) in the
+    result's dtype, then times std and plus mean in that dtype."""
+    t = d.np.type
+    n = math.prod(shape)
+    if tm and not ts:
+        z = R.normal(g, n, 0.0, float(s), R.kind(d)).reshape(shape)
+        return (z + np.asarray(m, d.np)).astype(d.np)
+    z = R.normal(g, n, 0.0, 1.0, R.kind(d)).reshape(shape)
+    return (z * np.asarray(s, d.np) + (np.asarray(m, d.np) if tm else t(m))).astype(d.np)
 
 
 _P_RANGE = ("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could this error message be improved?  "
@@ -143,10 +159,10 @@ def bernoulli(input, p=None, *, generator=None, out=None):
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
                                       f"'{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
         probs = _probabilities(a)
-        sample = (_gen(generator).random(a.shape) < probs).astype(a.dtype)
+        sample = (_bernoulli_uniforms(_gen(generator), a, a.dtype) < probs).astype(a.dtype)
         return _out(_result(sample, "BernoulliBackward0", input), out)
     _check_p(p)
-    sample = (_gen(generator).random(a.shape) < p).astype(a.dtype)
+    sample = (_uniforms(_gen(generator), a, np.float64) < p).astype(a.dtype)
     if input._rg:
         return _out(_NotDifferentiable.apply(input, sample), out)
     return _out(Tensor._make(sample), out)
@@ -159,7 +175,7 @@ def poisson(input, generator=None):
         raise NotImplementedError(f"\"poisson_cpu\" not implemented for '{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
     if a.size and not (a >= 0).all():
         raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    sample = _gen(generator).poisson(a.astype(np.float64)).astype(a.dtype)
+    sample = R.poisson(_gen(generator), a).reshape(a.shape).astype(a.dtype)
     return _result(sample, "PoissonBackward0", input)
 
 
@@ -191,15 +207,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     if rows.size == 0 or not (totals > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
     g = _gen(generator)
-    if replacement:        # inverse CDF: the first category whose cumulative weight passes a uniform draw
+    if replacement:        # inverse CDF: the first category whose cumulative weight reaches a float64 uniform
         cdf = np.cumsum(rows, axis=1) / totals[:, None]
-        u = g.random((rows.shape[0], num_samples))
-        idx = np.stack([np.searchsorted(c, r, side="right") for c, r in zip(cdf, u)])
+        u = R.uniform01(g, rows.shape[0] * num_samples).reshape(rows.shape[0], num_samples)
+        idx = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cdf, u)])
         idx = np.minimum(idx, n - 1)
-    else:                  # the k smallest of E / w (E exponential): weight-proportional order, zeros last
-        with np.errstate(divide="ignore"):
-            keys = g.exponential(size=rows.shape) / rows
-        idx = np.argsort(keys, axis=1, kind="stable")[:, :num_samples]
+    else:                  # torch's: the k largest of w / E, E exponential(1) in the input's dtype
+        e = R.exponential(g, a.size, 1.0).astype(a.dtype).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = a.reshape(rows.shape) / e
+        idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
     res = Tensor._make(idx.reshape(a.shape[:-1] + (num_samples,)).astype(np.int64))
     return _out(res, out)
 
@@ -217,9 +234,21 @@ def _continuous(x, kernel):
 
 
 def _draw(x, generator, f):
-    """``f(numpy_generator, shape)`` computed in float64 and cast to x's dtype."""
-    with np.errstate(over="ignore"):
-        return f(_gen(generator), x._array.shape).astype(x._array.dtype)
+    """``f(generator, n)``'s float64 values, one per element of x in its memory order, cast to x's dtype."""
+    a = x._array
+    with np.errstate(over="ignore", invalid="ignore"):
+        return R.in_memory_order(a, f(_gen(generator), a.size)).astype(a.dtype)
+
+
+def _uniforms(g, a, dtype):
+    """Uniforms in [0, 1) of torch's rule for ``dtype``, one per element of array ``a`` in its memory order."""
+    return R.in_memory_order(a, R.uniform01(g, a.size, dtype))
+
+
+def _bernoulli_uniforms(g, a, dtype):
+    """The uniforms of a Bernoulli with a tensor of probabilities: 24-bit ones unless the probabilities are
+    float64 (53-bit)."""
+    return _uniforms(g, a, np.float64 if dtype == np.float64 else np.float32)
 
 
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
@@ -228,8 +257,9 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     _continuous(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
-    sample = _draw(self, generator, lambda g, s: g.uniform(from_, to, s))
-    return _fill(self, sample, "UniformBackward0")
+    a = self._array
+    sample = R.in_memory_order(a, R.uniform(_gen(generator), a.size, from_, to, R.kind(self.dtype)))
+    return _fill(self, sample.astype(a.dtype, copy=False), "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
@@ -237,7 +267,9 @@ def normal_(self, mean=0.0, std=1.0, *, generator=None):
     _continuous(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.standard_normal(s) * std + mean), "NormalBackward0")
+    a = self._array
+    vals = R.normal(_gen(generator), a.size, float(mean), float(std), R.kind(self.dtype), a.flags.c_contiguous)
+    return _fill(self, R.in_memory_order(a, vals).astype(a.dtype, copy=False), "NormalBackward0")
 
 
 def _check_p(p):
@@ -250,10 +282,11 @@ def bernoulli_(self, p=0.5, *, generator=None):
     shape = self._array.shape
     if isinstance(p, Tensor):
         probs = _probabilities(p._array)
-        sample = (_gen(generator).random(shape) < np.broadcast_to(probs, shape)).astype(self._array.dtype)
+        u = _bernoulli_uniforms(_gen(generator), self._array, probs.dtype)
+        sample = (u < np.broadcast_to(probs, shape)).astype(self._array.dtype)
         return _fill(self, sample, "BernoulliBackward1", p)
     _check_p(p)
-    sample = (_gen(generator).random(shape) < p).astype(self._array.dtype)
+    sample = (_uniforms(_gen(generator), self._array, np.float64) < p).astype(self._array.dtype)
     return _fill(self, sample, "BernoulliBackward2")
 
 
@@ -269,7 +302,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     _real_only(self, "Exponential")
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.exponential(1.0 / lambd, s)), "ExponentialBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.exponential(g, n, float(lambd))), "ExponentialBackward0")
 
 
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
@@ -277,7 +310,8 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     _real_only(self, "Cauchy")
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    return _fill(self, _draw(self, generator, lambda g, s: median + sigma * g.standard_cauchy(s)), "CauchyBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.cauchy(g, n, float(median), float(sigma))),
+                 "CauchyBackward0")
 
 
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
@@ -285,7 +319,8 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     _continuous(self, "log_normal_cpu")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.lognormal(mean, std, s)), "LogNormalBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.log_normal(g, n, float(mean), float(std))),
+                 "LogNormalBackward0")
 
 
 def geometric_(self, p, *, generator=None):
@@ -294,7 +329,7 @@ def geometric_(self, p, *, generator=None):
         raise NotImplementedError("\"geometric_cpu\" not implemented for 'Bool'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
-    return _fill(self, _draw(self, generator, lambda g, s: g.geometric(p, s)), "GeometricBackward0")
+    return _fill(self, _draw(self, generator, lambda g, n: R.geometric(g, n, float(p))), "GeometricBackward0")
 
 
 def _random_range(x):
@@ -331,8 +366,9 @@ def random_(self, *args, generator=None, **kw):
             raise RuntimeError(f"from is out of bounds for {_C_TYPE[d.name]}")
         if not lo <= high - 1 <= hi:
             raise RuntimeError(f"to - 1 is out of bounds for {_C_TYPE[d.name]}")
-    sample = _gen(generator).integers(low, high, size=self._array.shape, dtype=np.int64).astype(self._array.dtype)
-    return _fill(self, sample, node)
+    a, g = self._array, _gen(generator)
+    vals = R.full_range(g, a.size, R.kind(d)) if node == "RandomBackward2" else R.integers(g, a.size, low, high)
+    return _fill(self, R.in_memory_order(a, vals).astype(a.dtype), node)
 
 
 bind(uniform_=uniform_, normal_=normal_, bernoulli_=bernoulli_, exponential_=exponential_, random_=random_,

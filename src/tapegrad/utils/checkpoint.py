@@ -94,7 +94,7 @@ def check_backward_validity(inputs):
 
 # --- the random state: the recomputation draws what the first run drew --------------------------------------
 def _rng_state():
-    return _random.default_generator.np.bit_generator.state
+    return _random.default_generator._snapshot()
 
 
 @contextlib.contextmanager
@@ -104,12 +104,12 @@ def _rng_forked(state):
         yield
         return
     gen = _random.default_generator
-    outer = gen.np.bit_generator.state
-    gen.np.bit_generator.state = state
+    outer = gen._snapshot()
+    gen._restore(state)
     try:
         yield
     finally:
-        gen.np.bit_generator.state = outer
+        gen._restore(outer)
 
 
 # --- use_reentrant=True --------------------------------------------------------------------------------------

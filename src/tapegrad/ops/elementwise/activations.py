@@ -470,8 +470,12 @@ class Rrelu(Primitive):
     def forward(ctx, x, lower, upper, training):
         _float_only("rrelu_with_noise_cpu", x)
         if training:
-            from ..._random import _gen
-            noise = _gen(None).uniform(lower, upper, size=x.shape).astype(x.dtype)
+            from ... import _random        # torch's: one float64 uniform per non-positive element, in order
+            noise = np.ones(x.shape, x.dtype)          # (the bounds in x's dtype, the uniform a float64 one)
+            neg = ~(x > 0)
+            lo, hi = float(x.dtype.type(lower)), float(x.dtype.type(upper))
+            u = _random.uniform01(_random.default_generator, int(neg.sum()))
+            noise[neg] = u * (hi - lo) + lo                # (no fused multiply-add in this kernel of torch's)
         else:
             noise = np.asarray((lower + upper) / 2, x.dtype)
         ctx.factor = np.where(x > 0, np.ones((), x.dtype), noise)

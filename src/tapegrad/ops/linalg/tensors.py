@@ -137,7 +137,7 @@ def svd_lowrank(A, q=6, niter=2, M=None):
     m, n = A.shape[-2:]
     if M is not None:
         M = M.broadcast_to(A.shape)
-    if m < n or n > q:       # work with A^H: the small factor stays small
+    if m < n:                # work with A^H (as torch: so the random matrix is torch's, n x q for the wide side)
         Q = _range_basis(_mH(A), q, niter, None if M is None else _mH(M))
         Bt = matmul(A, Q) if M is None else matmul(A, Q) - matmul(M, Q)       # (..., m, q) = (Q^H A^H)^H
         U, S, Vh = linalg_svd(Bt, full_matrices=False)

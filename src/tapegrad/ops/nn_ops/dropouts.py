@@ -24,14 +24,14 @@ def _check_p(p):
 
 
 class _Noise(Primitive):
-    """Dropout's noise: Bernoulli(1 - p) from tapegrad's generator, one value per element or per (N, C) feature
-    map, scaled by 1 / (1 - p), or for alpha dropout the pair (scale, shift). An op of its own (no tensor inputs,
-    so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
+    """Dropout's noise: Bernoulli(1 - p) from the global generator (torch's numbers), one value per element or per
+    (N, C) feature map, scaled by 1 / (1 - p), or for alpha dropout the pair (scale, shift). An op of its own (no
+    tensor inputs, so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
 
     @staticmethod
     def forward(ctx, shape, p, dtype, alpha):
-        from ... import _random
-        noise = (_random._gen(None).random(shape) < (1 - p)).astype(dtype)
+        n = math.prod(shape)          # torch's bernoulli_(1 - p): a float64 uniform per element below 1 - p
+        noise = (_random.uniform01(_random.default_generator, n).reshape(shape) < (1 - p)).astype(dtype)
         if alpha:
             a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
             b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p

@@ -337,7 +337,7 @@ def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
     if eps != 1e-10:
         warnings.warn("`eps` parameter is deprecated and has no effect.", stacklevel=2)
     a = logits._array
-    gumbels = -np.log(_random._gen(None).exponential(size=a.shape)).astype(a.dtype)
+    gumbels = -np.log(_random.exponential(_random.default_generator, a.size, 1.0).astype(a.dtype)).reshape(a.shape)
     d = normalize_dim(dim, a.ndim)
     y_soft = Softmax.apply((logits + gumbels) / tau, d)
     if not hard:

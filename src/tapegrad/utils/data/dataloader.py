@@ -166,6 +166,8 @@ class DataLoader:
         object.__setattr__(self, attr, value)
 
     def __iter__(self):
+        """The batches; like torch's, each iterator first draws a 64-bit base seed (for workers) from the loader's
+        generator, so that the draws after it (a shuffle's) are torch's."""
         # (torch's warnings when an iterator is made: tapegrad has no accelerator, so nothing is pinned)
         if self.pin_memory and self.pin_memory_device:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
@@ -173,6 +175,8 @@ class DataLoader:
         if self.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
+        from ... import _random
+        _random.full_range(_random._gen(self.generator), 1, np.int64)
         return self._batches()
 
     def _batches(self):

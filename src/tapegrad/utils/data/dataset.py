@@ -136,7 +136,8 @@ def random_split(dataset, lengths, generator=None):
         lengths = counts
     if sum(lengths) != n:
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    perm = _gen(generator).permutation(n).tolist()
+    from ... import _random
+    perm = _random.randperm(_gen(generator), n)
     out, offset = [], 0
     for length in lengths:
         out.append(Subset(dataset, perm[offset:offset + length]))

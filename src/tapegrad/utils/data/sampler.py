@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...tensor import Tensor
+
 from ..._random import _gen
 
 
@@ -45,13 +47,20 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        n = len(self.data_source)
-        g = _gen(self.generator)
+        """torch's order: without a generator, a fresh one seeded by a 64-bit draw of the global one; whole
+        permutations (then a part of one), or with replacement randint in groups of 32 (then the rest)."""
+        from ... import _random
+        n, k = len(self.data_source), self.num_samples
+        g = self.generator
+        if g is None:
+            seed = int(_random.full_range(_random.default_generator, 1, np.int64)[0])
+            g = _random.Generator().manual_seed(seed)
+        g = _gen(g)
         if self.replacement:
-            return iter(g.integers(0, n, size=self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        idx = np.concatenate([g.permutation(n) for _ in range(reps)])[:self.num_samples]
-        return iter(idx.tolist())
+            groups = [32] * (k // 32) + ([k % 32] if k % 32 else [])
+            return iter([int(i) for m in groups for i in _random.integers(g, m, 0, n)])
+        idx = [i for _ in range(k // n) for i in _random.randperm(g, n)]
+        return iter(idx + (_random.randperm(g, n)[:k % n] if k % n else []))
 
     def __len__(self):
         return self.num_samples
@@ -64,7 +73,8 @@ class SubsetRandomSampler(Sampler):
         self.indices, self.generator = indices, generator
 
     def __iter__(self):
-        return iter([self.indices[i] for i in _gen(self.generator).permutation(len(self.indices)).tolist()])
+        from ... import _random
+        return iter([self.indices[i] for i in _random.randperm(_gen(self.generator), len(self.indices))])
 
     def __len__(self):
         return len(self.indices)
@@ -78,9 +88,9 @@ class WeightedRandomSampler(Sampler):
         self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
 
     def __iter__(self):
-        p = self.weights / self.weights.sum()
-        idx = _gen(self.generator).choice(len(p), self.num_samples, replace=self.replacement, p=p)
-        return iter(idx.tolist())
+        from ...ops.sampling import multinomial          # torch's: multinomial of the float64 weights
+        w = Tensor._make(self.weights)
+        return iter(multinomial(w, self.num_samples, self.replacement, generator=self.generator).tolist())
 
     def __len__(self):
         return self.num_samples
