@@ -32,6 +32,10 @@ from . import autograd
 
 __version__ = "0.1.0"
 
+# torch's top-level constants (`torch.pi`, `from torch import inf`; `x[:, torch.newaxis]`)
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
+
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
