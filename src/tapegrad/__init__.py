@@ -218,3 +218,5 @@ from ._api_funcs import *  # noqa: E402,F403  (ATen's forms of nn ops, range, fr
 from . import _tensor_api  # noqa: E402  (binds the rest of the Tensor surface: storage_offset, resize_, set_...)
 
 _aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py
+from . import _einops  # noqa: E402  (einops' functions on tapegrad tensors once einops is imported: _einops.py)
+_einops.install()
