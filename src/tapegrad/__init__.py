@@ -145,8 +145,8 @@ def _import_lazy(fullname, owner):
     import importlib
     try:
         return importlib.import_module(fullname)
-    except ModuleNotFoundError as e:
-        if e.name != fullname:
+    except ModuleNotFoundError as err:
+        if err.name != fullname:
             raise
         raise AttributeError(f"module {owner!r} has no attribute {fullname.rsplit('.', 1)[1]!r}") from None
 
