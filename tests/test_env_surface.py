@@ -247,3 +247,15 @@ def test_dynamo_names_serve_compile():
     out = d.explain(f)(tapegrad.ones(3))
     assert out.graph_count == 1 and out.graph_break_count == 0
     d.reset()
+
+
+def test_top_level_constants_are_torchs(torch):
+    # research code writes `from torch import pi`, `torch.inf` masks and `x[:, torch.newaxis]`
+    import math
+    for name in ("pi", "e", "inf"):
+        assert getattr(tapegrad, name) == getattr(torch, name), name
+    assert math.isnan(tapegrad.nan) and math.isnan(torch.nan)
+    assert tapegrad.newaxis is torch.newaxis is None
+    x = tapegrad.arange(3.0)
+    assert x[:, tapegrad.newaxis].shape == (3, 1)
+    assert tapegrad.full((2,), tapegrad.inf).isinf().all()

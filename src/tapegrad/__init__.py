@@ -32,6 +32,10 @@ from . import autograd
 
 __version__ = "0.1.0"
 
+# torch's top-level constants (`torch.pi`, `from torch import inf`; `x[:, torch.newaxis]`)
+from math import e, inf, nan, pi  # noqa: E402
+newaxis = None
+
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
@@ -141,8 +145,8 @@ def _import_lazy(fullname, owner):
     import importlib
     try:
         return importlib.import_module(fullname)
-    except ModuleNotFoundError as e:
-        if e.name != fullname:
+    except ModuleNotFoundError as err:
+        if err.name != fullname:
             raise
         raise AttributeError(f"module {owner!r} has no attribute {fullname.rsplit('.', 1)[1]!r}") from None
 
@@ -214,3 +218,5 @@ from ._api_funcs import *  # noqa: E402,F403  (ATen's forms of nn ops, range, fr
 from . import _tensor_api  # noqa: E402  (binds the rest of the Tensor surface: storage_offset, resize_, set_...)
 
 _aliases.install(globals(), "torch")   # tapegrad.sum(x, axis=0, keepdims=True), as torch's parser: _aliases.py
+from . import _einops  # noqa: E402  (einops' functions on tapegrad tensors once einops is imported: _einops.py)
+_einops.install()
