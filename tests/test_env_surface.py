@@ -125,9 +125,21 @@ def test_backend_flags_context_restores():
     assert (cudnn.enabled, cudnn.deterministic) == before
 
 
-def test_version_is_tapegrads_own():
-    assert tapegrad.version.__version__ == tapegrad.__version__
-    assert tapegrad.version.cuda is None
+def test_version_answers_as_torchs(torch):
+    """``__version__`` is the torch release tapegrad answers for, tapegrad's own in the local label, comparing as
+    torch's TorchVersion does; ``version.tapegrad`` is the package's version (pyproject.toml's)."""
+    import pathlib
+    import re
+    v = tapegrad.__version__
+    assert v == f"{torch.__version__.split('+')[0]}+tapegrad.{tapegrad.version.tapegrad}"
+    assert tapegrad.version.__version__ == v and tapegrad.version.cuda is None
+    pyproject = (pathlib.Path(__file__).parents[1] / "pyproject.toml").read_text()
+    assert re.search(r'^version = "([^"]+)"', pyproject, re.M).group(1) == tapegrad.version.tapegrad
+    for other in ("2.0", "2.13", "2.13.0", "1.13.1", "2.14", "3", (2, 0), (2, 13, 0), (2, 14)):
+        assert [v >= other, v > other, v < other, v <= other] == \
+            [torch.__version__ >= other, torch.__version__ > other, torch.__version__ < other,
+             torch.__version__ <= other], other
+    assert isinstance(v, str) and v.split("+")[0] == "2.13.0"
 
 
 def test_distributed_is_not_available_and_init_explains():

