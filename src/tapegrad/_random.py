@@ -407,6 +407,11 @@ def _box_muller16(u, dtype):
     for the angle; cosines to the first 8, sines to the last 8. float64 is computed as torch does (glibc's log, sin
     and cos); float32 as its vectorised kernel does (``_logf``, ``_sincosf``, in float32 steps)."""
     u = u.reshape(-1, 16)
+    if u.shape[0] > _ROWS:         # (in blocks of rows: the many temporaries stay in the cache; elementwise, so
+        out = np.empty(u.shape, dtype)      # the same values)
+        for i in range(0, u.shape[0], _ROWS):
+            out[i:i + _ROWS] = _box_muller16(u[i:i + _ROWS], dtype)
+        return out
     if dtype == np.float64:
         r = np.sqrt(-2.0 * _log(1.0 - u[:, :8]))
         theta = 2.0 * math.pi * u[:, 8:]
@@ -414,6 +419,9 @@ def _box_muller16(u, dtype):
     r = np.sqrt(_F(-2.0) * _logf(_F(1.0) - u[:, :8]))
     sin, cos = _sincosf(_F(2.0 * math.pi) * u[:, 8:])
     return np.concatenate([r * cos, r * sin], 1)
+
+
+_ROWS = 4096                       # rows of 16 per block in _box_muller16
 
 
 def normal(g, n, mean, std, dtype, contiguous=True):
