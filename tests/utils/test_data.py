@@ -69,6 +69,34 @@ def test_samplers_and_batch_sampler():
         DataLoader(TensorDataset(tapegrad.arange(6)), batch_size=2, batch_sampler=BatchSampler(range(6), 4, False))
 
 
+def test_random_sampler_is_lazy_and_draws_in_torchs_order(torch):
+    # makemore's InfiniteDataLoader: RandomSampler(replacement=True, num_samples=int(1e10)) must cost nothing up front
+    loader = DataLoader(TensorDataset(tapegrad.arange(10)), batch_size=4,
+                        sampler=RandomSampler(range(10), replacement=True, num_samples=int(1e10)))
+    batch = next(iter(loader))[0]
+    assert batch.shape == (4,) and 0 <= batch.min().item() and batch.max().item() < 10
+    # the draws torch makes, in its order: randint in chunks of 32 (replacement), whole permutations (without)
+    for lib in (tapegrad, torch):
+        g, ref = lib.Generator(), lib.Generator()
+        g.manual_seed(5), ref.manual_seed(5)
+        drawn = list(lib.utils.data.RandomSampler(range(7), replacement=True, num_samples=40, generator=g))
+        assert drawn == (lib.randint(high=7, size=(32,), generator=ref).tolist()
+                         + lib.randint(high=7, size=(8,), generator=ref).tolist())
+        drawn = list(lib.utils.data.RandomSampler(range(4), num_samples=10, generator=g))
+        assert drawn == (lib.randperm(4, generator=ref).tolist() + lib.randperm(4, generator=ref).tolist()
+                         + lib.randperm(4, generator=ref).tolist()[:2])
+
+
+def test_making_an_iterator_draws_once_from_the_stream(torch):
+    # torch draws its workers' base seed from the stream each time a DataLoader iterator is made, shuffled or not
+    for lib in (tapegrad, torch):
+        lib.manual_seed(1)
+        expected = (lib.empty((), dtype=lib.int64).random_(), lib.randn(2))[1]
+        lib.manual_seed(1)
+        iter(lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(4)), batch_size=2))
+        assert lib.equal(lib.randn(2), expected)
+
+
 def test_concat_subset_random_split():
     a, b = TensorDataset(tapegrad.arange(3)), TensorDataset(tapegrad.arange(3, 5))
     c = ConcatDataset([a, b])

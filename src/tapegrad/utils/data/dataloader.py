@@ -173,6 +173,9 @@ class DataLoader:
         if self.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
+        # torch draws the workers' base seed when an iterator is made, shuffled or not: one draw from the stream
+        from ... import empty, int64
+        self._base_seed = empty((), dtype=int64).random_(generator=self.generator).item()
         return self._batches()
 
     def _batches(self):

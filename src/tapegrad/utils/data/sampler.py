@@ -45,13 +45,23 @@ class RandomSampler(Sampler):
         return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
+        # torch's order of draws: without a generator, a fresh one seeded from the global stream; with replacement,
+        # randint in chunks of 32; without, whole permutations then a prefix of one more. Lazy, as torch's: an
+        # "infinite" sampler (num_samples=1e10) costs nothing until it is read.
+        from ... import Generator, empty, int64, randint, randperm
         n = len(self.data_source)
-        g = _gen(self.generator)
+        generator = self.generator
+        if generator is None:
+            generator = Generator()
+            generator.manual_seed(int(empty((), dtype=int64).random_().item()))
         if self.replacement:
-            return iter(g.integers(0, n, size=self.num_samples).tolist())
-        reps = -(-self.num_samples // n)
-        idx = np.concatenate([g.permutation(n) for _ in range(reps)])[:self.num_samples]
-        return iter(idx.tolist())
+            for _ in range(self.num_samples // 32):
+                yield from randint(high=n, size=(32,), dtype=int64, generator=generator).tolist()
+            yield from randint(high=n, size=(self.num_samples % 32,), dtype=int64, generator=generator).tolist()
+        else:
+            for _ in range(self.num_samples // n):
+                yield from randperm(n, generator=generator).tolist()
+            yield from randperm(n, generator=generator).tolist()[:self.num_samples % n]
 
     def __len__(self):
         return self.num_samples
