@@ -97,6 +97,35 @@ def test_making_an_iterator_draws_once_from_the_stream(torch):
         assert lib.equal(lib.randn(2), expected)
 
 
+def test_loader_iterator_is_torchs(torch):
+    # yunjey/pytorch-tutorial: `data_iter = iter(train_loader)`, then `len(data_iter)`, `next(data_iter)`, and its
+    # stale `data_iter.next()` fails with torch's words
+    for lib, workers in ((tapegrad, 0), (torch, 0), (tapegrad, 2)):
+        it = iter(lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(5)), batch_size=2,
+                                            num_workers=workers))
+        name = "_MultiProcessingDataLoaderIter" if workers else "_SingleProcessDataLoaderIter"
+        assert type(it).__name__ == name and iter(it) is it and len(it) == 3
+        assert next(it)[0].tolist() == [0, 1] and it._num_yielded == 1
+        with pytest.raises(AttributeError, match=f"'{name}' object has no attribute 'next'"):
+            it.next()
+        assert [b[0].tolist() for b in it] == [[2, 3], [4]]
+
+
+def test_collate_gives_torchs_container_types(torch):
+    class Seq(tuple):
+        pass
+
+    for lib in (tapegrad, torch):
+        ds = lib.utils.data.TensorDataset(lib.arange(4), lib.arange(4.0))
+        assert type(next(iter(lib.utils.data.DataLoader(ds, batch_size=2)))) is list   # the fast path too
+        c = lib.utils.data.default_collate
+        assert type(c([(lib.tensor(1), 2), (lib.tensor(3), 4)])) is list
+        assert type(c([[1, 2], [3, 4]])) is list
+        assert type(c([Seq((1, 2)), Seq((3, 4))])) is list
+        out = c([range(2), range(2)])             # a sequence that cannot be rebuilt comes back as a list
+        assert type(out) is list and out[1].tolist() == [1, 1]
+
+
 def test_concat_subset_random_split():
     a, b = TensorDataset(tapegrad.arange(3)), TensorDataset(tapegrad.arange(3, 5))
     c = ConcatDataset([a, b])

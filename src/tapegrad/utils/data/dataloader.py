@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
+import copy
 import numbers
 import warnings
 
@@ -51,7 +52,17 @@ def default_collate(batch):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         cols = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(cols) if isinstance(elem, tuple) else cols
+        if isinstance(elem, (tuple, list)):
+            return cols                 # a tuple's fields come back as a list, as in torch
+        try:                            # torch keeps another sequence's type where it can
+            if isinstance(elem, collections.abc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, col in enumerate(cols):
+                    clone[i] = col
+                return clone
+            return type(elem)(cols)
+        except TypeError:
+            return cols
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                     f"{type(elem)}")
 
@@ -176,7 +187,8 @@ class DataLoader:
         # torch draws the workers' base seed when an iterator is made, shuffled or not: one draw from the stream
         from ... import empty, int64
         self._base_seed = empty((), dtype=int64).random_(generator=self.generator).item()
-        return self._batches()
+        kind = _MultiProcessingDataLoaderIter if self.num_workers > 0 else _SingleProcessDataLoaderIter
+        return kind(self)
 
     def _batches(self):
         if self._iterable:
@@ -202,7 +214,7 @@ class DataLoader:
             tensors = self.dataset.tensors
             for indices in self.batch_sampler:
                 idx = np.asarray(indices, dtype=np.int64)
-                yield tuple(t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors)
+                yield [t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors]
             return
         fetch_many = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
@@ -218,3 +230,34 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+class _BaseDataLoaderIter:
+    """What ``iter(loader)`` gives, as torch's: an iterator (``next(it)``; there is no ``.next()``, as in torch) with
+    ``len()`` the loader's and a count of the batches it has yielded. Batches are made in this process."""
+
+    def __init__(self, loader):
+        self._dataset, self._num_yielded = loader.dataset, 0
+        self._len = loader.__len__ if not loader._iterable or hasattr(loader.dataset, "__len__") else None
+        self._batches = loader._batches()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self._batches)
+        self._num_yielded += 1
+        return batch
+
+    def __len__(self):
+        if self._len is None:
+            raise TypeError(f"object of type '{type(self._dataset).__name__}' has no len()")
+        return self._len()
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    pass
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """``num_workers > 0``: the same batches, in the same order (tapegrad loads them in the main process)."""
