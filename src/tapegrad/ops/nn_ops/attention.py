@@ -342,7 +342,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         weights = dropout(weights, p=dropout_p)
     out = weights.matmul(v)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])      # out_proj may change the width (CLIP's AttentionPool2d)
     if not is_batched:
         out = out.squeeze(1)
     if not need_weights:
