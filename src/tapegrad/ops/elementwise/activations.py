@@ -10,7 +10,7 @@ import numpy as np
 
 from ...autograd.function import OWN_GRAD
 from .._util import ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
-from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
+from ._common import _cast_all, _float_only, _no_bool, _opmath, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
 
@@ -140,6 +140,7 @@ class Elu(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x, alpha, scale, input_scale):
         _float_only("elu_cpu", x)
@@ -232,6 +233,7 @@ class Hardsigmoid(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     def forward(ctx, x):
         _float_only("hardsigmoid_cpu", x)
         ctx.mask = (x > -3) & (x < 3)
@@ -249,6 +251,7 @@ class Hardswish(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     def forward(ctx, x):
         _float_only("hardswish_cpu", x)
         ctx.save_inputs(0)
@@ -268,6 +271,7 @@ class Softplus(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x, beta, threshold):
         _float_only("softplus_cpu", x)
@@ -294,6 +298,7 @@ class LogSigmoid(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x):
         _float_only("log_sigmoid_forward_cpu", x)
@@ -312,6 +317,7 @@ class Silu(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x):
         _float_only("silu_cpu", x)
@@ -331,6 +337,7 @@ class Mish(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x):
         _float_only("mish_cpu", x)
@@ -356,6 +363,7 @@ class Gelu(Primitive):
     jvp = ELEMENTWISE      # a diagonal Jacobian: the tangent through the backward formula
 
     @staticmethod
+    @_opmath
     @_quiet
     def forward(ctx, x, approximate):
         if approximate not in ("none", "tanh"):

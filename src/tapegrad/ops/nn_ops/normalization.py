@@ -47,13 +47,16 @@ class NativeLayerNorm(Primitive):
     def forward(ctx, x, w, b, k, eps):
         _float_only("layer_norm", "LayerNormKernelImpl", x)
         dims = tuple(range(x.ndim - k, x.ndim))
+        dtype = x.dtype
+        if dtype == np.float16:     # torch computes Half in float32 and rounds the output once
+            x, w, b = (None if a is None else a.astype(np.float32) for a in (x, w, b))
         _, _, rstd, xhat = _stats(x, dims, eps)
         out = xhat * w if w is not None else xhat.copy()
         if b is not None:
             out += b
         ctx.save_inputs(0, 1)
         ctx.dims, ctx.eps, ctx.rstd, ctx.xhat = dims, eps, rstd, xhat
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, dtype)
 
     @staticmethod
     def backward(ctx, grad):
