@@ -482,6 +482,11 @@ _HALF_EXACT = {
     "addcdiv": lambda m, t: m.addcdiv(t, t, t.flip(0).abs() + 1, value=0.5),
     "var": lambda m, t: t.reshape(200, 100).var(-1), "std": lambda m, t: t.reshape(200, 100).std(-1),
     "std_mean": lambda m, t: m.std_mean(t.reshape(200, 100), -1)[0], "norm": lambda m, t: t.reshape(200, 100).norm(dim=-1),
+    # a number in float32, unrounded (mul, div) or rounded to Half (alpha), one rounding of the result
+    "mul_number": lambda m, t: t * 0.1, "rmul_number": lambda m, t: 0.1 * t, "mul_0d": lambda m, t: t * m.tensor(0.1),
+    "mul_": lambda m, t: t.clone().mul_(0.1), "div_number": lambda m, t: t / 3.3, "div_": lambda m, t: t.clone().div_(0.1),
+    "add_alpha": lambda m, t: m.add(t, t.flip(0), alpha=0.3), "sub_alpha": lambda m, t: m.sub(t, t.flip(0), alpha=0.3),
+    "add_number": lambda m, t: t + 0.1, "add__alpha": lambda m, t: t.clone().add_(t.flip(0), alpha=0.3),
 }
 _HALF_NEAR = {"silu": lambda m, t: m.nn.functional.silu(t), "mish": lambda m, t: m.nn.functional.mish(t),
               "gelu": lambda m, t: m.nn.functional.gelu(t), "lerp": lambda m, t: m.lerp(t, t.flip(0), 0.3),
@@ -505,3 +510,24 @@ def test_half_ops_compute_in_float_and_round_once(torch, name):
         # layer_norm near 0): a few units, rarely
         units = np.abs(a.astype(np.float64) - b) / np.spacing(np.abs(theirs.numpy())).astype(np.float64)
         assert units.max() <= {"gelu": 8, "layer_norm": 2}.get(name, 1) and np.mean(a != b) < 0.06
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("params", ["float16", "float32"])
+def test_half_batch_norm_forward_is_torchs(torch, training, params):
+    # a Half input with Half parameters (model.half()) or float32 ones (CLIP's convert_weights leaves them):
+    # float32 arithmetic, Half statistics only with Half parameters, one rounding of the output
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 8, 5, 5)).astype(np.float16)
+    outs = []
+    for lib in (tapegrad, torch):
+        bn = lib.nn.BatchNorm2d(8)
+        with lib.no_grad():
+            bn.weight.copy_(lib.from_numpy(np.linspace(0.5, 2, 8).astype(np.float32)))
+            bn.bias.fill_(0.1)
+            bn.running_mean.copy_(lib.from_numpy(np.linspace(-0.2, 0.2, 8).astype(np.float32)))
+            bn.running_var.fill_(1.3)
+        bn = bn.to(getattr(lib, params)).train(training)
+        outs.append(bn(lib.from_numpy(x)).detach().numpy())
+    assert outs[0].dtype == np.float16
+    np.testing.assert_array_equal(outs[0], outs[1])
