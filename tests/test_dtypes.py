@@ -486,7 +486,8 @@ _HALF_EXACT = {
     "mul_number": lambda m, t: t * 0.1, "rmul_number": lambda m, t: 0.1 * t, "mul_0d": lambda m, t: t * m.tensor(0.1),
     "mul_": lambda m, t: t.clone().mul_(0.1), "div_number": lambda m, t: t / 3.3, "div_": lambda m, t: t.clone().div_(0.1),
     "add_alpha": lambda m, t: m.add(t, t.flip(0), alpha=0.3), "sub_alpha": lambda m, t: m.sub(t, t.flip(0), alpha=0.3),
-    "add_number": lambda m, t: t + 0.1, "add__alpha": lambda m, t: t.clone().add_(t.flip(0), alpha=0.3),
+    "add_number": lambda m, t: t + 0.1, "cumsum": lambda m, t: t.reshape(200, 100).cumsum(-1),
+    "cumprod": lambda m, t: (t.reshape(2000, 10) * 0.1 + 1).cumprod(-1), "add__alpha": lambda m, t: t.clone().add_(t.flip(0), alpha=0.3),
 }
 _HALF_NEAR = {"silu": lambda m, t: m.nn.functional.silu(t), "mish": lambda m, t: m.nn.functional.mish(t),
               "gelu": lambda m, t: m.nn.functional.gelu(t), "lerp": lambda m, t: m.lerp(t, t.flip(0), 0.3),
