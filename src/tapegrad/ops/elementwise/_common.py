@@ -142,18 +142,6 @@ def _quiet(forward):
 _F16 = np.dtype(np.float16)
 
 
-def _opmath(forward):
-    """A Half input is computed in float32 and the result rounded to float16 once, as torch's CPU kernels do
-    (their "opmath" type); NumPy would round every intermediate of a formula to float16 (sigmoid inside silu,
-    the erf inside gelu...), a unit in the last place off torch for a third of the values."""
-    def f(ctx, x, *rest):
-        if x.dtype is not _F16:
-            return forward(ctx, x, *rest)
-        return forward(ctx, x.astype(np.float32), *rest).astype(_F16)
-    f.__name__, f.__qualname__, f.__doc__ = forward.__name__, forward.__qualname__, forward.__doc__
-    return f
-
-
 def _t(x):
     """A Python number as a 0-d tensor for the rare op that needs one."""
     return x if isinstance(x, Tensor) else Tensor._make(np.asarray(x))

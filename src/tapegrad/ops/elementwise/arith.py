@@ -198,13 +198,15 @@ class Mul(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, a, b):
-        half = _half_and_number(a, b) or (None if a.__class__ is np.ndarray else _half_and_number(b, a))
+        a0, b0 = a, b
         a, b, d = promote(a, b)
         if d.kind == "c":
             ctx._cplx = True         # backward multiplies by the conjugates (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
-        if half is not None:
-            return np.asarray(half[0] * half[1]).astype(_F16)
+        if d is _F16:
+            half = _half_and_number(a0, b0) or (None if a0.__class__ is np.ndarray else _half_and_number(b0, a0))
+            if half is not None:
+                return np.asarray(half[0] * half[1]).astype(_F16)
         return np.asarray(a * b)
 
     @staticmethod
@@ -229,9 +231,9 @@ class Div(Primitive):
 
     @staticmethod
     def forward(ctx, a, b):
-        half = _half_and_number(a, b)
+        a0, b0 = a, b
         a, b, d = promote(a, b)
-        if half is not None:
+        if d is _F16 and (half := _half_and_number(a0, b0)) is not None:
             ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)
             return np.asarray(half[0] / half[1]).astype(_F16)
         if d.kind != "f":
