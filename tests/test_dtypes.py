@@ -538,3 +538,27 @@ def test_half_batch_norm_forward_is_torchs(torch, training, params):
         outs.append(bn(lib.from_numpy(x)).detach().numpy())
     assert outs[0].dtype == np.float16
     np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_half_attention_is_torchs(torch, need_weights):
+    # CLIP's text and ViT blocks after convert_weights: nn.MultiheadAttention in Half, sequence-first, with a causal
+    # float mask; without weights torch runs its fused kernel (float32 accumulation), with them explicit Half ops
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((7, 3, 16)) * 0.5).astype(np.float16)
+    w_in, w_out = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((48, 16), (16, 16)))
+    outs = []
+    for lib in (tapegrad, torch):
+        mha = lib.nn.MultiheadAttention(16, 2)
+        with lib.no_grad():
+            mha.in_proj_weight.copy_(lib.from_numpy(w_in))
+            mha.out_proj.weight.copy_(lib.from_numpy(w_out))
+        mha = mha.half().eval()
+        mask = lib.empty(7, 7).fill_(float("-inf")).triu_(1).half()
+        t = lib.from_numpy(x)
+        outs.append(mha(t, t, t, need_weights=need_weights, attn_mask=mask)[0].detach().numpy())
+        q = lib.from_numpy(x.transpose(1, 0, 2).reshape(3, 1, 7, 16))
+        outs.append(lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).numpy())
+    assert outs[0].dtype == np.float16
+    np.testing.assert_array_equal(outs[0], outs[2])
+    np.testing.assert_array_equal(outs[1], outs[3])
