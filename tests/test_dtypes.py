@@ -470,3 +470,95 @@ def test_finfo_and_iinfo_as_torch(torch, name):
     for kind in ("finfo", "iinfo"):
         assert describe(tapegrad, kind) == describe(torch, kind)
     assert repr(tapegrad.finfo()) == repr(torch.finfo())
+
+
+_HALF_EXACT = {
+    "sigmoid": lambda m, t: m.sigmoid(t), "softplus": lambda m, t: m.nn.functional.softplus(t),
+    "logsigmoid": lambda m, t: m.nn.functional.logsigmoid(t), "elu": lambda m, t: m.nn.functional.elu(t),
+    "selu": lambda m, t: m.nn.functional.selu(t),
+    "hardswish": lambda m, t: m.nn.functional.hardswish(t), "hardsigmoid": lambda m, t: m.nn.functional.hardsigmoid(t),
+    "rsqrt": lambda m, t: m.rsqrt(t.abs() + 1), "expm1": lambda m, t: m.expm1(t), "tanh": lambda m, t: m.tanh(t),
+    "addcmul": lambda m, t: m.addcmul(t, t, t.flip(0), value=0.5),
+    "addcdiv": lambda m, t: m.addcdiv(t, t, t.flip(0).abs() + 1, value=0.5),
+    "var": lambda m, t: t.reshape(200, 100).var(-1), "std": lambda m, t: t.reshape(200, 100).std(-1),
+    "std_mean": lambda m, t: m.std_mean(t.reshape(200, 100), -1)[0], "norm": lambda m, t: t.reshape(200, 100).norm(dim=-1),
+    # a number in float32, unrounded (mul, div) or rounded to Half (alpha), one rounding of the result
+    "mul_number": lambda m, t: t * 0.1, "rmul_number": lambda m, t: 0.1 * t, "mul_0d": lambda m, t: t * m.tensor(0.1),
+    "mul_": lambda m, t: t.clone().mul_(0.1), "div_number": lambda m, t: t / 3.3, "div_": lambda m, t: t.clone().div_(0.1),
+    "add_alpha": lambda m, t: m.add(t, t.flip(0), alpha=0.3), "sub_alpha": lambda m, t: m.sub(t, t.flip(0), alpha=0.3),
+    "add_number": lambda m, t: t + 0.1, "cumsum": lambda m, t: t.reshape(200, 100).cumsum(-1),
+    "cumprod": lambda m, t: (t.reshape(2000, 10) * 0.1 + 1).cumprod(-1),
+    "avg_pool2d_2": lambda m, t: m.nn.functional.avg_pool2d(t.reshape(2, 10, 20, 50), 2), "add__alpha": lambda m, t: t.clone().add_(t.flip(0), alpha=0.3),
+}
+_HALF_NEAR = {"silu": lambda m, t: m.nn.functional.silu(t), "mish": lambda m, t: m.nn.functional.mish(t),
+              "gelu": lambda m, t: m.nn.functional.gelu(t), "lerp": lambda m, t: m.lerp(t, t.flip(0), 0.3),
+              "celu": lambda m, t: m.nn.functional.celu(t, 0.7),
+              "adaptive_avg_pool2d": lambda m, t: m.nn.functional.adaptive_avg_pool2d(t.reshape(2, 10, 20, 50),
+                                                                                      (3, 7)),
+              "avg_pool2d": lambda m, t: m.nn.functional.avg_pool2d(t.reshape(2, 10, 20, 50), 3, 1, 1),
+              "bilinear": lambda m, t: m.nn.functional.interpolate(t.reshape(2, 10, 20, 50), size=(31, 77),
+                                                                   mode="bilinear", align_corners=True),
+              "layer_norm": lambda m, t: m.nn.functional.layer_norm(t.reshape(200, 100), (100,), t[:100], t[100:200])}
+
+
+@pytest.mark.parametrize("name", sorted(_HALF_EXACT) + sorted(_HALF_NEAR))
+def test_half_ops_compute_in_float_and_round_once(torch, name):
+    # torch's CPU kernels compute a Half op in float32 ("opmath") and round once; a formula evaluated in float16
+    # rounds at every step (CLIP's convert_weights runs its model in half)
+    x = (np.random.default_rng(0).standard_normal(20000) * 4).astype(np.float16)
+    fn = _HALF_EXACT.get(name) or _HALF_NEAR[name]
+    ours = fn(tapegrad, tapegrad.from_numpy(x))
+    theirs = fn(torch, torch.from_numpy(x))
+    assert str(ours.dtype) == "tapegrad.float16" and str(theirs.dtype) == "torch.float16"
+    a, b = ours.numpy().astype(np.float32), theirs.numpy().astype(np.float32)
+    if name in _HALF_EXACT:
+        np.testing.assert_array_equal(a, b)
+    else:       # torch's own float32 approximations and orders (its vectorised erf, fused lerp, the affine step of
+        # layer_norm near 0): a few units, rarely
+        units = np.abs(a.astype(np.float64) - b) / np.spacing(np.abs(theirs.numpy())).astype(np.float64)
+        assert units.max() <= {"gelu": 8, "layer_norm": 2, "bilinear": 2}.get(name, 1) and np.mean(a != b) < 0.06
+
+
+@pytest.mark.parametrize("training", [False, True])
+@pytest.mark.parametrize("params", ["float16", "float32"])
+def test_half_batch_norm_forward_is_torchs(torch, training, params):
+    # a Half input with Half parameters (model.half()) or float32 ones (CLIP's convert_weights leaves them):
+    # float32 arithmetic, Half statistics only with Half parameters, one rounding of the output
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((4, 8, 5, 5)).astype(np.float16)
+    outs = []
+    for lib in (tapegrad, torch):
+        bn = lib.nn.BatchNorm2d(8)
+        with lib.no_grad():
+            bn.weight.copy_(lib.from_numpy(np.linspace(0.5, 2, 8).astype(np.float32)))
+            bn.bias.fill_(0.1)
+            bn.running_mean.copy_(lib.from_numpy(np.linspace(-0.2, 0.2, 8).astype(np.float32)))
+            bn.running_var.fill_(1.3)
+        bn = bn.to(getattr(lib, params)).train(training)
+        outs.append(bn(lib.from_numpy(x)).detach().numpy())
+    assert outs[0].dtype == np.float16
+    np.testing.assert_array_equal(outs[0], outs[1])
+
+
+@pytest.mark.parametrize("need_weights", [False, True])
+def test_half_attention_is_torchs(torch, need_weights):
+    # CLIP's text and ViT blocks after convert_weights: nn.MultiheadAttention in Half, sequence-first, with a causal
+    # float mask; without weights torch runs its fused kernel (float32 accumulation), with them explicit Half ops
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((7, 3, 16)) * 0.5).astype(np.float16)
+    w_in, w_out = (rng.standard_normal(s).astype(np.float32) * 0.3 for s in ((48, 16), (16, 16)))
+    outs = []
+    for lib in (tapegrad, torch):
+        mha = lib.nn.MultiheadAttention(16, 2)
+        with lib.no_grad():
+            mha.in_proj_weight.copy_(lib.from_numpy(w_in))
+            mha.out_proj.weight.copy_(lib.from_numpy(w_out))
+        mha = mha.half().eval()
+        mask = lib.empty(7, 7).fill_(float("-inf")).triu_(1).half()
+        t = lib.from_numpy(x)
+        outs.append(mha(t, t, t, need_weights=need_weights, attn_mask=mask)[0].detach().numpy())
+        q = lib.from_numpy(x.transpose(1, 0, 2).reshape(3, 1, 7, 16))
+        outs.append(lib.nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True).numpy())
+    assert outs[0].dtype == np.float16
+    np.testing.assert_array_equal(outs[0], outs[2])
+    np.testing.assert_array_equal(outs[1], outs[3])

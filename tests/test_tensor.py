@@ -243,3 +243,15 @@ def test_user_attributes_on_tensors_and_parameters(torch):
         m = T.nn.Linear(2, 2)
         m.weight._no_weight_decay = True
         assert [n for n, w in m.named_parameters() if getattr(w, "_no_weight_decay", False)] == ["weight"]
+
+
+def test_from_numpy_names_what_it_got_as_torch(torch):
+    class Mine:
+        pass
+
+    for value in (np.float32(1.5), np.int64(2), 1.5, [1.0], Mine()):
+        with pytest.raises(TypeError) as ours:
+            tapegrad.from_numpy(value)
+        with pytest.raises(TypeError) as theirs:
+            torch.from_numpy(value)
+        assert str(ours.value) == str(theirs.value)

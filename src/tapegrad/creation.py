@@ -181,7 +181,9 @@ asarray = as_tensor
 def from_numpy(ndarray):
     """A tensor sharing memory with ``ndarray`` (changes to one show in the other)."""
     if not isinstance(ndarray, np.ndarray):
-        raise TypeError(f"expected np.ndarray (got {type(ndarray).__name__})")
+        t = type(ndarray)     # named as CPython's tp_name: a C type's with its module (numpy.float32), a class's bare
+        name = t.__name__ if t.__flags__ & (1 << 9) or t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+        raise TypeError(f"expected np.ndarray (got {name})")
     _dtype.from_numpy_dtype(ndarray.dtype)
     if ndarray.dtype.kind == "u" and ndarray.dtype != np.uint8:
         raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}. The only supported types are: "

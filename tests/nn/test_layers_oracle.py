@@ -389,3 +389,31 @@ def test_layer_matches_torch(torch, name, make, inputs, call, modes):
 def test_batchnorm_running_stats_over_steps(torch):
     """Several training steps then eval: running mean/var/num_batches_tracked follow torch's."""
     check_module(torch, lambda nn: nn.BatchNorm1d(3, momentum=0.3), [rn(6, 3)], modes=("train", "eval"), steps=3)
+
+
+def test_multi_head_attention_forward_out_proj_changes_width(torch):
+    # CLIP's AttentionPool2d: separate q/k/v weights, a concatenated bias, and an out projection to another width
+    import tapegrad
+    rs = np.random.RandomState(0)
+    e, out_dim, heads, tgt, src, bsz = 8, 5, 2, 1, 4, 3
+    arrays = dict(query=(tgt, bsz, e), key=(src, bsz, e), value=(src, bsz, e), q_proj_weight=(e, e),
+                  k_proj_weight=(e, e), v_proj_weight=(e, e), in_proj_bias=(3 * e,), out_proj_weight=(out_dim, e),
+                  out_proj_bias=(out_dim,))
+    arrays = {k: rs.standard_normal(s) for k, s in arrays.items()}
+    results = []
+    for lib in (tapegrad, torch):
+        ts = {k: lib.tensor(v, requires_grad=True) for k, v in arrays.items()}
+        out, w = lib.nn.functional.multi_head_attention_forward(
+            ts["query"], ts["key"], ts["value"], embed_dim_to_check=e, num_heads=heads, in_proj_weight=None,
+            in_proj_bias=ts["in_proj_bias"], bias_k=None, bias_v=None, add_zero_attn=False, dropout_p=0.0,
+            out_proj_weight=ts["out_proj_weight"], out_proj_bias=ts["out_proj_bias"], use_separate_proj_weight=True,
+            q_proj_weight=ts["q_proj_weight"], k_proj_weight=ts["k_proj_weight"], v_proj_weight=ts["v_proj_weight"],
+            training=False, need_weights=True)
+        (out.sin().sum() + w.square().sum()).backward()
+        results.append((out.detach().numpy(), w.detach().numpy(), {k: t.grad.numpy() for k, t in ts.items()}))
+    (o1, w1, g1), (o2, w2, g2) = results
+    assert o1.shape == (tgt, bsz, out_dim) and w1.shape == w2.shape
+    np.testing.assert_allclose(o1, o2, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(w1, w2, rtol=1e-10, atol=1e-12)
+    for k in g1:
+        np.testing.assert_allclose(g1[k], g2[k], rtol=1e-9, atol=1e-11, err_msg=k)

@@ -69,6 +69,63 @@ def test_samplers_and_batch_sampler():
         DataLoader(TensorDataset(tapegrad.arange(6)), batch_size=2, batch_sampler=BatchSampler(range(6), 4, False))
 
 
+def test_random_sampler_is_lazy_and_draws_in_torchs_order(torch):
+    # makemore's InfiniteDataLoader: RandomSampler(replacement=True, num_samples=int(1e10)) must cost nothing up front
+    loader = DataLoader(TensorDataset(tapegrad.arange(10)), batch_size=4,
+                        sampler=RandomSampler(range(10), replacement=True, num_samples=int(1e10)))
+    batch = next(iter(loader))[0]
+    assert batch.shape == (4,) and 0 <= batch.min().item() and batch.max().item() < 10
+    # the draws torch makes, in its order: randint in chunks of 32 (replacement), whole permutations (without)
+    for lib in (tapegrad, torch):
+        g, ref = lib.Generator(), lib.Generator()
+        g.manual_seed(5), ref.manual_seed(5)
+        drawn = list(lib.utils.data.RandomSampler(range(7), replacement=True, num_samples=40, generator=g))
+        assert drawn == (lib.randint(high=7, size=(32,), generator=ref).tolist()
+                         + lib.randint(high=7, size=(8,), generator=ref).tolist())
+        drawn = list(lib.utils.data.RandomSampler(range(4), num_samples=10, generator=g))
+        assert drawn == (lib.randperm(4, generator=ref).tolist() + lib.randperm(4, generator=ref).tolist()
+                         + lib.randperm(4, generator=ref).tolist()[:2])
+
+
+def test_making_an_iterator_draws_once_from_the_stream(torch):
+    # torch draws its workers' base seed from the stream each time a DataLoader iterator is made, shuffled or not
+    for lib in (tapegrad, torch):
+        lib.manual_seed(1)
+        expected = (lib.empty((), dtype=lib.int64).random_(), lib.randn(2))[1]
+        lib.manual_seed(1)
+        iter(lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(4)), batch_size=2))
+        assert lib.equal(lib.randn(2), expected)
+
+
+def test_loader_iterator_is_torchs(torch):
+    # yunjey/pytorch-tutorial: `data_iter = iter(train_loader)`, then `len(data_iter)`, `next(data_iter)`, and its
+    # stale `data_iter.next()` fails with torch's words
+    for lib, workers in ((tapegrad, 0), (torch, 0), (tapegrad, 2)):
+        it = iter(lib.utils.data.DataLoader(lib.utils.data.TensorDataset(lib.arange(5)), batch_size=2,
+                                            num_workers=workers))
+        name = "_MultiProcessingDataLoaderIter" if workers else "_SingleProcessDataLoaderIter"
+        assert type(it).__name__ == name and iter(it) is it and len(it) == 3
+        assert next(it)[0].tolist() == [0, 1] and it._num_yielded == 1
+        with pytest.raises(AttributeError, match=f"'{name}' object has no attribute 'next'"):
+            it.next()
+        assert [b[0].tolist() for b in it] == [[2, 3], [4]]
+
+
+def test_collate_gives_torchs_container_types(torch):
+    class Seq(tuple):
+        pass
+
+    for lib in (tapegrad, torch):
+        ds = lib.utils.data.TensorDataset(lib.arange(4), lib.arange(4.0))
+        assert type(next(iter(lib.utils.data.DataLoader(ds, batch_size=2)))) is list   # the fast path too
+        c = lib.utils.data.default_collate
+        assert type(c([(lib.tensor(1), 2), (lib.tensor(3), 4)])) is list
+        assert type(c([[1, 2], [3, 4]])) is list
+        assert type(c([Seq((1, 2)), Seq((3, 4))])) is list
+        out = c([range(2), range(2)])             # a sequence that cannot be rebuilt comes back as a list
+        assert type(out) is list and out[1].tolist() == [1, 1]
+
+
 def test_concat_subset_random_split():
     a, b = TensorDataset(tapegrad.arange(3)), TensorDataset(tapegrad.arange(3, 5))
     c = ConcatDataset([a, b])

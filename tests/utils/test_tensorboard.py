@@ -63,6 +63,20 @@ def test_written_events_read_back_as_torchs(torch, tmp_path):
     assert ours == theirs
 
 
+def test_first_event_is_torchs(torch, tmp_path):
+    loader = pytest.importorskip("tensorboard.backend.event_processing.event_file_loader")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+    firsts = []
+    for name, cls in (("torch", TorchWriter), ("tapegrad", SummaryWriter)):
+        w = cls(str(tmp_path / name))
+        w.close()
+        (path,) = (tmp_path / name).iterdir()
+        first = next(iter(loader.EventFileLoader(str(path)).Load()))
+        first.wall_time = 0
+        firsts.append(first)
+    assert firsts[0] == firsts[1] and firsts[1].source_metadata.writer
+
+
 def test_images_decode_to_the_pixels(tmp_path):
     pytest.importorskip("tensorboard")
     import zlib

@@ -748,6 +748,9 @@ def add_tangents(a, b):
     return a + b
 
 
+_F16 = np.dtype(np.float16)
+
+
 def unary(name: str, forward, backward, save: str = "input", node_name: str | None = None, floating=True,
           array_backward=False):
     """Make a one-input Primitive from a NumPy forward and a Tensor backward ``backward(grad, x, result)``.
@@ -772,6 +775,8 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
             ctx.save_inputs(0)
         elif save == "both":
             ctx.save_result(0)
+        if x.dtype is _F16:      # torch computes Half in float32 and rounds once (a formula's steps would round)
+            return forward(x.astype(np.float32)).astype(_F16)
         return forward(x)
 
     # A complex input (``ctx._cplx``): torch's gradient is grad * conj(f'(z)). Every formula here is grad * f'(x)

@@ -185,6 +185,8 @@ class _AxisTaps:
 
 
 def _apply_taps(x, taps):
+    if x.dtype == np.float16:       # torch sums Half in float32 and rounds once
+        return _apply_taps(x.astype(np.float32), taps).astype(np.float16)
     d = len(taps)
     for i in reversed(range(d)):   # last axis first: torch's (bilinear) summation order
         t = taps[i]

@@ -128,7 +128,9 @@ def pad(input, pad, mode="constant", value=None):
 
 # --- interpolation ------------------------------------------------------------------------------------------------
 def _np_dtype_for(x):
-    return x.dtype if x.dtype.kind == "f" else np.dtype(np.float32)
+    """The type torch computes source indices and weights in: the input's, float32 for Half (its opmath type)
+    and for integers."""
+    return x.dtype if x.dtype.kind == "f" and x.dtype != np.float16 else np.dtype(np.float32)
 
 
 def _linear_taps(size, out, scale, align_corners, dt):

@@ -10,7 +10,7 @@ import numpy as np
 
 from ...autograd.function import OWN_GRAD
 from .._util import ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
-from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
+from ._common import _F16, _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
 
@@ -142,6 +142,8 @@ class Elu(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x, alpha, scale, input_scale):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Elu.forward(ctx, x.astype(np.float32), alpha, scale, input_scale).astype(_F16)
         _float_only("elu_cpu", x)
         ctx.save_inputs(0)
         ctx.p = (alpha, scale, input_scale)
@@ -233,6 +235,8 @@ class Hardsigmoid(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Hardsigmoid.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("hardsigmoid_cpu", x)
         ctx.mask = (x > -3) & (x < 3)
         t = x.dtype.type
@@ -250,6 +254,8 @@ class Hardswish(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Hardswish.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("hardswish_cpu", x)
         ctx.save_inputs(0)
         t = x.dtype.type
@@ -270,6 +276,8 @@ class Softplus(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x, beta, threshold):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Softplus.forward(ctx, x.astype(np.float32), beta, threshold).astype(_F16)
         _float_only("softplus_cpu", x)
         ctx.save_inputs(0)
         ctx.beta, ctx.threshold = beta, threshold
@@ -296,6 +304,8 @@ class LogSigmoid(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return LogSigmoid.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("log_sigmoid_forward_cpu", x)
         ctx.save_inputs(0)
         return np.asarray(np.minimum(x, 0) - np.log1p(np.exp(-np.abs(x))))
@@ -314,6 +324,8 @@ class Silu(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Silu.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("silu_cpu", x)
         ctx.save_inputs(0)
         return np.asarray(x * _sigmoid_np(x))
@@ -333,6 +345,8 @@ class Mish(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Mish.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("mish_cpu", x)
         ctx.save_inputs(0)
         sp = np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
@@ -358,6 +372,8 @@ class Gelu(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, x, approximate):
+        if x.dtype is _F16:     # (Half: computed in float32, rounded once, as torch)
+            return Gelu.forward(ctx, x.astype(np.float32), approximate).astype(_F16)
         if approximate not in ("none", "tanh"):
             raise RuntimeError(f"approximate argument must be either none or tanh. (got {approximate!r})")
         _float_only("GeluKernelImpl", x)

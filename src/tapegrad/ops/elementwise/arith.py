@@ -15,6 +15,22 @@ from .unary import Reciprocal, log
 
 
 # --- arithmetic ---------------------------------------------------------------------------------------------
+_F16, _F32 = np.dtype(np.float16), np.float32
+
+
+def _is_number(v):
+    return v.__class__ in (float, int) or (v.__class__ is np.ndarray and v.ndim == 0 and v.dtype.kind == "f")
+
+
+def _half_and_number(a, b):
+    """torch multiplies and divides a Half tensor by a number (or a 0-d float tensor) in float32, the number
+    unrounded, and rounds the result once; NumPy would round the number to float16 first (``x * 0.1`` differs in
+    a third of the values). ``(a, b)`` as float32 for that case, else None."""
+    if a.__class__ is np.ndarray and a.dtype is _F16 and _is_number(b):
+        return a.astype(_F32), _F32(b)
+    return None
+
+
 class Add(Primitive):
     """a + b, broadcasting."""
 
@@ -45,8 +61,10 @@ class AddAlpha(Primitive):
 
     @staticmethod
     def forward(ctx, a, b, alpha):
-        a, b, _ = promote(a, b)
+        a, b, d = promote(a, b)
         ctx.alpha = alpha
+        if d is _F16 and alpha.__class__ in (float, int):    # (torch: alpha as Half, a + alpha * b in float32)
+            return (a.astype(_F32) + b.astype(_F32) * _F32(np.float16(alpha))).astype(_F16)
         return a + alpha * b
 
     @staticmethod
@@ -89,8 +107,10 @@ class SubAlpha(Primitive):
     @staticmethod
     def forward(ctx, a, b, alpha):
         _sub_check(a, b)
-        a, b, _ = promote(a, b)
+        a, b, d = promote(a, b)
         ctx.alpha = alpha
+        if d is _F16 and alpha.__class__ in (float, int):    # (torch: alpha as Half, a - alpha * b in float32)
+            return (a.astype(_F32) - b.astype(_F32) * _F32(np.float16(alpha))).astype(_F16)
         return a - alpha * b
 
     @staticmethod
@@ -178,10 +198,15 @@ class Mul(Primitive):
     @staticmethod
     @_quiet
     def forward(ctx, a, b):
+        a0, b0 = a, b
         a, b, d = promote(a, b)
         if d.kind == "c":
             ctx._cplx = True         # backward multiplies by the conjugates (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
+        if d is _F16:
+            half = _half_and_number(a0, b0) or (None if a0.__class__ is np.ndarray else _half_and_number(b0, a0))
+            if half is not None:
+                return np.asarray(half[0] * half[1]).astype(_F16)
         return np.asarray(a * b)
 
     @staticmethod
@@ -206,7 +231,11 @@ class Div(Primitive):
 
     @staticmethod
     def forward(ctx, a, b):
+        a0, b0 = a, b
         a, b, d = promote(a, b)
+        if d is _F16 and (half := _half_and_number(a0, b0)) is not None:
+            ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)
+            return np.asarray(half[0] / half[1]).astype(_F16)
         if d.kind != "f":
             if d.kind == "c":
                 ctx._cplx = True

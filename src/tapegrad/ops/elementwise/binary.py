@@ -303,7 +303,10 @@ def _lerp_np(a, b, w):
     d = a.dtype
     if d.kind not in "fc":
         raise _not_implemented("lerp_kernel_scalar" if not isinstance(w, np.ndarray) else "lerp_kernel_tensor", d)
-    w = w if isinstance(w, np.ndarray) else d.type(w)
+    if d == np.float16:         # torch computes Half in float32 and rounds once
+        a, b = a.astype(np.float32), b.astype(np.float32)
+        w = w.astype(np.float32) if isinstance(w, np.ndarray) else w
+    w = w if isinstance(w, np.ndarray) else a.dtype.type(w)
     diff = b - a
     # torch's formula: exact at both ends
     return np.asarray(np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))).astype(d, copy=False)
@@ -344,6 +347,9 @@ class Addcmul(Primitive):
         ctx.value = value
         if d.kind == "c":
             ctx._cplx = True
+        if d == np.float16:     # torch computes Half in float32 and rounds once
+            x, t1, t2 = (a.astype(np.float32) for a in (x, t1, t2))
+            return np.asarray(x + np.float32(value) * t1 * t2).astype(d)
         return np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
 
     @staticmethod
@@ -377,6 +383,9 @@ class Addcdiv(Primitive):
         if d.kind == "c":
             ctx._cplx = True
         with np.errstate(divide="ignore", invalid="ignore"):
+            if d == np.float16:     # torch computes Half in float32 and rounds once
+                x, t1, t2 = (a.astype(np.float32) for a in (x, t1, t2))
+                return np.asarray(x + np.float32(value) * (t1 / t2)).astype(d)
             return np.asarray(x + d.type(value) * (t1 / t2))
 
     @staticmethod

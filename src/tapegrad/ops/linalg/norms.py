@@ -102,6 +102,8 @@ class LinalgVectorNorm(Primitive):
         ctx.save_result(0)
         a = np.abs(x)
         axis = dims
+        if a.dtype == np.float16:       # torch accumulates Half in float32 and rounds the result once
+            return LinalgVectorNorm.forward(ctx, a.astype(np.float32), ord, dims, keepdim).astype(np.float16)
         if ord == 2:
             out = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdim))
         elif ord == 1:

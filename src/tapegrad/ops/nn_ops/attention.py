@@ -137,19 +137,39 @@ def _safe_softmax_np(s):
         return np.where(tot > 0, e / np.where(tot > 0, tot, 1), 0)
 
 
+def _flash_half(q, k, v, bias, scale):
+    """torch's fused CPU kernel on Half: scores and their exponentials in float32, the unnormalised weights
+    rounded to Half for the product with v (accumulated in float32), divided by the float32 sum, rounded once.
+    Bit for bit torch's below 16 keys; from 16 keys on, its vectorised exp and sums round differently, a unit in
+    the last place for a fraction of the outputs (and beyond 512 keys it rescales block by block)."""
+    f = np.float32
+    s = (q.astype(f) @ np.swapaxes(k.astype(f), -1, -2)) * f(scale)
+    if bias is not None:
+        s = s + bias.astype(f)
+    m = s.max(-1, keepdims=True)
+    m = np.where(np.isfinite(m), m, f(0))
+    e = np.exp(s - m)
+    tot = e.sum(-1, keepdims=True)
+    out = e.astype(np.float16).astype(f) @ v.astype(f)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(tot > 0, out / np.where(tot > 0, tot, 1), 0).astype(np.float16)
+
+
 class ScaledDotProductFlashAttentionForCpu(Primitive):
     """softmax(q kᵀ * scale + bias) v; backward in tapegrad ops from q, k, v (so it is twice differentiable)."""
 
     @staticmethod
     def forward(ctx, q, k, v, bias, scale):
         d = np.result_type(q, k, v)
+        ctx.save_inputs(0, 1, 2)
+        ctx.bias, ctx.scale = bias, scale
+        if d == np.float16:
+            return _flash_half(q, k, v, bias, scale)
         q, k, v = q.astype(d, copy=False), k.astype(d, copy=False), v.astype(d, copy=False)
         s = (q @ np.swapaxes(k, -1, -2)) * scale
         if bias is not None:
             s = s + bias
         p = _safe_softmax_np(s)
-        ctx.save_inputs(0, 1, 2)
-        ctx.bias, ctx.scale = bias, scale
         return p @ v
 
     @staticmethod
@@ -334,6 +354,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         attn_mask = kpm if attn_mask is None else attn_mask + kpm
     if not training:
         dropout_p = 0.0
+    if not need_weights and q.dtype is _dtype.float16:
+        # torch's path without weights: the fused attention on (bsz, heads, L, E) views, which accumulates Half in
+        # float32 (other dtypes keep the explicit ops below: equal values, and tapegrad.compile's kernels for them)
+        if attn_mask is not None:
+            attn_mask = attn_mask.unsqueeze(0) if attn_mask.shape[0] == 1 and attn_mask.dim() == 3 else \
+                attn_mask.reshape(bsz, num_heads, -1, src_len)
+        out = scaled_dot_product_attention(q.reshape(bsz, num_heads, tgt_len, head_dim),
+                                           k.reshape(bsz, num_heads, src_len, head_dim),
+                                           v.reshape(bsz, num_heads, src_len, head_dim), attn_mask, dropout_p)
+        out = out.permute(2, 0, 1, 3).reshape(bsz * tgt_len, embed_dim)
+        out = linear(out, out_proj_weight, out_proj_bias)
+        out = out.reshape(tgt_len, bsz, out.shape[-1])
+        return (out.squeeze(1) if not is_batched else out), None
     scores = (q * math.sqrt(1.0 / float(head_dim))).matmul(k.transpose(-2, -1))
     if attn_mask is not None:
         scores = scores + attn_mask
@@ -342,7 +375,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         weights = dropout(weights, p=dropout_p)
     out = weights.matmul(v)
     out = out.transpose(0, 1).reshape(tgt_len * bsz, embed_dim)
-    out = linear(out, out_proj_weight, out_proj_bias).reshape(tgt_len, bsz, embed_dim)
+    out = linear(out, out_proj_weight, out_proj_bias)
+    out = out.reshape(tgt_len, bsz, out.shape[-1])      # out_proj may change the width (CLIP's AttentionPool2d)
     if not is_batched:
         out = out.squeeze(1)
     if not need_weights:

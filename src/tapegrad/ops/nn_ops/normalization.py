@@ -47,13 +47,16 @@ class NativeLayerNorm(Primitive):
     def forward(ctx, x, w, b, k, eps):
         _float_only("layer_norm", "LayerNormKernelImpl", x)
         dims = tuple(range(x.ndim - k, x.ndim))
+        dtype = x.dtype
+        if dtype == np.float16:     # torch computes Half in float32 and rounds the output once
+            x, w, b = (None if a is None else a.astype(np.float32) for a in (x, w, b))
         _, _, rstd, xhat = _stats(x, dims, eps)
         out = xhat * w if w is not None else xhat.copy()
         if b is not None:
             out += b
         ctx.save_inputs(0, 1)
         ctx.dims, ctx.eps, ctx.rstd, ctx.xhat = dims, eps, rstd, xhat
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -111,12 +114,21 @@ class NativeBatchNorm(Primitive):
     @staticmethod
     def forward(ctx, x, w, b, running, training, momentum, eps):
         _float_only("batch_norm", "batch_norm", x)
+        dtype = x.dtype
+        # torch computes Half in float32 and rounds the output once; with Half parameters (not float32 ones) it
+        # rounds the batch statistics to Half first
+        half_stats = dtype == np.float16 and (w is None or w.dtype == np.float16)
+        if dtype == np.float16:
+            x, w, b = (None if a is None else a.astype(np.float32) for a in (x, w, b))
         C = x.shape[1] if x.ndim > 1 else 1
         dims = tuple(d for d in range(x.ndim) if d != 1)
         bshape = tuple(C if d == 1 else 1 for d in range(x.ndim))
         rm, rv = running
         if training:
-            _, var, rstd, xhat = _stats(x, dims, eps)
+            m, var, rstd, xhat = _stats(x, dims, eps)
+            if half_stats:
+                m, rstd = (a.astype(np.float16).astype(np.float32) for a in (m, rstd))
+                xhat = (x - m) * rstd
             if (rm is not None or rv is not None) and x.size:      # (an empty batch leaves them as they are)
                 n = x.size // max(C, 1)
                 mean = x.mean(dims)
@@ -130,16 +142,21 @@ class NativeBatchNorm(Primitive):
                     rv._vc[0] += 1
         else:
             mean = rm._array.reshape(bshape).astype(x.dtype, copy=False)
-            rstd = (1.0 / np.sqrt(rv._array.reshape(bshape) + eps)).astype(x.dtype, copy=False)
+            var = rv._array.reshape(bshape)
+            var = var.astype(np.float32) if var.dtype == np.float16 else var
+            rstd = (1.0 / np.sqrt(var + eps)).astype(x.dtype, copy=False)
             xhat = (x - mean) * rstd
         out = xhat * w.reshape(bshape) if w is not None else xhat.copy()
         if b is not None:
             out += b.reshape(bshape)
         ctx.save_inputs(0, 1)
         ctx.dims, ctx.bshape, ctx.eps, ctx.training = dims, bshape, eps, training
-        ctx.rstd, ctx.xhat = rstd, xhat
         ctx.mean = None if training else mean
-        return np.asarray(out, x.dtype)
+        if dtype == np.float16:     # (the backward keeps working in the tensor's dtype)
+            rstd, xhat = rstd.astype(dtype), xhat.astype(dtype)
+            ctx.mean = None if training else mean.astype(dtype)
+        ctx.rstd, ctx.xhat = rstd, xhat
+        return np.asarray(out, dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -19,6 +19,8 @@ def _scan_dim(x, dim):
 
 def _scan(np_fn, x, d, dtype):
     x = _int_to_long(x, dtype)
+    if x.dtype == np.float16:       # torch accumulates Half in float32, each output rounded once
+        return _scan(np_fn, x.astype(np.float32), d, None).astype(np.float16)
     if d is None:
         return np.asarray(np_fn(x.reshape(1), axis=0).reshape(()), x.dtype)
     return np.asarray(np_fn(x, axis=d), x.dtype)

@@ -231,6 +231,9 @@ def _var_args(op, input, dim, unbiased, keepdim, correction):
 
 
 def _var_np(x, dims, keepdim, dof):
+    if x.dtype == np.float16:       # torch accumulates Half in float32 and rounds the results once
+        v, m = _var_np(x.astype(np.float32), dims, keepdim, dof)
+        return v.astype(np.float16), m.astype(np.float16)
     with np.errstate(invalid="ignore", divide="ignore"):
         m = np.mean(x, axis=dims, keepdims=True)
         ss = np.sum(np.abs(x - m) ** 2, axis=dims, keepdims=keepdim)
@@ -274,6 +277,8 @@ class Std(Primitive):
     def forward(ctx, x, dims, correction, keepdim, dof):
         ctx.dims, ctx.keepdim, ctx.dof = dims, keepdim, dof
         ctx.save_result(0)
+        if x.dtype == np.float16:       # (the root of the float32 variance, rounded once, as torch)
+            return np.sqrt(_var_np(x.astype(np.float32), dims, keepdim, dof)[0]).astype(np.float16)
         return np.sqrt(_var_np(x, dims, keepdim, dof)[0])
 
     @staticmethod
@@ -308,6 +313,9 @@ class StdMean(Primitive):
         ctx.dims, ctx.keepdim, ctx.dof = dims, keepdim, dof
         ctx.count = int(np.prod([x.shape[d] for d in dims])) if x.ndim else 1
         ctx.save_result(0)
+        if x.dtype == np.float16:       # (the root of the float32 variance, rounded once, as torch)
+            v, m = _var_np(x.astype(np.float32), dims, keepdim, dof)
+            return np.sqrt(v).astype(np.float16), m.astype(np.float16)
         v, m = _var_np(x, dims, keepdim, dof)
         return np.sqrt(v), m
 

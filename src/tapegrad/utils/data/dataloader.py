@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections.abc
+import copy
 import numbers
 import warnings
 
@@ -51,7 +52,17 @@ def default_collate(batch):
         if any(len(e) != len(elem) for e in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
         cols = [default_collate(list(s)) for s in zip(*batch)]
-        return tuple(cols) if isinstance(elem, tuple) else cols
+        if isinstance(elem, (tuple, list)):
+            return cols                 # a tuple's fields come back as a list, as in torch
+        try:                            # torch keeps another sequence's type where it can
+            if isinstance(elem, collections.abc.MutableSequence):
+                clone = copy.copy(elem)
+                for i, col in enumerate(cols):
+                    clone[i] = col
+                return clone
+            return type(elem)(cols)
+        except TypeError:
+            return cols
     raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; found "
                     f"{type(elem)}")
 
@@ -166,8 +177,8 @@ class DataLoader:
         object.__setattr__(self, attr, value)
 
     def __iter__(self):
-        """The batches; like torch's, each iterator first draws a 64-bit base seed (for workers) from the loader's
-        generator, so that the draws after it (a shuffle's) are torch's."""
+        """An iterator over the batches (torch's iterator classes); like torch's, making one draws a 64-bit base seed
+        (for workers) from the loader's generator, so that the draws after it (a shuffle's) are torch's."""
         # (torch's warnings when an iterator is made: tapegrad has no accelerator, so nothing is pinned)
         if self.pin_memory and self.pin_memory_device:
             warnings.warn("pin_memory_device is deprecated, the current accelerator will be used as the device,"
@@ -175,9 +186,11 @@ class DataLoader:
         if self.pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
-        from ... import _random
-        _random.full_range(_random._gen(self.generator), 1, np.int64)
-        return self._batches()
+        # torch draws the workers' base seed when an iterator is made, shuffled or not: one draw from the stream
+        from ... import empty, int64
+        self._base_seed = empty((), dtype=int64).random_(generator=self.generator).item()
+        kind = _MultiProcessingDataLoaderIter if self.num_workers > 0 else _SingleProcessDataLoaderIter
+        return kind(self)
 
     def _batches(self):
         if self._iterable:
@@ -203,7 +216,7 @@ class DataLoader:
             tensors = self.dataset.tensors
             for indices in self.batch_sampler:
                 idx = np.asarray(indices, dtype=np.int64)
-                yield tuple(t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors)
+                yield [t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors]
             return
         fetch_many = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
@@ -219,3 +232,34 @@ class DataLoader:
         if self.batch_sampler is not None:
             return len(self.batch_sampler)
         return len(self.sampler)
+
+
+class _BaseDataLoaderIter:
+    """What ``iter(loader)`` gives, as torch's: an iterator (``next(it)``; there is no ``.next()``, as in torch) with
+    ``len()`` the loader's and a count of the batches it has yielded. Batches are made in this process."""
+
+    def __init__(self, loader):
+        self._dataset, self._num_yielded = loader.dataset, 0
+        self._len = loader.__len__ if not loader._iterable or hasattr(loader.dataset, "__len__") else None
+        self._batches = loader._batches()
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        batch = next(self._batches)
+        self._num_yielded += 1
+        return batch
+
+    def __len__(self):
+        if self._len is None:
+            raise TypeError(f"object of type '{type(self._dataset).__name__}' has no len()")
+        return self._len()
+
+
+class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    pass
+
+
+class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
+    """``num_workers > 0``: the same batches, in the same order (tapegrad loads them in the main process)."""

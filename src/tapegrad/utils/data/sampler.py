@@ -48,7 +48,9 @@ class RandomSampler(Sampler):
 
     def __iter__(self):
         """torch's order: without a generator, a fresh one seeded by a 64-bit draw of the global one; whole
-        permutations (then a part of one), or with replacement randint in groups of 32 (then the rest)."""
+        permutations (then a part of one), or with replacement randint in groups of 32 (then the rest). Lazy, as
+        torch's (a generator function: the draws start at the first ``next``), so an "infinite" sampler
+        (``num_samples=int(1e10)``, makemore's) costs nothing until it is read."""
         from ... import _random
         n, k = len(self.data_source), self.num_samples
         g = self.generator
@@ -57,10 +59,15 @@ class RandomSampler(Sampler):
             g = _random.Generator().manual_seed(seed)
         g = _gen(g)
         if self.replacement:
-            groups = [32] * (k // 32) + ([k % 32] if k % 32 else [])
-            return iter([int(i) for m in groups for i in _random.integers(g, m, 0, n)])
-        idx = [i for _ in range(k // n) for i in _random.randperm(g, n)]
-        return iter(idx + (_random.randperm(g, n)[:k % n] if k % n else []))
+            for _ in range(k // 32):
+                yield from (int(i) for i in _random.integers(g, 32, 0, n))
+            if k % 32:
+                yield from (int(i) for i in _random.integers(g, k % 32, 0, n))
+            return
+        for _ in range(k // n):
+            yield from _random.randperm(g, n)
+        if k % n:
+            yield from _random.randperm(g, n)[:k % n]
 
     def __len__(self):
         return self.num_samples

@@ -52,8 +52,9 @@ def f_packed_doubles(field, xs):
 
 
 # --- messages -----------------------------------------------------------------------------------------------
-def event(wall_time, step=None, *, file_version=None, summary_values=None, graph=None) -> bytes:
-    """An ``Event``: wall_time (1), step (2), file_version (3), graph_def (4), summary (5) of values (1)."""
+def event(wall_time, step=None, *, file_version=None, summary_values=None, graph=None, source_writer=None) -> bytes:
+    """An ``Event``: wall_time (1), step (2), file_version (3), graph_def (4), summary (5) of values (1),
+    source_metadata (10) = SourceMetadata{writer (1)}."""
     out = f_double(1, wall_time)
     if step is not None:
         out += f_varint(2, step)
@@ -63,6 +64,8 @@ def event(wall_time, step=None, *, file_version=None, summary_values=None, graph
         out += f_bytes(4, graph)
     if summary_values is not None:
         out += f_bytes(5, b"".join(f_bytes(1, v) for v in summary_values))
+    if source_writer is not None:
+        out += f_bytes(10, f_bytes(1, source_writer))
     return out
 
 

@@ -49,7 +49,9 @@ class FileWriter:
         self._close = weakref.finalize(self, self._f.close)
         self.max_queue, self.flush_secs = max_queue, flush_secs
         self._pending, self._last = 0, time.time()
-        self.add_event(ev.event(time.time(), file_version="brain.Event:2"))
+        # the first event names its writer as torch's does (TensorBoard shows where a run's data came from)
+        self.add_event(ev.event(time.time(), file_version="brain.Event:2",
+                                source_writer="tensorboard.summary.writer.event_file_writer"))
 
     def add_event(self, data: bytes):
         self._f.write(ev.record(data))
