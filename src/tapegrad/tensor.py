@@ -361,6 +361,9 @@ class Tensor:
             raise RuntimeError("Setting requires_grad=True on inference tensor outside InferenceMode is not allowed.")
         if value and self._array.dtype.kind not in "fc":
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
+        if value and not self._rg and _function._active[0]:      # (a vmap's batched tensor: torch's refusal)
+            from .func._vmap import refuse_requires_grad
+            refuse_requires_grad(self)
         self._rg = value
 
     def requires_grad_(self, requires_grad=True):

@@ -265,3 +265,17 @@ def test_argmax_argmin_batching_rules_as_torch(torch):
         warnings.simplefilter("error")
         ours = run(tapegrad)
     _same(ours, run(torch))
+
+
+def test_requires_grad_on_a_batched_tensor_is_refused_as_torch(torch):
+    """requires_grad_() on a tensor a vmap batches (jacfwd's basis included) raises torch's error; it gave zero
+    Jacobians (the physical tensor under the vmap did not follow)."""
+    def run(m):
+        x = m.linspace(-1, 1, 4, dtype=m.float64)
+
+        def jf(v):
+            v = v.requires_grad_(True)
+            return m.autograd.functional.jacobian(lambda u: (u ** 3).sum(), v, create_graph=True)
+        return [_err(lambda: m.func.jacfwd(jf)(x)), _err(lambda: m.func.vmap(lambda v: v.requires_grad_())(x))]
+    ours, theirs = run(tapegrad), run(torch)
+    assert ours == theirs and ours[0] is not None and "requires_grad_()" in ours[0][1]

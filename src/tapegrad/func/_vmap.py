@@ -245,6 +245,23 @@ class BatchedLevel(Interpreter):
         return a
 
 
+_REQUIRES_GRAD_ERROR = (
+    "You are attempting to call Tensor.requires_grad_() (or perhaps using torch.autograd.functional.* APIs) inside "
+    "of a function being transformed by a functorch transform. This is unsupported, please attempt to use the "
+    "functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function "
+    "being transformed instead.")
+
+
+def refuse_requires_grad(t):
+    """``t.requires_grad_()`` on a tensor a vmap batches: the physical tensor under it would not follow, and a
+    backward through it would give zeros, so it is refused with torch's error (torch refuses requires_grad_ on any
+    tensor inside a transform; tapegrad only on the batched ones)."""
+    from ..autograd.function import active_interpreters
+    for i in active_interpreters():
+        if isinstance(i, BatchedLevel) and i.physical(t) is not None:
+            raise RuntimeError(_REQUIRES_GRAD_ERROR)
+
+
 def per_sample(fn, args, kwargs, watch, target=None):
     """``fn(*args, **kwargs)`` once per sample of the vmap that sees the call, when one of the tensors ``watch``
     (discrete arguments a public function hands its Primitive as arrays: indices, masks) is batched there: the
