@@ -119,7 +119,8 @@ def _nll(input, t, weight, reduction, ignore_index):
     """nll_loss on the target's array ``t`` and a checked ``reduction`` (cross_entropy comes here directly)."""
     if weight is not None:
         _check_no_grad_arg("nll_loss_forward", "weight", weight)
-        weight = _arr(weight)
+        if not isinstance(weight, Tensor):     # (a tensor goes to the op as one: a compiled region traces it)
+            weight = _arr(weight)
     x = input._array
     nd = x.ndim
     if nd < 1:
