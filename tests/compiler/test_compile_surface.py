@@ -144,7 +144,7 @@ def test_stance_eager_then_compile():
 
 def test_set_stance_call_context_and_decorator(torch):
     for T in (tapegrad, torch):
-        cur = (lambda: settings.stance[0]) if T is tapegrad else (lambda: T._dynamo.eval_frame._stance.stance)
+        cur = (lambda: settings.current[0]) if T is tapegrad else (lambda: T._dynamo.eval_frame._stance.stance)
         T.compiler.set_stance("force_eager")
         assert cur() == "force_eager"
         T.compiler.set_stance("default")

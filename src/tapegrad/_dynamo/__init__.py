@@ -5,8 +5,6 @@
 
 from __future__ import annotations
 
-import sys
-
 from ..compiler import (allow_in_graph, assume_constant_result, disable, explain, is_compiling, list_backends,
                         reset, set_stance, substitute_in_graph)
 from ..compiler.api import (disallow_in_graph, graph_break, lookup_backend, mark_dynamic, mark_static,
@@ -16,8 +14,7 @@ from ..compiler.exc import Unsupported
 from ..compiler.settings import load as _load
 from . import eval_frame, exc
 
-config = _load("dynamo")
-sys.modules[__name__ + ".config"] = config        # (``import torch._dynamo.config`` works too)
+config = _load("dynamo")         # (also importable: ``import torch._dynamo.config``)
 OptimizedModule = eval_frame.OptimizedModule
 
 __all__ = ["reset", "config", "explain", "disable", "is_compiling", "Unsupported", "graph_break", "optimize",

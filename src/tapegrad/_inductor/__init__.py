@@ -4,11 +4,8 @@ to tune: the values are kept and read back, and change nothing."""
 
 from __future__ import annotations
 
-import sys
-
 from ..compiler.settings import load as _load
 
-config = _load("inductor")
-sys.modules[__name__ + ".config"] = config        # (``import torch._inductor.config`` works too)
+config = _load("inductor")         # (also importable: ``import torch._inductor.config``)
 
 __all__ = ["config"]

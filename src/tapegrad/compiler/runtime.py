@@ -264,7 +264,7 @@ class Compiled:
                 if e.pending is not None and tuple(t._array.shape for t in ins) not in e.pending:
                     return self._capture(args, kwargs, verify=e)      # a generic program's third size
                 return e.run(ins, args, kwargs)
-        if self.entries or _settings.stance[0] != "default" or config.error_on_recompile:
+        if self.entries or _settings.current[0] != "default" or config.error_on_recompile:
             if self._stance_says_eager():
                 return self._fn(*args, **kwargs)
         if len(self.entries) >= config.cache_size_limit:
@@ -286,7 +286,7 @@ class Compiled:
 
     def _stance_says_eager(self):
         """Before a capture: whether the stance runs this call eagerly (or raises, for "fail_on_recompile")."""
-        st = _settings.stance[0]
+        st = _settings.current[0]
         if st == "eager_then_compile" and not self._seen:
             self._seen = True
             return True

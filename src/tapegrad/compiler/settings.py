@@ -22,9 +22,10 @@ import functools
 import importlib.machinery
 import json
 import os
+import sys
 import types
 
-__all__ = ["ConfigModule", "set_stance", "stance", "load"]
+__all__ = ["ConfigModule", "set_stance", "current", "load"]
 
 _TABLE = None
 
@@ -134,21 +135,22 @@ def load(section):
     if mod is None:
         mod = _MODULES[section] = ConfigModule(f"tapegrad._{section}.config", section)
         mod.__spec__ = importlib.machinery.ModuleSpec(mod.__name__, None)    # (import machinery looks for one)
+        sys.modules[mod.__name__] = mod        # (``import torch._inductor.config`` finds it)
     return mod
 
 
 # --- set_stance ---------------------------------------------------------------------------------------------------
 STANCES = ("default", "force_eager", "eager_on_recompile", "fail_on_recompile", "eager_then_compile")
-stance = ["default"]
+current = ["default"]
 
 
 def _set(name):
     from .runtime import _disabled
-    if stance[0] == "force_eager":
+    if current[0] == "force_eager":
         _disabled[0] -= 1
     if name == "force_eager":
         _disabled[0] += 1          # (the replay's fast path already checks this counter: nothing added per call)
-    stance[0] = name
+    current[0] = name
 
 
 class set_stance(contextlib.ContextDecorator):
@@ -159,7 +161,7 @@ class set_stance(contextlib.ContextDecorator):
         if stance not in STANCES:
             raise RuntimeError(f"invalid torch.compile stance {stance!r}: expected one of "
                                f"{', '.join(map(repr, STANCES))}")
-        self.stance, self.prev = stance, globals()["stance"][0]
+        self.stance, self.prev = stance, current[0]
         _set(stance)
         self._outer = []
 

@@ -634,7 +634,8 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     if recording:
         old_fn, old_nr = x.grad_fn, x._output_nr
         x.grad_fn, x._output_nr, x._rg = out.grad_fn, out._output_nr, out._rg
-        carry_retain(x, old_fn, old_nr)
+        if old_fn is not None and old_fn._retained:     # (retain_grad follows the tensor: carry_retain)
+            carry_retain(x, old_fn, old_nr)
         if base is not None:
             b = base[0]
             old_b = Tensor._make(b._array, b._rg)

@@ -139,8 +139,6 @@ def _quiet(forward):
     return forward
 
 
-_F16 = np.dtype(np.float16)
-
 
 def _t(x):
     """A Python number as a 0-d tensor for the rare op that needs one."""

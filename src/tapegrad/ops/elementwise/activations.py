@@ -9,8 +9,8 @@ import math
 import numpy as np
 
 from ...autograd.function import OWN_GRAD
-from .._util import ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
-from ._common import _F16, _cast_all, _float_only, _no_bool, _quiet, _result, _w
+from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
+from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
 

@@ -8,14 +8,14 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
+from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
 from .copies import to
 from .unary import Reciprocal, log
 
 
 # --- arithmetic ---------------------------------------------------------------------------------------------
-_F16, _F32 = np.dtype(np.float16), np.float32
+_F32 = np.float32
 
 
 def _is_number(v):
@@ -29,6 +29,12 @@ def _half_and_number(a, b):
     if a.__class__ is np.ndarray and a.dtype is _F16 and _is_number(b):
         return a.astype(_F32), _F32(b)
     return None
+
+
+def _half_alpha(a, b, alpha, sign):
+    """``a + sign * alpha * b`` on Half arrays as torch computes it: alpha rounded to Half, the arithmetic in
+    float32, one rounding at the end."""
+    return (a.astype(_F32) + b.astype(_F32) * _F32(sign * np.float16(alpha))).astype(_F16)
 
 
 class Add(Primitive):
@@ -63,8 +69,8 @@ class AddAlpha(Primitive):
     def forward(ctx, a, b, alpha):
         a, b, d = promote(a, b)
         ctx.alpha = alpha
-        if d is _F16 and alpha.__class__ in (float, int):    # (torch: alpha as Half, a + alpha * b in float32)
-            return (a.astype(_F32) + b.astype(_F32) * _F32(np.float16(alpha))).astype(_F16)
+        if d is _F16 and alpha.__class__ in (float, int):
+            return _half_alpha(a, b, alpha, 1)
         return a + alpha * b
 
     @staticmethod
@@ -109,8 +115,8 @@ class SubAlpha(Primitive):
         _sub_check(a, b)
         a, b, d = promote(a, b)
         ctx.alpha = alpha
-        if d is _F16 and alpha.__class__ in (float, int):    # (torch: alpha as Half, a - alpha * b in float32)
-            return (a.astype(_F32) - b.astype(_F32) * _F32(np.float16(alpha))).astype(_F16)
+        if d is _F16 and alpha.__class__ in (float, int):
+            return _half_alpha(a, b, alpha, -1)
         return a - alpha * b
 
     @staticmethod
