@@ -146,7 +146,7 @@ def test_pretrained_torch_weights_load_into_a_tapegrad_model(torch, tmp_path):
                                rtol=1e-5, atol=1e-6)
 
 
-def test_dtypes_numpy_lacks_are_converted_as_tapegrad_stores_them(torch, tmp_path):
+def test_bfloat16_is_converted_as_tapegrad_stores_it_and_unsigned_types_load_as_theirs(torch, tmp_path):
     bf = torch.tensor([1.0, -2.5, 3.140625, float("inf")], dtype=torch.bfloat16)
     obj = {"bf": bf, "bf_view": bf[1:], "u16": torch.tensor([0, 65535], dtype=torch.uint16),
            "u32": torch.tensor([2 ** 32 - 1], dtype=torch.uint32)}
@@ -154,8 +154,8 @@ def test_dtypes_numpy_lacks_are_converted_as_tapegrad_stores_them(torch, tmp_pat
     ours = tapegrad.load(tmp_path / "t.pt")
     assert ours["bf"].dtype is tapegrad.float32 and ours["bf"].tolist() == bf.float().tolist()
     assert np.shares_memory(ours["bf"].numpy(), ours["bf_view"].numpy())     # one conversion per storage
-    assert ours["u16"].dtype is tapegrad.int64 and ours["u16"].tolist() == [0, 65535]
-    assert ours["u32"].tolist() == [2 ** 32 - 1]
+    assert ours["u16"].dtype is tapegrad.uint16 and ours["u16"].tolist() == [0, 65535]
+    assert ours["u32"].dtype is tapegrad.uint32 and ours["u32"].tolist() == [2 ** 32 - 1]
     torch.save({"f8": torch.zeros(2, dtype=torch.float8_e4m3fn)}, tmp_path / "f8.pt")
     with pytest.raises(CheckpointError, match=r"f8.pt.*torch.float8_e4m3fn, which tapegrad cannot hold"):
         tapegrad.load(tmp_path / "f8.pt")

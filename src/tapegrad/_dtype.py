@@ -11,7 +11,8 @@ import numpy as np
 
 __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double", "int8", "uint8", "int16",
-    "short", "int32", "int", "int64", "long", "bool", "complex64", "cfloat", "complex128", "cdouble",
+    "short", "uint16", "uint32", "uint64", "int32", "int", "int64", "long", "bool", "complex64", "cfloat",
+    "complex128", "cdouble",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "finfo", "iinfo",
 ]
 
@@ -55,10 +56,17 @@ int16 = short = dtype("int16", np.int16, "Short")
 int32 = int = dtype("int32", np.int32, "Int")  # noqa: A001
 int64 = long = dtype("int64", np.int64, "Long")
 bool = dtype("bool", np.bool_, "Bool")  # noqa: A001
+# torch's "shell" unsigned types: stored, converted, compared and printed; torch computes little with them and
+# promotes them with no other integer type (promote_types raises); NumPy computes what torch does not (README)
+uint16 = dtype("uint16", np.uint16, "UInt16")
+uint32 = dtype("uint32", np.uint32, "UInt32")
+uint64 = dtype("uint64", np.uint64, "UInt64")
 complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloat")
 complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDouble")
 
-_ALL = (float16, float32, float64, bfloat16, int8, uint8, int16, int32, int64, bool, complex64, complex128)
+_ALL = (float16, float32, float64, bfloat16, int8, uint8, int16, int32, int64, bool, complex64, complex128,
+        uint16, uint32, uint64)
+_SHELL = (uint16, uint32, uint64)
 _FROM_NP = {d.np: d for d in reversed(_ALL)}  # bfloat16 is never inferred from an array
 _BY_NAME = {d.name: d for d in _ALL}
 
@@ -76,10 +84,9 @@ def from_numpy_dtype(np_dtype) -> dtype:
     nd = np.dtype(np_dtype)
     if nd in _FROM_NP:
         return _FROM_NP[nd]
-    if nd.kind == "u":  # uint16/32/64: widen like torch's from_numpy refuses; we map to int64
-        return int64
-    raise TypeError(f"can't convert np.ndarray of type numpy.{nd}. The only supported types are: float64, "
-                    "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
+    raise TypeError(f"can't convert np.ndarray of type numpy.{nd.type.__name__}. The only supported types are: "
+                    "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, uint32, "
+                    "uint16, uint8, and bool.")
 
 
 def to_dtype(d) -> dtype:
@@ -129,6 +136,9 @@ def promote_types(a: dtype, b: dtype) -> dtype:
     """The smallest dtype both ``a`` and ``b`` can be cast to, by torch's table."""
     if a is b:
         return a
+    if (a in _SHELL or b in _SHELL) and not (a.is_floating_point or b.is_floating_point):
+        raise RuntimeError("Promotion for uint16, uint32, uint64 types is not supported, attempted to promote "
+                           f"{a._legacy} and {b._legacy}")
     if a is bool:
         return b
     if b is bool:
@@ -262,7 +272,8 @@ class iinfo:
 # error, not a wrap-around ------------------------------------------------------------------------------------
 # the names torch's messages give: a tensor built from Python data names the dtype; an op taking a scalar names
 # the C++ type (``full((2,), 300, dtype=int8)``: "value cannot be converted to type int8_t without overflow")
-_C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t", "int32": "int", "int64": "int64_t",
+_C_NAMES = {"int8": "int8_t", "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t",
+            "int16": "int16_t", "int32": "int", "int64": "int64_t",
             "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16"}
 _FLOAT_MAX = {"float16": 65504.0, "float32": 3.4028234663852886e38, "bfloat16": 3.3895313892515355e38}
 
@@ -275,7 +286,8 @@ def _overflow(d: dtype, c_name):
 def check_scalar(value, d: dtype, halves=True):
     """A Python number an op writes into a tensor of dtype ``d`` (``fill_``, ``full``, ``masked_fill``, ``clamp``
     bounds...): torch's RuntimeError when it does not fit. Integers: signed ones must lie in the dtype's range,
-    unsigned ones in ``[-max, max]`` (-1 becomes 255, as in torch); a float must be finite and fit once truncated.
+    unsigned ones in ``[-max, max]`` (-1 becomes 255, as in torch); a float must be finite and lie in the
+    dtype's range before truncation (127.5 is no int8, -0.5 no uint8).
     Floats: a finite value beyond the dtype's largest is an error for float32 (and for float16/bfloat16 when
     ``halves``: torch's fill-like ops let those overflow to inf). Returns the value."""
     if d is bool or d.is_complex or value.__class__ is builtins_bool:
@@ -286,17 +298,19 @@ def check_scalar(value, d: dtype, halves=True):
                 and value not in (np.inf, -np.inf):
             raise _overflow(d, True)
         return value
+    ii = np.iinfo(d.np)
     if value.__class__ is builtins_int or isinstance(value, np.integer):
         v = builtins_int(value)
     elif value.__class__ is builtins_float or isinstance(value, np.floating):
-        if not np.isfinite(value):
+        # a float must lie in the dtype's range as it is, before truncation (127.5 is no int8, -0.5 no uint8),
+        # the range's top as a double (as torch compares: 2.0**63 passes for int64)
+        if not np.isfinite(value) or not ii.min <= builtins_float(value) <= builtins_float(ii.max):
             raise _overflow(d, True)
-        v = builtins_int(value)
+        return value
     else:
         return value
     if v >= 2 ** 64:
         raise OverflowError("int too big to convert")
-    ii = np.iinfo(d.np)
     if (v > ii.max or v < ii.min) if ii.min < 0 else (v > ii.max or v < -builtins_int(ii.max)):
         raise _overflow(d, True)
     return value
@@ -304,27 +318,28 @@ def check_scalar(value, d: dtype, halves=True):
 
 def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
     """An array of Python data (as NumPy inferred it: bool, int64 or float64) cast to ``d`` as ``torch.tensor``
-    converts each element: out-of-range integers and non-finite or out-of-range floats into an integer dtype are
-    torch's RuntimeError naming the dtype; floats overflow to inf silently; -1 into uint8 is 255."""
+    converts each element: out-of-range integers and non-finite or out-of-range floats (a float's range is the
+    dtype's before truncation: 127.5 is no int8, -0.5 no uint8) into an integer dtype are torch's RuntimeError
+    naming the dtype; floats overflow to inf silently; the integer -1 into uint8 is 255."""
     if d.is_floating_point or d.is_complex or d is bool or arr.dtype.kind not in "iuf" or arr.size == 0:
         return arr.astype(d.np)
     ii = np.iinfo(d.np)
-    lo = ii.min if ii.min < 0 else -builtins_int(ii.max)
-    src = arr
-    if arr.dtype.kind == "f":
-        if not np.isfinite(arr).all():
+    if arr.dtype.kind == "f":      # in the dtype's range as they are (before truncation), finite
+        if not np.isfinite(arr).all() or arr.min() < ii.min or arr.max() > builtins_float(ii.max):
             raise _overflow(d, False)
-        src = np.trunc(arr)
-    if src.max() > ii.max or src.min() < lo:
+        with np.errstate(invalid="ignore"):       # (2.0**63 into int64 wraps, as torch's conversion does)
+            return arr.astype(d.np)
+    if arr.max() > ii.max or arr.min() < (ii.min if ii.min < 0 else -builtins_int(ii.max)):
         raise _overflow(d, False)
-    return (src.astype(np.int64) if src.dtype.kind == "f" else src).astype(d.np)
+    return arr.astype(d.np)
 
 
 def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
     """``value`` checked (``check_scalar``) and converted to a 0-d array of ``d`` (-1 into uint8 is 255)."""
     check_scalar(value, d, halves)
-    if value.__class__ is builtins_int and d._cat == 1:
-        return np.asarray(value).astype(d.np)   # (NumPy would refuse -1 for uint8; torch wraps it)
+    if d._cat == 1 and (value.__class__ is builtins_int or value.__class__ is builtins_float):
+        with np.errstate(invalid="ignore"):     # (NumPy would refuse -1 for uint8, or 2.0**63 for int64: torch
+            return np.asarray(value).astype(d.np)   # wraps them)
     return np.asarray(value, d.np)
 
 

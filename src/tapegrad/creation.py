@@ -36,6 +36,8 @@ def _infer(data, target=None):
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
     flat = _unwrap(data) if isinstance(data, (list, tuple)) else data
+    if target is _dtype.uint64:
+        return _u64(flat)          # (ints past int64's range: only a uint64 tensor holds them)
     try:
         arr = np.array(flat)
     except (ValueError, TypeError):
@@ -69,6 +71,23 @@ def _leaves(data):
             stack.extend(reversed(x))
         else:
             yield x
+
+
+def _u64(flat):
+    """Python data as a uint64 array, each number converted as Python's unsigned conversion does (torch's uint64
+    path): an integer in [0, 2**64), else OverflowError; a float is a TypeError."""
+    def conv(x):
+        if isinstance(x, list):
+            return [conv(v) for v in x]
+        if not isinstance(x, (int, np.integer, np.bool_)):
+            raise TypeError("an integer is required")
+        x = int(x)
+        if x < 0:
+            raise OverflowError("can't convert negative int to unsigned")
+        if x >= 2 ** 64:
+            raise OverflowError("int too big to convert")
+        return x
+    return np.array(conv(flat), np.uint64)
 
 
 def _check_ints(data):
@@ -185,9 +204,6 @@ def from_numpy(ndarray):
         name = t.__name__ if t.__flags__ & (1 << 9) or t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
         raise TypeError(f"expected np.ndarray (got {name})")
     _dtype.from_numpy_dtype(ndarray.dtype)
-    if ndarray.dtype.kind == "u" and ndarray.dtype != np.uint8:
-        raise TypeError(f"can't convert np.ndarray of type numpy.{ndarray.dtype}. The only supported types are: "
-                        "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, and bool.")
     return Tensor._make(ndarray)
 
 

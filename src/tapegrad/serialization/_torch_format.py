@@ -52,6 +52,9 @@ def _ptr(arr):
     return arr.__array_interface__["data"][0]
 
 
+_UNTYPED_ONLY = {np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)}
+
+
 class _Storages:
     """The storages of the tensors being saved: one per array that views share (keyed by that array)."""
 
@@ -60,7 +63,7 @@ class _Storages:
 
     def _add(self, root, stype, item):
         flat = (root if root.flags.c_contiguous else root.T).reshape(-1).view(np.uint8)
-        ref = _StorageRef(str(len(self.records)), stype, root.nbytes // item)
+        ref = _StorageRef(str(len(self.records)), stype, root.nbytes // (1 if stype is names.UNTYPED else item))
         self.records.append((ref.key, flat, root))
         self.by_root[id(root)] = (ref, root)
         return ref
@@ -69,6 +72,8 @@ class _Storages:
         """(storage reference, offset, size, stride) of tensor ``t``, as ``_rebuild_tensor_v2`` takes them."""
         arr = t._array
         stype = names.STORAGE_OF.get(arr.dtype)
+        if stype is None and arr.dtype in _UNTYPED_ONLY:
+            stype = names.UNTYPED        # (torch has no typed storage of these: bytes, and the dtype beside them)
         if stype is None:
             raise TypeError(f"save: a tensor's array has NumPy dtype {arr.dtype}, which no torch dtype matches")
         item = arr.itemsize
@@ -131,6 +136,10 @@ class _Pickler(pickle._Pickler):
         if kind is Parameter:
             return (names._rebuild_parameter, (Tensor._make(t._array), t.requires_grad, OrderedDict()))
         args = self.storages.tensor_args(t) + (t.requires_grad, OrderedDict())
+        if args[0].stype is names.UNTYPED:       # uint16/32/64: torch's v3 form names the dtype
+            args = (names._rebuild_tensor_v3, args + (t.dtype,))
+            return args if kind is Tensor else (names._rebuild_from_type_v2, (*args[:1], kind, args[1],
+                                                                                getattr(t, "__dict__", None) or {}))
         if kind is Tensor:
             return (names._rebuild_tensor_v2, args)
         state = getattr(t, "__dict__", None) or {}

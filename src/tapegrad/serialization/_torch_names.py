@@ -58,14 +58,6 @@ def _foreign_dtype(name):
     return KINDS[name].dtype
 
 
-def _to_int64(kind):
-    def convert(src, out):
-        if kind.name == "uint64" and src.size and src.max() > np.iinfo(np.int64).max:
-            raise Corrupt("a torch.uint64 tensor holds values above 2**63-1, which tapegrad's int64 cannot hold")
-        out[...] = src
-    return convert
-
-
 def _bf16_to_f32(src, out):
     out.view(np.uint32)[...] = src.astype(np.uint32) << 16
 
@@ -77,10 +69,7 @@ def _make_kinds():
              Kind("uint8", "u1", 1, t.uint8), Kind("int8", "i1", 1, t.int8), Kind("int16", "<i2", 2, t.int16),
              Kind("int32", "<i4", 4, t.int32), Kind("int64", "<i8", 8, t.int64), Kind("bool", "?", 1, t.bool),
              Kind("complex64", "<c8", 8, t.complex64), Kind("complex128", "<c16", 16, t.complex128)]
-    for bits in (16, 32, 64):
-        k = Kind(f"uint{bits}", f"<u{bits // 8}", bits // 8, t.int64)
-        k.convert = _to_int64(k)
-        kinds.append(k)
+    kinds += [Kind(f"uint{bits}", f"<u{bits // 8}", bits // 8, getattr(t, f"uint{bits}")) for bits in (16, 32, 64)]
     unsupported = {"complex32": 4, "qint32": 4, "bits16": 2, "float8_e4m3fn": 1, "float8_e4m3fnuz": 1,
                    "float8_e5m2": 1, "float8_e5m2fnuz": 1, "float8_e8m0fnu": 1, "float4_e2m1fn_x2": 1,
                    "bits8": 1, "bits1x8": 1, "bits2x4": 1, "bits4x2": 1, "qint8": 1, "quint8": 1, "quint4x2": 1,

@@ -24,6 +24,6 @@ from .stats import *  # noqa: F403
 
 __all__ = ["sum", "mean", "prod", "var", "std", "var_mean", "std_mean", "max", "min", "amax", "amin", "argmax",
            "argmin", "logsumexp", "cumsum", "cumprod", "cummax", "cummin", "all", "any", "median", "nanmedian",
-           "mode", "count_nonzero", "nansum", "nanmean", "aminmax", "return_types",
+           "mode", "count_nonzero", "hash_tensor", "nansum", "nanmean", "aminmax", "return_types",
            "diff", "gradient", "trapezoid", "trapz", "cumulative_trapezoid", "logcumsumexp", "quantile",
            "nanquantile", "cov", "corrcoef", "dist", "renorm", "histc", "histogram", "histogramdd", "bincount"]

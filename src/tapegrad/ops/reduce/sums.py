@@ -441,5 +441,34 @@ def count_nonzero(input, dim=None):
     return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64))
 
 
+def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
+    """A hash of the elements (over all, or ``dim``): each element widened to its 64-bit float or integer kind,
+    read as uint64 bits, and the bits xor-ed together (mode 0, torch's only mode). uint64.
+
+    >>> tapegrad.hash_tensor(tapegrad.tensor([1., 2.]))
+    tensor(9223372036854775808, dtype=tapegrad.uint64)
+    """
+    if _active[0] and not _inside[0] and out is None:      # (a transform sees it as an op)
+        return array_op(hash_tensor, False, (input, dim), dict(keepdim=keepdim, mode=mode))
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    a = input._array
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f'"xor_sum_cpu" not implemented for '
+                                  f"'{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
+    dim = _dim_args(dim)
+    if dim is None and a.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for input.numel() == 0. Specify "
+                           "the reduction dim with the 'dim' argument.")
+    axis = _axis(dim, a.ndim)
+    for d in (() if dim is None or a.ndim == 0 else (dim,) if isinstance(dim, int) else dim):   # (named as given)
+        if a.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    wide = a.astype(np.float64 if a.dtype.kind == "f" else np.int64)
+    bits = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axis, keepdims=keepdim)
+    return _write_out("hash_tensor", Tensor._make(np.asarray(bits, np.uint64)), out, dtype="same",
+                      error="hash_tensor(): Expected out tensor to have dtype uint64, but got {o} instead")
+
+
 bind(sum=sum, mean=mean, nansum=nansum, nanmean=nanmean, prod=prod, var=var, std=std, logsumexp=logsumexp,
-     all=all, any=any, count_nonzero=count_nonzero)
+     all=all, any=any, count_nonzero=count_nonzero, hash_tensor=hash_tensor)
