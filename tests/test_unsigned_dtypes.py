@@ -156,3 +156,23 @@ def test_floats_into_integer_types_are_checked_before_truncation(torch, dt, valu
     for make in (lambda m: m.tensor([value], dtype=getattr(m, dt)).tolist(),
                  lambda m: m.full((2,), value, dtype=getattr(m, dt)).tolist()):
         assert _outcome(lambda: make(tapegrad)) == _outcome(lambda: make(torch))
+
+
+@pytest.mark.parametrize("call", [
+    lambda m, v: (lambda t: (t.__setitem__(0, v), t)[1])(m.zeros(2, dtype=m.int8)),
+    lambda m, v: m.zeros(2, dtype=m.uint8).fill_(v),
+    lambda m, v: m.zeros(2, dtype=m.int8).masked_fill(m.tensor([True, False]), v),
+    lambda m, v: m.zeros(2, dtype=m.uint8).index_fill(0, m.tensor([0]), v),
+    lambda m, v: m.full_like(m.zeros(2, dtype=m.int8), v),
+    lambda m, v: m.zeros(2, dtype=m.uint8).new_full((2,), v),
+    lambda m, v: m.zeros(2, dtype=m.uint8).clamp(max=v),
+    lambda m, v: m.tensor(v, dtype=m.int8),
+    lambda m, v: m.scalar_tensor(v, dtype=m.uint8),
+    lambda m, v: m.arange(0, v, dtype=m.int8),
+])
+@pytest.mark.parametrize("value", [127.5, -0.5, -1.0, 300, -1, 2.5])
+def test_every_fill_like_path_checks_floats_as_torch(torch, call, value):
+    def run(m):
+        r = call(m, value)
+        return str(r.dtype).split(".")[-1], r.tolist()
+    assert _outcome(lambda: run(tapegrad)) == _outcome(lambda: run(torch))

@@ -43,7 +43,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
     n = int(np.floor((end - start) / step)) + 1
     if n < 0:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     vals = np.asarray(start + step * np.arange(n, dtype=np.float64), dtype=d.np)
     t = Tensor._make(vals)
     if out is not None:

@@ -361,7 +361,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if not all(np.isfinite(float(v)) for v in vals):
         raise RuntimeError(f"unsupported range: {vals[0]} -> {vals[1]}")
     if (vals[1] - vals[0]) * vals[2] < 0 and vals[1] != vals[0]:
-        raise RuntimeError("upper bound and larger bound inconsistent with step sign")
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
     work = np.int64 if integral and not d.is_floating_point else np.float64
     with np.errstate(over="ignore"):
