@@ -354,6 +354,8 @@ class IndexAdd(Primitive):
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
         out = _as1d(x).copy()
         src = _as1d(source)
+        if alpha != 1 and out.dtype.kind in "iu" and isinstance(alpha, int):    # (checked, and -1 into uint8 is
+            alpha = _dtype.fill_scalar(alpha, _dtype.from_numpy_dtype(out.dtype))   # 255, as torch converts it)
         np.add.at(out, _dim_key(dim, index), (src if alpha == 1 else src * alpha).astype(out.dtype, copy=False))
         return out.reshape(x.shape)
 

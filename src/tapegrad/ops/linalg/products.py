@@ -379,7 +379,7 @@ class Baddbmm(Addmm):
 class Addbmm(Addmm):
     @staticmethod
     def product(a, b):
-        return np.matmul(a, b).sum(0)
+        return np.matmul(a, b).sum(0, dtype=np.result_type(a, b))     # (NumPy would sum int32 into int64)
 
     @staticmethod
     def grad_mat1(g, b):

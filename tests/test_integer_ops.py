@@ -1,0 +1,32 @@
+"""Ops on integer tensors, against torch: the result's dtype and wrap-around (found by running torch's op_db
+samples in int32/int64/uint8)."""
+
+import pytest
+
+import tapegrad
+
+
+def _both(torch, fn):
+    return fn(tapegrad), fn(torch)
+
+
+@pytest.mark.parametrize("dt", ["int32", "int16", "uint8", "int64"])
+def test_addbmm_keeps_the_integer_dtype(torch, dt):
+    def run(m):
+        d = getattr(m, dt)
+        return m.addbmm(m.ones(2, 2, dtype=d), m.ones(3, 2, 2, dtype=d) * 2, m.ones(3, 2, 2, dtype=d), beta=2)
+    ours, theirs = _both(torch, run)
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1] and ours.tolist() == theirs.tolist()
+
+
+@pytest.mark.parametrize("alpha", [-1, 3, 300])
+def test_index_add_converts_alpha_to_the_dtype_as_torch(torch, alpha):
+    def run(m):
+        return m.zeros(3, dtype=m.uint8).index_add(0, m.tensor([0, 1]), m.tensor([1, 7], dtype=m.uint8),
+                                                   alpha=alpha)
+    def outcome(m):
+        try:
+            return run(m).tolist()
+        except RuntimeError as e:
+            return str(e)
+    assert outcome(tapegrad) == outcome(torch)
