@@ -36,6 +36,8 @@ class Einsum(Primitive):
                 raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
         if dt.kind == "c":
             ctx._cplx = True     # each operand's gradient contracts the conjugates of the others
+        if dt == np.float16:        # torch contracts Half with float32 sums (its bmm) and rounds the result
+            ops = [o.astype(np.float32) for o in ops]
         out = np.einsum(eq, *ops, optimize=len(ops) > 2)
         return np.asarray(out, dt)
 

@@ -80,6 +80,8 @@ def cdist(x1, x2, p=2.0, compute_mode="use_mm_for_euclid_dist_if_necessary"):
         raise RuntimeError("cdist only supports non-negative p values")
     if a.dtype.kind not in "f":
         raise RuntimeError(f"cdist only supports floating-point dtypes, X1 got: {_dtname(a)}")
+    if a.dtype == np.float16:
+        raise NotImplementedError("\"cdist\" not implemented for 'Half'")
     return Cdist.apply(x1, x2, float(p))
 
 

@@ -299,6 +299,9 @@ class Addmm(Primitive):
         if a.dtype.kind == "c":
             ctx._cplx = True
         ctx.save_crossed(1, 2)       # each factor only for the other's gradient
+        if a.dtype == np.float16:      # torch computes Half in float32 and rounds the result once
+            return cls.forward(ctx, inp.astype(np.float32), a.astype(np.float32), b.astype(np.float32), beta,
+                               alpha).astype(np.float16)
         p = cls.product(a, b)
         if alpha != 1:
             p = p * np.asarray(alpha, p.dtype)

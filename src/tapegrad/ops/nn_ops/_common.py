@@ -211,6 +211,8 @@ class _Norm(Primitive):
     def forward(ctx, x, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         ctx.save_result(0)
+        if x.dtype == np.float16:   # torch sums Half in float32 and rounds the norm once (squares overflow Half)
+            return _Norm.forward(ctx, x.astype(np.float32), p, dims, keepdim).astype(np.float16)
         a = np.abs(x)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             if p == 2:

@@ -51,8 +51,9 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     d = normalize_dim(dim, len(shape))
     dims = (d,) if shape else ()
     n1, n2 = _norm(x1, 2, dims, True), _norm(x2, 2, dims, True)
-    n1 = n1 + _c(np.maximum(n1._array, eps) - n1._array)       # clamp_min_ under no_grad: gradient unchanged
-    n2 = n2 + _c(np.maximum(n2._array, eps) - n2._array)
+    with np.errstate(invalid="ignore"):        # (an inf norm: NaN, silently, as torch's)
+        n1 = n1 + _c(np.maximum(n1._array, eps) - n1._array)       # clamp_min_ under no_grad: gradient unchanged
+        n2 = n2 + _c(np.maximum(n2._array, eps) - n2._array)
     return ((x1 / n1) * (x2 / n2)).sum(d)
 
 
@@ -80,6 +81,8 @@ class Pdist(Primitive):
             raise RuntimeError(f"pdist only supports 2D tensors, got: {x.ndim}D")
         if p < 0:
             raise RuntimeError("pdist only supports non-negative p values")
+        if x.dtype == np.float16:
+            raise NotImplementedError("\"pdist\" not implemented for 'Half'")
         i, j = np.triu_indices(x.shape[0], 1)
         ctx.i, ctx.j, ctx.p, ctx.n = i, j, p, x.shape[0]
         ctx.save_result(0)

@@ -261,6 +261,7 @@ class _PairLoss(Primitive):
     """Shared forward of the elementwise (input, target) losses; subclasses give ``loss`` and ``dloss``."""
 
     kernel = ""
+    half_in_float = False     # whether torch computes a Half loss in float32 (rounding once) or in Half's steps
 
     @classmethod
     def forward(cls, ctx, x, y, reduction, param):
@@ -268,6 +269,9 @@ class _PairLoss(Primitive):
         _float_only(cls.__name__, cls.kernel, x)
         ctx.save_inputs(0, 1)
         ctx.reduction, ctx.param, ctx.shape = reduction, param, x.shape
+        if cls.half_in_float and x.dtype == np.float16:    # (torch computes each Half loss in float32, rounds once)
+            return _red_np(cls.loss(x.astype(np.float32) - y.astype(np.float32), param).astype(np.float16),
+                           reduction)
         return _red_np(cls.loss(x - y, param), reduction)
 
     @classmethod
@@ -307,6 +311,7 @@ class SmoothL1Loss(_PairLoss):
 
 class HuberLoss(_PairLoss):
     kernel = "huber_cpu"
+    half_in_float = True
 
     @staticmethod
     def loss(d, delta):

@@ -239,6 +239,9 @@ class NativeGroupNorm(Primitive):
     @staticmethod
     def forward(ctx, x, w, b, G, eps):
         _float_only("group_norm", "GroupNormKernelImpl", x)
+        dtype = x.dtype
+        if dtype == np.float16:     # torch computes Half in float32 and rounds the output once
+            x, w, b = (None if a is None else a.astype(np.float32) for a in (x, w, b))
         N, C = x.shape[:2]
         bshape = (1, C) + (1,) * (x.ndim - 2)
         xg = x.reshape(N, G, _per_group(x.shape, G))
@@ -249,7 +252,7 @@ class NativeGroupNorm(Primitive):
             out += b.reshape(bshape)
         ctx.save_inputs(0, 1)
         ctx.G, ctx.eps, ctx.bshape, ctx.rstd, ctx.xhat = G, eps, bshape, rstd, xhat
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, dtype)
 
     @staticmethod
     def backward(ctx, grad):
@@ -340,9 +343,13 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if eps is None:
         eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind in "fc" else 1.1920928955078125e-07
     dims = tuple(range(len(shape) - len(ns), len(shape)))
-    r = ((input * input).mean(dims, keepdim=True) + eps) ** -0.5
-    out = input * r
-    return out * weight if weight is not None else out
+    half = input._array.dtype == np.float16        # torch computes Half in float32 and rounds the output once
+    x = input.float() if half else input
+    r = ((x * x).mean(dims, keepdim=True) + eps) ** -0.5
+    out = x * r
+    if weight is not None:
+        out = out * (weight.float() if half and weight._array.dtype == np.float16 else weight)
+    return out.half() if half else out
 
 
 class _ChannelWindowMean(Primitive):

@@ -226,6 +226,8 @@ def corrcoef(input):
 
 # --- dist, renorm ----------------------------------------------------------------------------------------------------
 def _vector_norm_np(a, p, axis, keepdims):
+    if a.dtype == np.float16:       # torch sums Half in float32 and rounds the norm once (squares overflow Half)
+        return _vector_norm_np(a.astype(np.float32), p, axis, keepdims).astype(np.float16)
     a = np.abs(a)
     if p == 2:
         return np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdims))
