@@ -128,6 +128,16 @@ def test_normal_mean_std_and_views(torch, dtype):
     same(torch, draws)
 
 
+@pytest.mark.parametrize("dtype", ["complex64", "complex128"])
+@pytest.mark.parametrize("n", [3, 20, 33])
+def test_complex_normal_and_uniform_fill_both_parts(torch, dtype, n):
+    """normal_ on a complex tensor draws each part with std / sqrt(2) around the mean (torch's view_as_real
+    draw); uniform_ draws both parts in [from, to); a transposed tensor fills in memory order."""
+    same(torch, lambda T: T.empty(n, dtype=getattr(T, dtype)).normal_(2, 3))
+    same(torch, lambda T: T.empty(n, dtype=getattr(T, dtype)).uniform_(1, 2))
+    same(torch, lambda T: T.zeros(4, n, dtype=getattr(T, dtype)).t().normal_())
+
+
 def test_normal_with_tensors(torch):
     def draws(T):
         return [T.normal(T.arange(20.0), T.ones(20) * 0.3), T.normal(T.arange(5.0, dtype=T.float64), 2.0),

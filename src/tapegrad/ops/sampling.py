@@ -251,25 +251,46 @@ def _bernoulli_uniforms(g, a, dtype):
     return _uniforms(g, a, np.float64 if dtype == np.float64 else np.float32)
 
 
+def _as_real(a):
+    """A complex array's (real, imag) pairs as a float view of shape ``a.shape + (2,)`` (torch's view_as_real),
+    and the tapegrad dtype of its parts; a real array as it is."""
+    if a.dtype.kind != "c":
+        return a, None
+    r = a.real
+    return np.lib.stride_tricks.as_strided(r, a.shape + (2,), a.strides + (r.itemsize,)), \
+        _dtype.from_numpy_dtype(r.dtype)
+
+
+def _as_complex(vals, a):
+    return vals if a.dtype.kind != "c" else (vals[..., 0] + 1j * vals[..., 1]).astype(a.dtype)
+
+
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
-    """Fill with samples of the uniform distribution on [from, to)."""
+    """Fill with samples of the uniform distribution on [from, to) (a complex tensor: both parts, as torch)."""
     from_ = kw.pop("from", from_)
-    _continuous(self, "check_uniform_bounds")
+    if self._array.dtype.kind != "c":
+        _continuous(self, "check_uniform_bounds")
     if from_ > to:
         raise RuntimeError(f"uniform_ expects to return a [from, to) range, but found from={_g(from_)} > to={_g(to)}")
-    a = self._array
-    sample = R.in_memory_order(a, R.uniform(_gen(generator), a.size, from_, to, R.kind(self.dtype)))
-    return _fill(self, sample.astype(a.dtype, copy=False), "UniformBackward0")
+    a, part = _as_real(self._array)
+    sample = R.in_memory_order(a, R.uniform(_gen(generator), a.size, from_, to, R.kind(part or self.dtype)))
+    return _fill(self, _as_complex(sample.astype(a.dtype, copy=False), self._array), "UniformBackward0")
 
 
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
-    """Fill with samples of the normal distribution N(mean, std**2)."""
-    _continuous(self, "normal_kernel_cpu")
+    """Fill with samples of the normal distribution N(mean, std**2) (a complex tensor: each part with the mean
+    and std / sqrt(2), as torch)."""
+    if self._array.dtype.kind != "c":
+        _continuous(self, "normal_kernel_cpu")
     if std < 0:
         raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
-    a = self._array
-    vals = R.normal(_gen(generator), a.size, float(mean), float(std), R.kind(self.dtype), a.flags.c_contiguous)
-    return _fill(self, R.in_memory_order(a, vals).astype(a.dtype, copy=False), "NormalBackward0")
+    a, part = _as_real(self._array)
+    if part is not None:
+        std = std / math.sqrt(2)
+    vals = R.normal(_gen(generator), a.size, float(mean), float(std), R.kind(part or self.dtype),
+                    a.flags.c_contiguous)
+    return _fill(self, _as_complex(R.in_memory_order(a, vals).astype(a.dtype, copy=False), self._array),
+                 "NormalBackward0")
 
 
 def _check_p(p):
