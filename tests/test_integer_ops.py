@@ -30,3 +30,12 @@ def test_index_add_converts_alpha_to_the_dtype_as_torch(torch, alpha):
         except RuntimeError as e:
             return str(e)
     assert outcome(tapegrad) == outcome(torch)
+
+
+@pytest.mark.parametrize("dt", ["int32", "int16", "float32"])
+def test_tensordot_summing_a_size_one_dim_keeps_the_dtype(torch, dt):
+    def run(m):
+        d = getattr(m, dt)
+        return m.tensordot(m.ones(1, 1, 1, dtype=d) * 2, m.arange(4).reshape(2, 1, 2).to(d), dims=([0, 1], [2, 0]))
+    ours, theirs = _both(torch, run)
+    assert ours.dtype.name == str(theirs.dtype).split(".")[-1] and ours.tolist() == theirs.tolist()

@@ -235,10 +235,10 @@ def tensordot(a, b, dims=2, out=None):
         if sa_ != sb_ and 1 not in (sa_, sb_):
             raise RuntimeError(f"contracted dimensions need to match, but first has size {sa_} in dim {gi} and "
                                f"second has size {sb_} in dim {gj}")
-    if sum_a:
-        a = a.sum(tuple(sum_a), keepdim=True)
+    if sum_a:          # (in the operands' dtype: a sum of ints would be int64)
+        a = a.sum(tuple(sum_a), keepdim=True, dtype=a.dtype)
     if sum_b:
-        b = b.sum(tuple(sum_b), keepdim=True)
+        b = b.sum(tuple(sum_b), keepdim=True, dtype=b.dtype)
     letters = iter(_LETTERS)
     sa = [next(letters) for _ in range(na)]
     sb = [next(letters) for _ in range(nb)]
