@@ -138,6 +138,22 @@ def test_complex_normal_and_uniform_fill_both_parts(torch, dtype, n):
     same(torch, lambda T: T.zeros(4, n, dtype=getattr(T, dtype)).t().normal_())
 
 
+@pytest.mark.parametrize("make", ["t", "permute", "slice"])
+def test_random_like_ops_keep_the_input_layout_and_draw_in_memory_order(torch, make):
+    """rand_like / randn_like / randint_like are empty_like (the input's strides) filled in memory order, as in
+    torch: a transposed input gives a transposed result with torch's numbers."""
+    def base(T):
+        x = T.zeros(4, 3, 5)
+        return {"t": x[0].t(), "permute": x.permute(2, 0, 1), "slice": x[:, ::2]}[make]
+
+    def draws(T):
+        x = base(T)
+        out = [T.rand_like(x), T.randn_like(x), T.randint_like(x, 3, 9), T.randn_like(x, dtype=T.float64),
+               T.rand_like(x, memory_format=T.contiguous_format)]
+        return out + [T.tensor([list(o.stride()) for o in out])]
+    same(torch, draws)
+
+
 def test_normal_with_tensors(torch):
     def draws(T):
         return [T.normal(T.arange(20.0), T.ones(20) * 0.3), T.normal(T.arange(5.0, dtype=T.float64), 2.0),

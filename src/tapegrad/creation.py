@@ -520,22 +520,40 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     return _made(arr, requires_grad, out, "randperm")
 
 
+def _random_like(input, dtype, layout, device, memory_format, requires_grad, fill, drawn):
+    """torch's ``*_like`` random ops: ``empty_like`` (the input's layout: a transposed input gives a transposed
+    result) filled in place, in memory order, as torch's kernels draw. Under vmap: ``drawn()``, the op drawing
+    a new tensor of the input's shape (``randomness`` decides whether the samples share the draw)."""
+    if _random._vmap_hook is not None:
+        _check_device(device, layout)
+        return drawn()
+    t = empty_like(input, dtype=dtype, layout=layout, device=device, memory_format=memory_format)
+    fill(t)
+    return _finish(t._array, requires_grad)
+
+
 def rand_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
               memory_format=None, pin_memory=False):
-    _check_device(device, layout)
-    return rand(input._array.shape, dtype=dtype or input.dtype, generator=generator, requires_grad=requires_grad)
+    return _random_like(input, dtype, layout, device, memory_format, requires_grad,
+                        lambda t: t.uniform_(0, 1, generator=generator),
+                        lambda: rand(input._array.shape, dtype=dtype or input.dtype, generator=generator,
+                                     requires_grad=requires_grad))
 
 
 def randn_like(input, *, generator=None, dtype=None, layout=None, device=None, requires_grad=False,
                memory_format=None, pin_memory=False):
-    _check_device(device, layout)
-    return randn(input._array.shape, dtype=dtype or input.dtype, generator=generator, requires_grad=requires_grad)
+    return _random_like(input, dtype, layout, device, memory_format, requires_grad,
+                        lambda t: t.normal_(0, 1, generator=generator),
+                        lambda: randn(input._array.shape, dtype=dtype or input.dtype, generator=generator,
+                                      requires_grad=requires_grad))
 
 
 def randint_like(input, low=0, high=None, *, generator=None, dtype=None, layout=None, device=None,
                  requires_grad=False, memory_format=None, pin_memory=False):
-    _check_device(device, layout)
     if high is None:
         low, high = 0, low
-    return randint(low, high, input._array.shape, generator=generator, dtype=dtype or input.dtype,
-                   requires_grad=requires_grad)
+    _int_range(int(low), int(high))
+    return _random_like(input, dtype, layout, device, memory_format, requires_grad,
+                        lambda t: t.random_(int(low), int(high), generator=generator),
+                        lambda: randint(low, high, input._array.shape, generator=generator,
+                                        dtype=dtype or input.dtype, requires_grad=requires_grad))
