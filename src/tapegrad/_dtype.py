@@ -316,13 +316,24 @@ def check_scalar(value, d: dtype, halves=True):
     return value
 
 
+_F16, _F64 = np.dtype(np.float16), np.dtype(np.float64)
+
+
+def cast(arr: np.ndarray, np_dtype) -> np.ndarray:
+    """``arr.astype(np_dtype)`` as torch converts: float64 into float16 goes through float32 (torch's double to
+    Half conversion rounds twice; NumPy's rounds once, and 1 value in 15,000 differs in its last bit)."""
+    if arr.dtype == _F64 and np_dtype == _F16:
+        arr = arr.astype(np.float32)
+    return arr.astype(np_dtype)
+
+
 def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
     """An array of Python data (as NumPy inferred it: bool, int64 or float64) cast to ``d`` as ``torch.tensor``
     converts each element: out-of-range integers and non-finite or out-of-range floats (a float's range is the
     dtype's before truncation: 127.5 is no int8, -0.5 no uint8) into an integer dtype are torch's RuntimeError
     naming the dtype; floats overflow to inf silently; the integer -1 into uint8 is 255."""
     if d.is_floating_point or d.is_complex or d is bool or arr.dtype.kind not in "iuf" or arr.size == 0:
-        return arr.astype(d.np)
+        return cast(arr, d.np)
     ii = np.iinfo(d.np)
     if arr.dtype.kind == "f":      # in the dtype's range as they are (before truncation), finite
         if not np.isfinite(arr).all() or arr.min() < ii.min or arr.max() > builtins_float(ii.max):
@@ -337,6 +348,8 @@ def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
 def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
     """``value`` checked (``check_scalar``) and converted to a 0-d array of ``d`` (-1 into uint8 is 255)."""
     check_scalar(value, d, halves)
+    if d is float16 and value.__class__ is builtins_float:
+        return np.asarray(np.float32(value), np.float16)       # (through float, as torch's Half conversion)
     if d._cat == 1 and (value.__class__ is builtins_int or value.__class__ is builtins_float):
         with np.errstate(invalid="ignore"):     # (NumPy would refuse -1 for uint8, or 2.0**63 for int64: torch
             return np.asarray(value).astype(d.np)   # wraps them)

@@ -156,7 +156,7 @@ def _from_data(data, dtype):
     d = _dtype.to_dtype(dtype)
     if isinstance(data, (np.ndarray, np.generic, Tensor)):
         with np.errstate(over="ignore", invalid="ignore"):   # a float too large for the dtype is inf, as in torch
-            return np.array(_infer(data), dtype=d.np, copy=True)
+            return _dtype.cast(np.asarray(_infer(data)), d.np).copy()
     arr = _infer(data, d)
     if arr.dtype == d.np:
         return np.array(arr, copy=True)
@@ -189,7 +189,7 @@ def as_tensor(data, dtype=None, device=None):
         return Tensor._make(_from_data(data, dtype))
     arr = _infer(data)
     if dtype is not None:
-        arr = arr.astype(_dtype.to_dtype(dtype).np, copy=False)
+        arr = _dtype.cast(arr, _dtype.to_dtype(dtype).np) if arr.dtype != _dtype.to_dtype(dtype).np else arr
     _dtype.from_numpy_dtype(arr.dtype)
     return Tensor._make(arr)
 

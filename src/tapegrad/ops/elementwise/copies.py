@@ -42,7 +42,7 @@ class ToCopy(Primitive):
         if x.dtype.kind == "c" and dtype.np.kind != "c":
             warnings.warn("Casting complex values to real discards the imaginary part", UserWarning, stacklevel=5)
             x = x.real
-        return x.astype(dtype.np)
+        return _dtype.cast(x, dtype.np)
 
     @staticmethod
     def backward(ctx, grad):
@@ -177,7 +177,7 @@ class _CopyFrom(Primitive):
     def forward(ctx, x, src):
         # (a src that broadcasts beyond x's shape gives a larger result: apply_inplace's write refuses it, as torch)
         shape = x.shape if src.shape == x.shape else broadcast_or_error(x.shape, src.shape)
-        return np.broadcast_to(src, shape).astype(x.dtype)
+        return _dtype.cast(np.broadcast_to(src, shape), x.dtype)
 
     @staticmethod
     def backward(ctx, grad):

@@ -487,7 +487,7 @@ class IndexPut(Primitive):
         out = x.copy()
         values = np.asarray(values)
         if values.dtype != out.dtype:
-            values = values.astype(out.dtype)
+            values = _dtype.cast(values, out.dtype)
         if accumulate:
             np.add.at(out, key, values)
         else:
@@ -539,6 +539,8 @@ def setitem(self, key, value):
         if k is not None:
             dst = self._array[k]
             v = np.asarray(value._array if value.__class__ is Tensor else value)
+            if v.dtype == np.float64 and dst.dtype == np.float16:
+                v = v.astype(np.float32)            # (torch's double to Half goes through float: _dtype.cast)
             while v.ndim > dst.ndim and v.shape[0] == 1:
                 v = v[0]
             before_write(self)
@@ -553,7 +555,7 @@ def setitem(self, key, value):
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:
         value = value.to(self.dtype) if value._rg or _active[0] else \
-            Tensor._make(value._array.astype(self._array.dtype))
+            Tensor._make(_dtype.cast(value._array, self._array.dtype))
     if len(items) == 1 and not isinstance(key, tuple):
         kind = items[0][0]
         if kind == "bool" and not items[0][1]:
