@@ -361,7 +361,7 @@ class RNN(RNNBase):
         if self.batch_first:
             out = out.transpose(0, 1)
         if not is_batched:
-            out = out.squeeze(1)
+            out = out.squeeze(0 if self.batch_first else 1)      # (the batch dim _prepare added)
             h_n = h_n.squeeze(1)
         return out, h_n
 
@@ -427,7 +427,7 @@ class LSTM(RNNBase):
         if self.batch_first:
             out = out.transpose(0, 1)
         if not is_batched:
-            out = out.squeeze(1)
+            out = out.squeeze(0 if self.batch_first else 1)      # (the batch dim _prepare added)
             h_n, c_n = h_n.squeeze(1), c_n.squeeze(1)
         return out, (h_n, c_n)
 

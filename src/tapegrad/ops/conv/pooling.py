@@ -740,11 +740,14 @@ def _fractional_max_pool(op, d, input, kernel_size, output_size, output_ratio, _
             raise op_error(op, f"Expect _random samples to be 3D tensor, got: {samples.ndim}D")
         if samples.shape[2] != d:
             raise op_error(op, f"Expect _random_samples.size(2) equals to {d}; got {samples.shape[2]}.")
-        if samples.shape[0] != n_batch or samples.shape[1] != C:
-            raise op_error(op, f"Expect _random_samples of shape ({n_batch}, {C}, {d}); got "
-                               f"{shape_str(samples.shape)}.")
+        if samples.shape[0] < n_batch:
+            raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+        if samples.shape[1] != C:
+            raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
         if samples.dtype != input._array.dtype:
             raise op_error(op, "Expect _random_samples to have the same dtype as input")
+        if samples.shape[0] > n_batch:       # (torch reads the first rows)
+            _random_samples = _random_samples[:n_batch]
     return _FractionalMax[d].apply(input, kernel, out, _random_samples)     # (a tensor: vmap sees its batch)
 
 
