@@ -86,6 +86,45 @@ def test_device_arguments():
     assert not tapegrad.cuda.is_available()
 
 
+def _outcome(f):
+    try:
+        return repr(f())
+    except Exception as e:                       # noqa: BLE001 - the error is the outcome compared
+        return f"{type(e).__name__}: {e}"
+
+
+def test_device_objects_describe_any_device_as_torch(torch):
+    # scripts build `torch.device("cuda")` to ask which device to use (tensorqs_tutorial: `torch.device('cuda')
+    # .index`); describing a device is not using it, so tapegrad builds it as torch does
+    cases = [("cuda",), ("cuda:1",), ("cuda", 1), ("cpu", 0), ("mps",), ("meta",), ("xpu:0",), ("cpu",),
+             ("foo",), ("cuda:x",), ("cuda:01",), ("cuda:-1",), ("cuda", -1), ("cuda:1", 2), (0,), (1.5,), (None,)]
+    for args in cases:
+        got = _outcome(lambda: tapegrad.device(*args))
+        assert got == _outcome(lambda: torch.device(*args)), args
+    for T in (torch, tapegrad):
+        d = T.device("cuda:1")
+        assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1") and T.device("cuda").index is None
+    for a, b in [("cuda", "cuda"), ("cuda", "cuda:0"), ("cpu", "cpu"), ("cpu", "cpu:0"), ("cuda:1", "cuda:1")]:
+        assert (tapegrad.device(a) == tapegrad.device(b)) is (torch.device(a) == torch.device(b)), (a, b)
+        assert (hash(tapegrad.device(a)) == hash(tapegrad.device(b))) is (tapegrad.device(a) == tapegrad.device(b))
+    assert (tapegrad.device("cpu") == "cpu") is (torch.device("cpu") == "cpu") is False   # never equal to a str
+    assert tapegrad.zeros(1).device == tapegrad.device("cpu") and tapegrad.zeros(1).device.type == "cpu"
+    assert pickle.loads(pickle.dumps(tapegrad.device("cuda:1"))) == tapegrad.device("cuda:1")
+
+
+def test_another_device_is_refused_where_it_is_used():
+    x, m = tapegrad.ones(2), tapegrad.nn.Linear(2, 2)
+    for d in ("cuda", tapegrad.device("cuda"), tapegrad.device("mps"), "cuda:0", tapegrad.device("meta")):
+        for use in (lambda: tapegrad.zeros(2, device=d), lambda: x.to(d), lambda: x.to(d, tapegrad.float64),
+                    lambda: tapegrad.tensor([1.0], device=d), lambda: m.to(d), lambda: tapegrad.Generator(d),
+                    lambda: tapegrad.set_default_device(d), lambda: tapegrad.ones_like(x, device=d)):
+            with pytest.raises(RuntimeError, match="CPU only"):
+                use()
+    with pytest.raises(RuntimeError, match="CPU only"), tapegrad.device("cuda"):
+        pass
+    assert x.to(tapegrad.device("cpu", 0)) is x and tapegrad.zeros(1, device="cpu:0").device.type == "cpu"
+
+
 def test_device_is_a_context_manager_as_torch(torch):
     # `with torch.device(...):` sets the default device of the factories inside (llama2_model.py's init_weights)
     for T in (torch, tapegrad):
