@@ -294,3 +294,12 @@ def test_from_numpy_names_what_it_got_as_torch(torch):
         with pytest.raises(TypeError) as theirs:
             torch.from_numpy(value)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_to_with_an_argument_it_does_not_take_raises_torchs_error(torch):
+    # former_torchies/autograd_tutorial.py: `a.to(requires_grad=True)`, refused by torch with its parser's words
+    from pairs import same
+    for call in ("a.to(requires_grad=True)", "a.to('cpu', foo=1)", "a.to(torch.float, bar='x', foo=1)",
+                 "a.to(foo=1, bar=2.0)", "a.to(a, foo=None)", "m.to(requires_grad=True)", "m.to('cpu', foo=1)",
+                 "m.to(copy=True)", "a.to(dtype=torch.float64)", "m.to(torch.float64).weight.dtype"):
+        same(torch, "a = torch.ones(2); m = torch.nn.Linear(2, 2)", call)
