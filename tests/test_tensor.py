@@ -303,3 +303,10 @@ def test_to_with_an_argument_it_does_not_take_raises_torchs_error(torch):
                  "a.to(foo=1, bar=2.0)", "a.to(a, foo=None)", "m.to(requires_grad=True)", "m.to('cpu', foo=1)",
                  "m.to(copy=True)", "a.to(dtype=torch.float64)", "m.to(torch.float64).weight.dtype"):
         same(torch, "a = torch.ones(2); m = torch.nn.Linear(2, 2)", call)
+
+
+def test_the_tensor_class_prints_as_torchs(torch):
+    # hooks in former_torchies/nnft_tutorial print type(input[0]): <class 'torch.Tensor'>
+    assert str(type(tapegrad.ones(1))) == str(type(torch.ones(1))).replace("torch", "tapegrad")
+    assert tapegrad.typename(tapegrad.Tensor) == torch.typename(torch.Tensor).replace("torch", "tapegrad")
+    assert pickle.loads(pickle.dumps(tapegrad.Tensor)) is tapegrad.Tensor

@@ -805,3 +805,4 @@ for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumP
 del _name, _fn
 
 _function._Tensor = Tensor
+Tensor.__module__ = "tapegrad"      # type(x) prints <class 'tapegrad.Tensor'>, as torch's prints <class 'torch.Tensor'>
