@@ -89,3 +89,17 @@ INDEX_CASES = [
 @pytest.mark.parametrize("setup,expr", INDEX_CASES, ids=[e[:60] + " " + s[-50:] for s, e in INDEX_CASES])
 def test_index_values_and_gradients(torch, setup, expr):
     same(torch, setup, expr)
+
+
+ZERO_DIM_KEYS = ["0", "-1", "5", "np.int64(0)", "np.int64(2)", ":", "0:1", "::-1", "None", "...", "None, 0", "True",
+                 "False", "torch.tensor(0)", "torch.tensor([0])", "[0]", "0, 0", "..., 0", "(0,)", "(slice(None),)",
+                 "torch.tensor(True)"]
+
+
+@pytest.mark.parametrize("key", ZERO_DIM_KEYS)
+@pytest.mark.parametrize("rg", [False, True])
+def test_indexing_a_0d_tensor_as_torch(torch, key, rg):
+    # a lone int or slice has torch's own words (`loss.data[0]`, the pre-0.4 way to read a loss, names item())
+    setup = f"x = torch.tensor(1.5, requires_grad={rg})"
+    same(torch, setup, f"x[{key}]")
+    same(torch, setup + f"\ny = x.detach().clone()\ny[{key}] = 5.", "y")

@@ -329,7 +329,9 @@ def test_manual_seed_repeats_every_random_op():
 
 def test_generator_objects(torch):
     g = tapegrad.Generator().manual_seed(3)
-    assert g.initial_seed() == 3 and str(g.device) == "cpu" and tapegrad.Generator(device="cpu").device == "cpu"
+    assert g.initial_seed() == 3 and str(g.device) == "cpu"
+    assert tapegrad.Generator(device="cpu").device == tapegrad.device("cpu")
+    assert torch.Generator(device="cpu").device != "cpu" and tapegrad.Generator(device="cpu").device != "cpu"
     state = g.get_state()
     assert state.dtype is tapegrad.uint8 and state.dim() == 1
     a = tapegrad.rand(5, generator=g)

@@ -86,6 +86,45 @@ def test_device_arguments():
     assert not tapegrad.cuda.is_available()
 
 
+def _outcome(f):
+    try:
+        return repr(f())
+    except Exception as e:                       # noqa: BLE001 - the error is the outcome compared
+        return f"{type(e).__name__}: {e}"
+
+
+def test_device_objects_describe_any_device_as_torch(torch):
+    # scripts build `torch.device("cuda")` to ask which device to use (tensorqs_tutorial: `torch.device('cuda')
+    # .index`); describing a device is not using it, so tapegrad builds it as torch does
+    cases = [("cuda",), ("cuda:1",), ("cuda", 1), ("cpu", 0), ("mps",), ("meta",), ("xpu:0",), ("cpu",),
+             ("foo",), ("cuda:x",), ("cuda:01",), ("cuda:-1",), ("cuda", -1), ("cuda:1", 2), (0,), (1.5,), (None,)]
+    for args in cases:
+        got = _outcome(lambda: tapegrad.device(*args))
+        assert got == _outcome(lambda: torch.device(*args)), args
+    for T in (torch, tapegrad):
+        d = T.device("cuda:1")
+        assert (d.type, d.index, str(d)) == ("cuda", 1, "cuda:1") and T.device("cuda").index is None
+    for a, b in [("cuda", "cuda"), ("cuda", "cuda:0"), ("cpu", "cpu"), ("cpu", "cpu:0"), ("cuda:1", "cuda:1")]:
+        assert (tapegrad.device(a) == tapegrad.device(b)) is (torch.device(a) == torch.device(b)), (a, b)
+        assert (hash(tapegrad.device(a)) == hash(tapegrad.device(b))) is (tapegrad.device(a) == tapegrad.device(b))
+    assert (tapegrad.device("cpu") == "cpu") is (torch.device("cpu") == "cpu") is False   # never equal to a str
+    assert tapegrad.zeros(1).device == tapegrad.device("cpu") and tapegrad.zeros(1).device.type == "cpu"
+    assert pickle.loads(pickle.dumps(tapegrad.device("cuda:1"))) == tapegrad.device("cuda:1")
+
+
+def test_another_device_is_refused_where_it_is_used():
+    x, m = tapegrad.ones(2), tapegrad.nn.Linear(2, 2)
+    for d in ("cuda", tapegrad.device("cuda"), tapegrad.device("mps"), "cuda:0", tapegrad.device("meta")):
+        for use in (lambda: tapegrad.zeros(2, device=d), lambda: x.to(d), lambda: x.to(d, tapegrad.float64),
+                    lambda: tapegrad.tensor([1.0], device=d), lambda: m.to(d), lambda: tapegrad.Generator(d),
+                    lambda: tapegrad.set_default_device(d), lambda: tapegrad.ones_like(x, device=d)):
+            with pytest.raises(RuntimeError, match="CPU only"):
+                use()
+    with pytest.raises(RuntimeError, match="CPU only"), tapegrad.device("cuda"):
+        pass
+    assert x.to(tapegrad.device("cpu", 0)) is x and tapegrad.zeros(1, device="cpu:0").device.type == "cpu"
+
+
 def test_device_is_a_context_manager_as_torch(torch):
     # `with torch.device(...):` sets the default device of the factories inside (llama2_model.py's init_weights)
     for T in (torch, tapegrad):
@@ -255,3 +294,19 @@ def test_from_numpy_names_what_it_got_as_torch(torch):
         with pytest.raises(TypeError) as theirs:
             torch.from_numpy(value)
         assert str(ours.value) == str(theirs.value)
+
+
+def test_to_with_an_argument_it_does_not_take_raises_torchs_error(torch):
+    # former_torchies/autograd_tutorial.py: `a.to(requires_grad=True)`, refused by torch with its parser's words
+    from pairs import same
+    for call in ("a.to(requires_grad=True)", "a.to('cpu', foo=1)", "a.to(torch.float, bar='x', foo=1)",
+                 "a.to(foo=1, bar=2.0)", "a.to(a, foo=None)", "m.to(requires_grad=True)", "m.to('cpu', foo=1)",
+                 "m.to(copy=True)", "a.to(dtype=torch.float64)", "m.to(torch.float64).weight.dtype"):
+        same(torch, "a = torch.ones(2); m = torch.nn.Linear(2, 2)", call)
+
+
+def test_the_tensor_class_prints_as_torchs(torch):
+    # hooks in former_torchies/nnft_tutorial print type(input[0]): <class 'torch.Tensor'>
+    assert str(type(tapegrad.ones(1))) == str(type(torch.ones(1))).replace("torch", "tapegrad")
+    assert tapegrad.typename(tapegrad.Tensor) == torch.typename(torch.Tensor).replace("torch", "tapegrad")
+    assert pickle.loads(pickle.dumps(tapegrad.Tensor)) is tapegrad.Tensor

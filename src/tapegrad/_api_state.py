@@ -122,8 +122,8 @@ def get_default_device():
 def set_default_device(device) -> None:
     """Only the CPU (or None, which resets to it) is accepted, as tapegrad has no other device."""
     if device is not None:
-        from .tensor import device as _device
-        _device(device)
+        from .tensor import _require_cpu
+        _require_cpu(device)
 
 
 def set_default_tensor_type(t) -> None:

@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from .tensor import Size, Tensor, device as _device
+from .tensor import Size, Tensor, _require_cpu
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
            "IntTensor", "LongTensor", "BoolTensor", "legacy_new", "Variable", "type_string", "parse_type"]
@@ -35,7 +35,7 @@ def legacy_new(d, args, device=None, op="new"):
     one sequence or ndarray -> its data converted to ``d`` (with ``torch.tensor``'s overflow checks); a tensor of
     dtype ``d`` -> a tensor sharing its data (another dtype is torch's TypeError)."""
     if device is not None:
-        _device(device)
+        _require_cpu(device)
     from .creation import _from_data
     shape = _sizes_only(args)
     if not args:

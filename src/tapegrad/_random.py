@@ -56,8 +56,8 @@ class Generator:
     random op (creation, in-place fills, ``multinomial``, samplers, ``random_split``)."""
 
     def __init__(self, device="cpu"):
-        from .tensor import device as _device
-        self.device = _device(device)          # the CPU only (another device is a clear error)
+        from .tensor import _require_cpu
+        self.device = _require_cpu(device)     # the CPU only (another device is a clear error)
         self._mt = np.random.MT19937()
         self._numpy = np.random.Generator(self._mt)   # (its full-range integers are the raw words)
         self._version = 0

@@ -7,6 +7,7 @@ next to the Function that implements each.
 
 from __future__ import annotations
 
+import builtins
 import copy
 
 import math
@@ -54,21 +55,43 @@ class Size(tuple):
         return Size(tuple(self) + tuple(other))
 
 
+# The device types torch's ``torch.device`` knows, in the order its error lists them.
+_DEVICE_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga", "maia",
+                 "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+
+
 class device:
-    """``tapegrad.device("cpu")``: tapegrad computes on the CPU only; other devices are refused clearly."""
+    """``tapegrad.device("cpu")``, as ``torch.device``: a description of a device. Any device type torch knows
+    can be described (``torch.device("cuda")`` is how scripts ask which device to use), but tapegrad computes on
+    the CPU only: putting a tensor, a module or a generator on another device is refused clearly
+    (``_require_cpu``)."""
 
     __slots__ = ("type", "index")
 
     def __init__(self, type="cpu", index=None):  # noqa: A002 - torch's name
         if isinstance(type, device):
             type, index = type.type, type.index
-        name = str(type)
+        elif isinstance(type, int) and not isinstance(type, bool):
+            raise RuntimeError("Cannot access accelerator device when none is available.")
+        elif not isinstance(type, str):
+            got = builtins.type(type).__name__                      # (torch's words, which name torch.device)
+            raise TypeError(f"device() received an invalid combination of arguments - got ({got}), but expected "
+                            f"one of:\n * (torch.device device)\n      didn't match because some of the arguments "
+                            f"have invalid types: (!{got}!)\n * (str type, int index = -1)\n")
+        name = type
         if ":" in name:
             name, idx = name.split(":", 1)
+            if not idx.isdigit() or (len(idx) > 1 and idx[0] == "0"):
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            if index is not None:
+                raise RuntimeError(f"type (string) must not include an index because index was passed explicitly: "
+                                   f"{type}")
             index = int(idx)
-        if name != "cpu":
-            raise RuntimeError(f"tapegrad runs on the CPU only; device {str(type)!r} is not available "
-                               "(use device='cpu', or real PyTorch for accelerators)")
+        if name not in _DEVICE_TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_DEVICE_TYPES)} device type at start of device string: "
+                               f"{type}")
+        if index is not None and index < 0:
+            raise RuntimeError("Device index must not be negative")
         self.type, self.index = name, index
 
     def __repr__(self):
@@ -79,20 +102,31 @@ class device:
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and other.type == self.type
+        """As torch's: equal devices have the same type and index (``device("cuda") != device("cuda:0")``); a
+        device is never equal to a string (compare ``d.type == "cpu"``)."""
+        return isinstance(other, device) and other.type == self.type and other.index == self.index
 
     def __hash__(self):
-        return hash(self.type)
+        return hash((self.type, self.index))
 
     def __enter__(self):
         """``with tapegrad.device("cpu"):`` makes factories inside create on this device: the CPU, tapegrad's only
-        one (and so already the default)."""
+        one (and so already the default); another device is refused."""
+        _require_cpu(self)
         return self
 
     def __exit__(self, *exc):
         return None
+
+
+def _require_cpu(d):
+    """``d`` (a device, its name, or a device index) as a device, which must be the CPU: the check wherever a
+    tensor, module, generator or storage is put on a device."""
+    dev = d if isinstance(d, device) else device(d)
+    if dev.type != "cpu":
+        raise RuntimeError(f"tapegrad runs on the CPU only; device {str(d)!r} is not available "
+                           "(use device='cpu', or real PyTorch for accelerators)")
+    return dev
 
 
 _CPU = device("cpu")
@@ -195,8 +229,8 @@ def _is_in_format(a: np.ndarray, fmt) -> bool:
 
 def _check_device(d, lay=None):
     """The checks every creation function makes of its ``device=`` and ``layout=`` (CPU and dense only)."""
-    if d is not None and not isinstance(d, device):
-        device(d)
+    if d is not None and d is not _CPU:
+        _require_cpu(d)
     if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
         raise RuntimeError(f"tapegrad's creation functions make dense tensors only: layout={lay!r} is not "
                            "available (use layout=tapegrad.strided, the default; sparse_coo_tensor() and "
@@ -771,3 +805,4 @@ for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumP
 del _name, _fn
 
 _function._Tensor = Tensor
+Tensor.__module__ = "tapegrad"      # type(x) prints <class 'tapegrad.Tensor'>, as torch's prints <class 'torch.Tensor'>

@@ -583,12 +583,16 @@ class Module:
 
     def to(self, *args, **kwargs):
         """Cast floating-point parameters and buffers: ``m.to(tapegrad.float64)``, ``m.to("cpu")``."""
+        given = dict(kwargs)
         dtype = kwargs.pop("dtype", None)
         device = kwargs.pop("device", None)
         kwargs.pop("non_blocking", None)
         memory_format = kwargs.pop("memory_format", None)
+        if "copy" in kwargs:
+            raise RuntimeError(".to() does not accept copy argument")
         if kwargs:
-            raise TypeError(f"to() received an invalid combination of arguments: unexpected {list(kwargs)}")
+            from ..ops.elementwise.copies import to_arguments_error
+            raise to_arguments_error(args, given)
         for a in args:
             if isinstance(a, Tensor):
                 dtype = a.dtype

@@ -27,7 +27,7 @@ from types import FunctionType
 import numpy as np
 
 from .. import _dtype
-from ..tensor import Size, Tensor, device
+from ..tensor import Size, Tensor, _require_cpu, device
 from . import _torch_names as names
 from ._common import Bounded, Corrupt, Memory
 from ._unpickler import Unpickler
@@ -218,17 +218,17 @@ def _restorer(map_location):
     if map_location is None:
         return lambda storage, location: storage
     if isinstance(map_location, (str, bytes, device)):
-        device(map_location.decode() if isinstance(map_location, bytes) else map_location)
+        _require_cpu(map_location.decode() if isinstance(map_location, bytes) else map_location)
         return lambda storage, location: storage
     if isinstance(map_location, dict):
         def restore(storage, location):
             target = map_location.get(location, location)
             if target != location:
-                device(target)                     # a mapping to an accelerator is refused: CPU only
+                _require_cpu(target)               # a mapping to an accelerator is refused: CPU only
             return storage
         return restore
     if hasattr(map_location, "type") and not callable(map_location):        # a torch.device, say
-        device(str(map_location))
+        _require_cpu(str(map_location))
         return lambda storage, location: storage
     if callable(map_location):
         def restore(storage, location):

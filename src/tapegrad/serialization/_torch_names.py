@@ -21,7 +21,7 @@ from collections import Counter, OrderedDict
 import numpy as np
 
 from .. import _dtype
-from ..tensor import Size, Tensor, device
+from ..tensor import Size, Tensor, _require_cpu, device
 from ._common import Corrupt
 
 __all__ = ["Kind", "KINDS", "StorageType", "STORAGE_OF", "Storage", "Typed", "allowed", "callable_ids",
@@ -189,7 +189,7 @@ class Typed:
                            "itself from map_location, or use map_location='cpu')")
 
     def to(self, *args, **kwargs):
-        device(kwargs.get("device", args[0] if args else "cpu"))
+        _require_cpu(kwargs.get("device", args[0] if args else "cpu"))
         return self
 
 

@@ -60,9 +60,40 @@ def clone(input, *, memory_format=None):  # noqa: A002
     return Clone.apply(input)
 
 
-def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None):  # noqa: A002
+_TO_SIGNATURES = (" * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+                  "bool copy = False, *, torch.memory_format memory_format = None)\n"
+                  " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+                  "memory_format = None)\n"
+                  " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, torch.memory_format "
+                  "memory_format = None)\n")
+
+
+def _torch_type_name(a):
+    """An argument's type as torch's argument parser names it in its errors."""
+    if isinstance(a, Tensor):
+        return "Tensor"
+    kind = type(a).__name__
+    return f"torch.{kind}" if kind in ("dtype", "device", "memory_format", "layout") else kind
+
+
+def to_arguments_error(args, kwargs):
+    """torch's TypeError for ``.to(...)`` (of a tensor or a module) called with an argument it does not take
+    (``a.to(requires_grad=True)``, from an old tutorial): every argument given, the keywords in the reverse of
+    the order they were passed in (as torch lists them)."""
+    kws = [f"{k}={_torch_type_name(v)}" for k, v in reversed(kwargs.items())]
+    got = ", ".join([_torch_type_name(a) for a in args] + kws) if args else "".join(k + ", " for k in kws)
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + _TO_SIGNATURES)
+
+
+def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, memory_format=None,  # noqa: A002
+       **unexpected):
     """``x.to(tapegrad.float64)``, ``x.to("cpu")``, ``x.to(other)``: a cast (only the CPU exists)."""
     from ...tensor import _check_device
+    if unexpected:
+        given = dict(dtype=dtype, device=device, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
+        given = {k: v for k, v in given.items() if v not in (None, False)}
+        raise to_arguments_error(args, {**given, **unexpected})
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype

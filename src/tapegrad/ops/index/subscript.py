@@ -392,8 +392,24 @@ def _basic_key(shape, key):
     return items if n_ell else items + (Ellipsis,)
 
 
+def _lone_key_on_0d(key):
+    """torch's errors for a lone int or slice indexing a 0-d tensor (its select and slice paths, which come before
+    the count of indices): ``loss.data[0]``, the pre-0.4 way of reading a loss, names ``item()``."""
+    if key.__class__ is slice:
+        if key.step is not None and key.step <= 0:
+            raise ValueError("step must be greater than zero" if key.step else "slice step cannot be zero")
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+    if isinstance(key, (int, np.integer)) and not isinstance(key, (bool, np.bool_)):
+        if key == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {int(key)} is out of bounds for dimension 0 with size 0")
+
+
 def getitem(self, key):
     """``x[key]`` with torch's semantics (ints, slices with positive steps, None, ..., bool masks, int tensors)."""
+    if not self._array.ndim:
+        _lone_key_on_0d(key)
     if not (self._rg and _state.enabled) and not _active[0]:    # no graph to record and no transform active:
         #                                                             one NumPy view, one mark_view
         k = _basic_key(self._array.shape, key)
@@ -530,6 +546,8 @@ def _put_fn(x, values, key, accumulate):
 
 def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
+    if not self._array.ndim:
+        _lone_key_on_0d(key)
     if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))) and not _active[0]:
         # (no graph to record and no function transform active, which must see the ops)
         if self._base is not None and _state.enabled:
