@@ -151,3 +151,51 @@ def test_embedding_bag_from_pretrained_freezes_and_trains():
     bag(tapegrad.tensor([[0, 3], [1, 1]])).sum().backward()
     np.testing.assert_array_equal(bag.weight.grad.numpy(), [[0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1]])
     assert repr(bag) == "EmbeddingBag(4, 3, mode='max')"
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2}, {"bidirectional": True}, {"batch_first": True},
+                                {"proj_size": 2}, {"dtype": "float64"}, {"unbatched": True}, {"packed": True}])
+def test_recurrent_output_nodes_are_named_as_torchs(torch, cls, kw):
+    # `print(lstm_out)` shows grad_fn=<MkldnnRnnLayerBackward0> in torch (its oneDNN LSTM: CPU, float32, no
+    # projections), StackBackward0 in float64; RNN/GRU turn batch-first output back in place (TransposeBackward1)
+    kw = dict(kw)
+    if cls != "LSTM" and "proj_size" in kw:
+        pytest.skip("proj_size is the LSTM's")
+    unbatched, packed, dt = kw.pop("unbatched", False), kw.pop("packed", False), kw.pop("dtype", "float32")
+    names = []
+    for mod in (torch, tapegrad):
+        mod.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # (torch: "LSTM with projections is not supported with oneDNN")
+            m = getattr(mod.nn, cls)(3, 4, **kw).to(getattr(mod, dt))
+            x = mod.randn(5, 2, 3, dtype=getattr(mod, dt))
+            if unbatched:
+                x = x[:, 0]
+            if packed:
+                x = mod.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+            out, h = m(x)
+        out = out.data if packed else out
+        hs = h if isinstance(h, tuple) else (h,)
+        names.append((out.grad_fn.name(), [t.grad_fn.name() for t in hs]))
+        with mod.no_grad():
+            assert m(x)[0 if not packed else 0] is not None
+    assert names[1] == names[0]
+    if cls == "LSTM" and not kw and dt == "float32" and not unbatched and not packed:
+        assert names[1][0] == "MkldnnRnnLayerBackward0"
+
+
+def test_lstm_node_name_follows_the_mkldnn_switch(torch):
+    m = nn.LSTM(3, 4)
+    x = tapegrad.randn(5, 1, 3)
+    with tapegrad.backends.mkldnn.flags(enabled=False):
+        assert m(x)[0].grad_fn.name() == "StackBackward0"
+    out = m(x)[0]
+    assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+    out.sum().backward()               # the gradient flows through the renamed node as through stack
+    tm = torch.nn.LSTM(3, 4)
+    tm.load_state_dict({k: torch.from_numpy(v.detach().numpy()) for k, v in m.state_dict().items()})
+    tm(torch.from_numpy(x.numpy()))[0].sum().backward()
+    np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), tm.weight_hh_l0.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with torch.backends.mkldnn.flags(enabled=False):
+        assert tm(torch.from_numpy(x.numpy()))[0].grad_fn.name() == "StackBackward0"
