@@ -4,19 +4,10 @@ is tapegrad's top-level function itself."""
 
 from __future__ import annotations
 
-import tapegrad as _t
+from tapegrad import (atleast_1d, atleast_2d, atleast_3d, block_diag, broadcast_shapes, broadcast_tensors,
+                      cartesian_prod, cdist, chain_matmul, einsum, istft, lu, meshgrid, norm, pca_lowrank, split,
+                      stft, svd_lowrank, tensordot, unique, unique_consecutive, unravel_index)
 
 __all__ = ["atleast_1d", "atleast_2d", "atleast_3d", "broadcast_shapes", "broadcast_tensors", "cartesian_prod",
            "block_diag", "cdist", "chain_matmul", "einsum", "istft", "lu", "norm", "meshgrid", "pca_lowrank", "split",
            "stft", "svd_lowrank", "tensordot", "unique", "unique_consecutive", "unravel_index"]
-
-
-def __getattr__(name):
-    # (stft/istft and a few others load on first use at top level: fetched the same way here)
-    if name in __all__:
-        return getattr(_t, name)
-    raise AttributeError(f"module 'tapegrad.functional' has no attribute {name!r}")
-
-
-def __dir__():
-    return sorted(set(globals()) | set(__all__))
