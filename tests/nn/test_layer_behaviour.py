@@ -199,3 +199,43 @@ def test_lstm_node_name_follows_the_mkldnn_switch(torch):
     np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), tm.weight_hh_l0.grad.numpy(), rtol=1e-5, atol=1e-6)
     with torch.backends.mkldnn.flags(enabled=False):
         assert tm(torch.from_numpy(x.numpy()))[0].grad_fn.name() == "StackBackward0"
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (4, 3, 5, 5), (2, 16, 7), (5, 4, 3, 3, 3), (8, 3), (64, 10), (7, 3, 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_float32_batch_norm_is_torchs_bit_for_bit(torch, shape, affine):
+    # the output (x * alpha + beta, fused), the running mean and variance, train and eval, as torch's CPU kernel;
+    # an (N, C) batch's variance sum differs from torch's in the last bit now and then (torch fuses each step)
+    g = np.random.default_rng(len(shape) * 7 + shape[-1])
+    x = (g.standard_normal(shape) * 3 + 2).astype(np.float32)
+    outs = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)          # (torch's (N, C) kernel sums per thread)
+    try:
+        for mod in (torch, tapegrad):
+            mod.manual_seed(0)
+            bn = (mod.nn.BatchNorm1d if len(shape) < 4 else mod.nn.BatchNorm2d if len(shape) == 4
+                  else mod.nn.BatchNorm3d)(shape[1], affine=affine)
+            if affine:
+                with mod.no_grad():
+                    bn.weight.copy_(mod.from_numpy(g.standard_normal(shape[1]).astype(np.float32)))
+                    bn.bias.copy_(mod.from_numpy(g.standard_normal(shape[1]).astype(np.float32)))
+            xt = mod.from_numpy(x.copy()).requires_grad_()
+            y1 = bn(xt)
+            y1.pow(2).sum().backward()
+            y2 = bn(mod.from_numpy(x * 0.5))
+            bn.eval()
+            y3 = bn(mod.from_numpy(x))
+            outs.append([a.detach().numpy().copy() for a in (y1, y2, y3, bn.running_mean, bn.running_var, xt.grad)])
+            g = np.random.default_rng(len(shape) * 7 + shape[-1])
+            g.standard_normal(shape)
+    finally:
+        torch.set_num_threads(threads)
+    theirs, ours = outs
+    exact = x.size != shape[0] * shape[1]
+    for k, (a, b) in enumerate(zip(ours[:5], theirs[:5])):
+        if exact or k == 3:
+            np.testing.assert_array_equal(a, b, err_msg=str(k))
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(k))
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-4, atol=1e-5)
