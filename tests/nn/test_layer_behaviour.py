@@ -239,3 +239,19 @@ def test_float32_batch_norm_is_torchs_bit_for_bit(torch, shape, affine):
         else:
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(k))
     np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", ["GRU", "LSTM", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_dropout_between_layers_of_a_packed_run_draws_as_torch(torch, cls, bidirectional):
+    # torch drops out the packed data (real steps only): the chatbot tutorial's 2-layer packed GRU encoder
+    res = []
+    for mod in (torch, tapegrad):
+        mod.manual_seed(0)
+        m = getattr(mod.nn, cls)(4, 5, 3, dropout=0.5, bidirectional=bidirectional)
+        x = mod.randn(6, 3, 4, requires_grad=True)
+        out, _ = m(mod.nn.utils.rnn.pack_padded_sequence(x, [6, 4, 2]))
+        out.data.pow(2).sum().backward()
+        res.append((out.data.detach().numpy(), x.grad.numpy(), mod.rand(3).numpy()))
+    for a, b in zip(res[1], res[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -287,9 +287,18 @@ class RNNBase(Module):
                     c_n.append(c)
             layer_output = outs[0] if num_directions == 1 else _cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_output = F.dropout(layer_output, self.dropout, True)
+                layer_output = (F.dropout(layer_output, self.dropout, True) if lengths is None
+                                else self._dropout_packed(layer_output, lengths))
             layer_input = layer_output
         return layer_input, _stack(h_n, 0), (_stack(c_n, 0) if c_n else None)
+
+    def _dropout_packed(self, out, lengths):
+        """Dropout between the layers of a packed run, drawn as torch draws it: on the packed data (the real steps
+        only, ``(sum(lengths), H)``), so that the same random numbers fall on the same elements."""
+        from ..utils.rnn import PackedSequence, _pack_time_major, _unpack_time_major
+        data, batch_sizes = _pack_time_major(out, lengths)
+        data = F.dropout(data, self.dropout, True)
+        return _unpack_time_major(PackedSequence(data, Tensor._make(batch_sizes)), 0.0, out.shape[0])[0]
 
     def _mkldnn_layer(self, x, lengths):
         """Whether torch runs this layer with oneDNN on CPU (its ``use_mkldnn``): an LSTM without projections on
