@@ -271,3 +271,17 @@ def test_top_level_constants_are_torchs(torch):
     x = tapegrad.arange(3.0)
     assert x[:, tapegrad.newaxis].shape == (3, 1)
     assert tapegrad.full((2,), tapegrad.inf).isinf().all()
+
+
+def test_torch_functional_module_names_the_top_level_functions(torch):
+    # `import torch.functional as F` (the introyt tutorials): the module torch defines einsum, split... in
+    import tapegrad.functional as F
+    import torch.functional as TF
+    assert sorted(F.__all__) == sorted(n for n in TF.__all__ if n != "align_tensors")
+    for name in F.__all__:
+        assert getattr(F, name) is getattr(tapegrad, name), name
+    assert tapegrad.functional is F
+    x = tapegrad.arange(6.0).view(2, 3)
+    assert F.einsum("ij->j", x).tolist() == TF.einsum("ij->j", torch.arange(6.0).view(2, 3)).tolist()
+    with pytest.raises(AttributeError, match="max_pool2d"):
+        F.max_pool2d

@@ -136,3 +136,23 @@ def test_op_names_follow_torch(torch):
         tapegrad.relu(tapegrad.ones(2)).sum()
     ours = {e.key for e in p.key_averages()}
     assert {"aten::relu", "aten::sum"} <= ours & theirs
+
+
+def _masked(table):
+    import re
+    return re.sub(r" +\d+\.\d+(%|us|ms|s)", " T", table).splitlines()   # (times: their width varies)
+
+
+@pytest.mark.parametrize("kw", [dict(sort_by="count", row_limit=2), dict(row_limit=0, header="HEAD", time_unit="ms"),
+                                dict(max_name_column_width=10, top_level_events_only=True), dict(row_limit=-1)])
+def test_table_layout_is_torchs(torch, kw):
+    # the autogradyt tutorial prints this table: the same widths, header and row rules as torch's
+    # (the ops themselves differ: torch also records its internal calls, so only ops both record are profiled)
+    tables = []
+    for mod in (torch, tapegrad):
+        x, y = mod.randn(2, 3, requires_grad=True), mod.rand(2, 3, requires_grad=True)
+        with mod.autograd.profiler.profile() as prf:
+            for _ in range(3):
+                (x / y) * y
+        tables.append(_masked(prf.key_averages().table(**kw)))
+    assert tables[1] == tables[0]

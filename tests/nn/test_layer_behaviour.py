@@ -151,3 +151,107 @@ def test_embedding_bag_from_pretrained_freezes_and_trains():
     bag(tapegrad.tensor([[0, 3], [1, 1]])).sum().backward()
     np.testing.assert_array_equal(bag.weight.grad.numpy(), [[0, 0, 0], [1, 1, 1], [0, 0, 0], [1, 1, 1]])
     assert repr(bag) == "EmbeddingBag(4, 3, mode='max')"
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU", "RNN"])
+@pytest.mark.parametrize("kw", [{}, {"num_layers": 2}, {"bidirectional": True}, {"batch_first": True},
+                                {"proj_size": 2}, {"dtype": "float64"}, {"unbatched": True}, {"packed": True}])
+def test_recurrent_output_nodes_are_named_as_torchs(torch, cls, kw):
+    # `print(lstm_out)` shows grad_fn=<MkldnnRnnLayerBackward0> in torch (its oneDNN LSTM: CPU, float32, no
+    # projections), StackBackward0 in float64; RNN/GRU turn batch-first output back in place (TransposeBackward1)
+    kw = dict(kw)
+    if cls != "LSTM" and "proj_size" in kw:
+        pytest.skip("proj_size is the LSTM's")
+    unbatched, packed, dt = kw.pop("unbatched", False), kw.pop("packed", False), kw.pop("dtype", "float32")
+    names = []
+    for mod in (torch, tapegrad):
+        mod.manual_seed(0)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")          # (torch: "LSTM with projections is not supported with oneDNN")
+            m = getattr(mod.nn, cls)(3, 4, **kw).to(getattr(mod, dt))
+            x = mod.randn(5, 2, 3, dtype=getattr(mod, dt))
+            if unbatched:
+                x = x[:, 0]
+            if packed:
+                x = mod.nn.utils.rnn.pack_padded_sequence(x, [5, 3])
+            out, h = m(x)
+        out = out.data if packed else out
+        hs = h if isinstance(h, tuple) else (h,)
+        names.append((out.grad_fn.name(), [t.grad_fn.name() for t in hs]))
+        with mod.no_grad():
+            assert m(x)[0 if not packed else 0] is not None
+    assert names[1] == names[0]
+    if cls == "LSTM" and not kw and dt == "float32" and not unbatched and not packed:
+        assert names[1][0] == "MkldnnRnnLayerBackward0"
+
+
+def test_lstm_node_name_follows_the_mkldnn_switch(torch):
+    m = nn.LSTM(3, 4)
+    x = tapegrad.randn(5, 1, 3)
+    with tapegrad.backends.mkldnn.flags(enabled=False):
+        assert m(x)[0].grad_fn.name() == "StackBackward0"
+    out = m(x)[0]
+    assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+    out.sum().backward()               # the gradient flows through the renamed node as through stack
+    tm = torch.nn.LSTM(3, 4)
+    tm.load_state_dict({k: torch.from_numpy(v.detach().numpy()) for k, v in m.state_dict().items()})
+    tm(torch.from_numpy(x.numpy()))[0].sum().backward()
+    np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), tm.weight_hh_l0.grad.numpy(), rtol=1e-5, atol=1e-6)
+    with torch.backends.mkldnn.flags(enabled=False):
+        assert tm(torch.from_numpy(x.numpy()))[0].grad_fn.name() == "StackBackward0"
+
+
+@pytest.mark.parametrize("shape", [(1, 4, 4), (4, 3, 5, 5), (2, 16, 7), (5, 4, 3, 3, 3), (8, 3), (64, 10), (7, 3, 1)])
+@pytest.mark.parametrize("affine", [True, False])
+def test_float32_batch_norm_is_torchs_bit_for_bit(torch, shape, affine):
+    # the output (x * alpha + beta, fused), the running mean and variance, train and eval, as torch's CPU kernel;
+    # an (N, C) batch's variance sum differs from torch's in the last bit now and then (torch fuses each step)
+    g = np.random.default_rng(len(shape) * 7 + shape[-1])
+    x = (g.standard_normal(shape) * 3 + 2).astype(np.float32)
+    outs = []
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)          # (torch's (N, C) kernel sums per thread)
+    try:
+        for mod in (torch, tapegrad):
+            mod.manual_seed(0)
+            bn = (mod.nn.BatchNorm1d if len(shape) < 4 else mod.nn.BatchNorm2d if len(shape) == 4
+                  else mod.nn.BatchNorm3d)(shape[1], affine=affine)
+            if affine:
+                with mod.no_grad():
+                    bn.weight.copy_(mod.from_numpy(g.standard_normal(shape[1]).astype(np.float32)))
+                    bn.bias.copy_(mod.from_numpy(g.standard_normal(shape[1]).astype(np.float32)))
+            xt = mod.from_numpy(x.copy()).requires_grad_()
+            y1 = bn(xt)
+            y1.pow(2).sum().backward()
+            y2 = bn(mod.from_numpy(x * 0.5))
+            bn.eval()
+            y3 = bn(mod.from_numpy(x))
+            outs.append([a.detach().numpy().copy() for a in (y1, y2, y3, bn.running_mean, bn.running_var, xt.grad)])
+            g = np.random.default_rng(len(shape) * 7 + shape[-1])
+            g.standard_normal(shape)
+    finally:
+        torch.set_num_threads(threads)
+    theirs, ours = outs
+    exact = x.size != shape[0] * shape[1]
+    for k, (a, b) in enumerate(zip(ours[:5], theirs[:5])):
+        if exact or k == 3:
+            np.testing.assert_array_equal(a, b, err_msg=str(k))
+        else:
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6, err_msg=str(k))
+    np.testing.assert_allclose(ours[5], theirs[5], rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("cls", ["GRU", "LSTM", "RNN"])
+@pytest.mark.parametrize("bidirectional", [False, True])
+def test_dropout_between_layers_of_a_packed_run_draws_as_torch(torch, cls, bidirectional):
+    # torch drops out the packed data (real steps only): the chatbot tutorial's 2-layer packed GRU encoder
+    res = []
+    for mod in (torch, tapegrad):
+        mod.manual_seed(0)
+        m = getattr(mod.nn, cls)(4, 5, 3, dropout=0.5, bidirectional=bidirectional)
+        x = mod.randn(6, 3, 4, requires_grad=True)
+        out, _ = m(mod.nn.utils.rnn.pack_padded_sequence(x, [6, 4, 2]))
+        out.data.pow(2).sum().backward()
+        res.append((out.data.detach().numpy(), x.grad.numpy(), mod.rand(3).numpy()))
+    for a, b in zip(res[1], res[0]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

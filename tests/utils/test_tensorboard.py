@@ -130,3 +130,40 @@ def test_default_log_dir_is_runs(tmp_path, monkeypatch):
     w = SummaryWriter(comment="_exp")
     w.close()
     assert w.get_logdir().startswith("runs" + os.sep) and w.get_logdir().endswith("_exp")
+
+
+def _embedding_files(mod, cls, root, capsys):
+    """Every file add_embedding writes (sprites decoded to pixels), and what it printed."""
+    from PIL import Image
+    w = cls(str(root))
+    g = np.random.default_rng(0)
+    mat = g.standard_normal((10, 3)).astype(np.float32)
+    imgs = g.random((10, 1, 4, 5)).astype(np.float32)
+    w.add_embedding(mod.from_numpy(mat), metadata=list("abcdefghij"), label_img=mod.from_numpy(imgs))
+    w.add_embedding(mod.arange(12).view(4, 3), metadata=[[1, "x"], [2, "y"], [3, "z"], [4, "w"]],
+                    metadata_header=["n", "s"], tag="a/b%c", global_step=3)
+    w.add_embedding(mod.from_numpy(mat[:5].astype(np.float64)),
+                    label_img=mod.from_numpy((imgs[:5] * 255).astype(np.uint8).repeat(3, 1)))
+    with pytest.raises(AssertionError, match="#labels should equal with #data points"):
+        w.add_embedding(mod.from_numpy(mat), metadata=["a"], global_step=9)
+    w.close()
+    out = {}
+    for dirpath, _, files in os.walk(root):
+        for f in files:
+            p = os.path.join(dirpath, f)
+            if f.startswith("events"):
+                continue
+            key = os.path.relpath(p, root)
+            out[key] = np.asarray(Image.open(p)).tobytes() if f.endswith(".png") else open(p).read()
+    return out, capsys.readouterr().out
+
+
+def test_add_embedding_writes_torchs_files(torch, tmp_path, capsys):
+    pytest.importorskip("tensorboard")
+    pytest.importorskip("PIL")
+    from torch.utils.tensorboard import SummaryWriter as TorchWriter
+    theirs = _embedding_files(torch, TorchWriter, tmp_path / "torch", capsys)
+    ours = _embedding_files(tapegrad, SummaryWriter, tmp_path / "tapegrad", capsys)
+    assert sorted(ours[0]) == sorted(theirs[0])
+    assert ours == theirs
+    assert "warning: Embedding dir exists" in ours[1]        # the third call reused step 0's folder

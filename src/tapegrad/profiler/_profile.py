@@ -155,9 +155,15 @@ class EventList(list):
         return sum(ev.self_cpu_time_total for ev in self)
 
     def table(self, sort_by=None, row_limit=100, max_src_column_width=75, max_name_column_width=55,
-              max_shapes_column_width=80, header=None, top_level_events_only=False):
-        """torch's summary table: name, self and total CPU time (and their share), average, calls."""
+              max_shapes_column_width=80, header=None, top_level_events_only=False, time_unit=None):
+        """torch's summary table: name, self and total CPU time (and their share), average, calls.
+
+        Laid out as torch's: the name column 4 wider than the longest name (at most ``max_name_column_width``,
+        longer names cut with ``...``), the shapes column likewise, ``header`` under a rule of ``=``; ``row_limit``
+        rows (a negative one: all), times in ``time_unit`` ("s", "ms", "us") when given."""
         rows = list(self) if isinstance(self[0] if self else None, FunctionEventAvg) else list(self.key_averages())
+        if not rows:
+            return ""
         if sort_by is not None:
             attr = _SORT_KEYS.get(sort_by)
             if attr is None:
@@ -168,30 +174,41 @@ class EventList(list):
                     raise AttributeError(f"'FunctionEventAvg' object has no attribute {sort_by!r}")
             if attr is not None:
                 rows.sort(key=lambda r: getattr(r, attr), reverse=True)
-        if row_limit is not None and row_limit > 0:
-            rows = rows[:row_limit]
-        total = self.self_cpu_time_total if self else 0.0
+        total = sum(r.self_cpu_time_total for r in rows)
         shapes = any(getattr(r, "input_shapes", None) for r in rows)
-        width = min(max_name_column_width, max([len("Name")] + [len(r.key) for r in rows]))
-        cols = [("Name", width)] + [(h, 12) for h in ("Self CPU %", "Self CPU", "CPU total %", "CPU total",
-                                                         "CPU time avg", "# of Calls")]
+        width = max(len(r.key) for r in rows) + 4
+        if max_name_column_width is not None:
+            width = min(width, max_name_column_width)
+        cols = [width] + [12] * 6
+        heads = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg", "# of Calls"]
         if shapes:
-            cols.append(("Input Shapes", min(max_shapes_column_width,
-                                             max([12] + [len(str(r.input_shapes or "")) for r in rows]))))
-        line = "  ".join("-" * w for _, w in cols) + "  "
-        out = [] if header is None else [header]
-        out += [line, "  ".join(h.rjust(w) for h, w in cols) + "  ", line]
-        for r in rows:
-            name = r.key if len(r.key) <= width else r.key[:width - 3] + "..."
-            pct = (lambda v: f"{100.0 * v / total:.2f}%") if total else (lambda v: "0.00%")
-            cells = [name.rjust(width), pct(r.self_cpu_time_total).rjust(12), _fmt(r.self_cpu_time_total).rjust(12),
-                     pct(r.cpu_time_total).rjust(12), _fmt(r.cpu_time_total).rjust(12), _fmt(r.cpu_time).rjust(12),
-                     str(r.count).rjust(12)]
+            sw = max(len(str(getattr(r, "input_shapes", None))) for r in rows) + 4
+            cols.append(sw if max_shapes_column_width is None else min(sw, max_shapes_column_width))
+            heads.append("Input Shapes")
+        sep = "".join("-" * w + "  " for w in cols)
+        line_length = sum(cols) + 2 * (len(cols) - 1)
+        fmt = lambda cells: "".join(str(c).rjust(w) + "  " for c, w in zip(cells, cols))   # noqa: E731
+        unit = {"s": lambda v: f"{v / 1e6:.3f}s", "ms": lambda v: f"{v / 1e3:.3f}ms",
+                "us": lambda v: f"{v:.3f}us"}.get(time_unit, _fmt)
+        pct = (lambda v: f"{100.0 * v / total:.2f}%") if total else (lambda v: "0.00%")
+        out = []
+        if header is not None:
+            out += ["=" * line_length, header]
+        if top_level_events_only:
+            out += ["=" * line_length, "This report only display top-level ops statistics"]
+        out += [sep, fmt(heads), sep]
+        for k, r in enumerate(rows):
+            if k == row_limit:
+                break
+            name = r.key
+            if max_name_column_width is not None and len(name) >= max_name_column_width - 3:
+                name = name[:max_name_column_width - 3] + "..."
+            cells = [name, pct(r.self_cpu_time_total), unit(r.self_cpu_time_total), pct(r.cpu_time_total),
+                     unit(r.cpu_time_total), unit(r.cpu_time), r.count]
             if shapes:
-                cells.append(str(r.input_shapes or "")[:cols[-1][1]].rjust(cols[-1][1]))
-            out.append("  ".join(cells) + "  ")
-        out.append(line)
-        out.append(f"Self CPU time total: {_fmt(total)}")
+                cells.append(str(getattr(r, "input_shapes", None))[:cols[-1]])
+            out.append(fmt(cells))
+        out += [sep, f"Self CPU time total: {unit(total)}"]
         return "\n".join(out) + "\n"
 
     def total_average(self):

@@ -32,6 +32,20 @@ def _stack(tensors, dim=0):
     return stack(tensors, dim)
 
 
+_MKLDNN_LAYER = []
+
+
+def _mkldnn_stack(steps):
+    """The steps of torch's oneDNN LSTM layer stacked: the same values and gradient as ``stack``, under the name
+    of torch's node (``MkldnnRnnLayerBackward0``, what ``print(lstm_out)`` shows for a CPU float32 LSTM)."""
+    if not _MKLDNN_LAYER:
+        from ...ops.shape.split_join import Stack
+        _MKLDNN_LAYER.append(type("MkldnnRnnLayer", (Stack,), {"node_name": "MkldnnRnnLayerBackward0",
+                                                               "__module__": __name__,
+                                                               "__doc__": _mkldnn_stack.__doc__}))
+    return _MKLDNN_LAYER[0].apply(0, *steps)
+
+
 def _where(cond, a, b):
     from ... import where
     return where(cond, a, b)
@@ -264,15 +278,36 @@ class RNNBase(Module):
                         h = _where(live, h_new, h)
                         c = _where(live, c_new, c) if c is not None else None
                     steps[t] = h
-                outs.append(_stack(steps, 0) if T else layer_input.new_zeros((0,) + tuple(h.shape)))
+                if not T:
+                    outs.append(layer_input.new_zeros((0,) + tuple(h.shape)))
+                else:
+                    outs.append(_mkldnn_stack(steps) if self._mkldnn_layer(x, lengths) else _stack(steps, 0))
                 h_n.append(h)
                 if c is not None:
                     c_n.append(c)
             layer_output = outs[0] if num_directions == 1 else _cat(outs, -1)
             if self.dropout and self.training and layer < self.num_layers - 1:
-                layer_output = F.dropout(layer_output, self.dropout, True)
+                layer_output = (F.dropout(layer_output, self.dropout, True) if lengths is None
+                                else self._dropout_packed(layer_output, lengths))
             layer_input = layer_output
         return layer_input, _stack(h_n, 0), (_stack(c_n, 0) if c_n else None)
+
+    def _dropout_packed(self, out, lengths):
+        """Dropout between the layers of a packed run, drawn as torch draws it: on the packed data (the real steps
+        only, ``(sum(lengths), H)``), so that the same random numbers fall on the same elements."""
+        from ..utils.rnn import PackedSequence, _pack_time_major, _unpack_time_major
+        data, batch_sizes = _pack_time_major(out, lengths)
+        data = F.dropout(data, self.dropout, True)
+        return _unpack_time_major(PackedSequence(data, Tensor._make(batch_sizes)), 0.0, out.shape[0])[0]
+
+    def _mkldnn_layer(self, x, lengths):
+        """Whether torch runs this layer with oneDNN on CPU (its ``use_mkldnn``): an LSTM without projections on
+        a float32 or bfloat16 (Half without grad mode) input that is not empty nor packed, oneDNN enabled."""
+        from ... import _dtype, backends, is_grad_enabled
+        return (self.mode == "LSTM" and self.proj_size == 0 and lengths is None and x.numel() > 0
+                and backends.mkldnn.enabled
+                and (x.dtype in (_dtype.float32, _dtype.bfloat16)
+                     or (x.dtype == _dtype.float16 and not is_grad_enabled())))
 
     def _forward_packed(self, packed, hx, cx=None):
         """Run on a PackedSequence: unpack (sorted order), run with lengths, pack the output again."""
@@ -359,7 +394,7 @@ class RNN(RNNBase):
         x = input.transpose(0, 1) if self.batch_first else input
         out, h_n, _ = self._run(x, hx, None)
         if self.batch_first:
-            out = out.transpose(0, 1)
+            out = out.transpose_(0, 1)      # (in place as torch's RNN/GRU: its node is TransposeBackward1)
         if not is_batched:
             out = out.squeeze(0 if self.batch_first else 1)      # (the batch dim _prepare added)
             h_n = h_n.squeeze(1)

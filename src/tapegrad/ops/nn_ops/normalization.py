@@ -106,6 +106,61 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
     return out, _c(mean), _c(rstd)
 
 
+def _bn_f32_stats(x, C):
+    """Batch statistics of a float32 batch as torch's CPU kernel computes them: (mean, var_sum) per channel.
+
+    An (N, C, *) batch with more than one value per channel and sample: mean = the float64 sum / N, rounded to
+    float32; var_sum = the float64 sum of the float32 squares (x - mean)**2. An (N, C) batch (torch's channels-
+    last kernel): mean = the float32 sum row after row (NumPy's reduction over the outer axis) / N; var_sum = the
+    float32 sum of the squares, row after row (torch fuses each step into one multiply-add: this differs from
+    it in the last bit now and then)."""
+    N = x.size // max(C, 1)
+    if x.ndim <= 2 or x.size == x.shape[0] * C:
+        x2 = x.reshape(x.shape[0], C)
+        mean = (np.add.reduce(x2, axis=0).astype(np.float64) / N).astype(np.float32)
+        d = x2 - mean
+        return mean, np.add.reduce(d * d, axis=0)
+    dims = (0,) + tuple(range(2, x.ndim))
+    mean = (np.add.reduce(x, axis=dims, dtype=np.float64) / N).astype(np.float32)
+    d = x - mean.reshape((1, C) + (1,) * (x.ndim - 2))
+    return mean, np.add.reduce(d * d, axis=dims, dtype=np.float64).astype(np.float32)
+
+
+def _bn_f32_forward(x, w, b, running, training, momentum, eps):
+    """torch's float32 CPU batch norm, bit for bit: out = x * alpha + beta with alpha = invstd * weight and
+    beta = bias - mean * alpha, each fused as one multiply-add (emulated in float64: the products of two floats
+    are exact there); the running statistics updated as torch's kernel does (the mean's update in float32, the
+    variance's with the new term fused). Returns (out, mean, invstd) (per channel)."""
+    C = x.shape[1] if x.ndim > 1 else 1
+    bshape = tuple(C if d == 1 else 1 for d in range(x.ndim))
+    rm, rv = running
+    if training:
+        n = x.size // max(C, 1)
+        mean, var_sum = _bn_f32_stats(x, C)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            var = var_sum / np.float32(n)
+            invstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+            if rm is not None:
+                rm._array[...] = np.float32(momentum) * mean + np.float32(1 - momentum) * rm._array
+                rm._vc[0] += 1
+            if rv is not None:
+                unbiased = (var_sum / np.float32(n - 1)).astype(np.float32) if n > 1 else var
+                rv._array[...] = (np.float32(momentum) * unbiased.astype(np.float64)
+                                  + np.float32(1 - momentum) * rv._array).astype(np.float32)
+                rv._vc[0] += 1
+    else:
+        mean = rm._array.astype(np.float32, copy=False)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            invstd = np.float32(1) / np.sqrt(rv._array.astype(np.float32) + np.float32(eps))
+    alpha = invstd * w if w is not None else invstd
+    beta = (-(mean.astype(np.float64) * alpha) + (b if b is not None else 0.0)).astype(np.float32)
+    out = np.empty(x.shape, np.float32)
+    # (x * alpha exact in float64, plus beta, rounded once into the float32 output)
+    np.add(np.multiply(x, alpha.astype(np.float64).reshape(bshape)), beta.astype(np.float64).reshape(bshape),
+           out=out, casting="same_kind")
+    return out, mean.reshape(bshape), invstd.reshape(bshape)
+
+
 class NativeBatchNorm(Primitive):
     """Batch normalisation over all dims but 1 (batch statistics when training, running ones otherwise)."""
 
@@ -115,6 +170,15 @@ class NativeBatchNorm(Primitive):
     def forward(ctx, x, w, b, running, training, momentum, eps):
         _float_only("batch_norm", "batch_norm", x)
         dtype = x.dtype
+        if dtype == np.float32 and x.size and (w is None or w.dtype == np.float32) \
+                and (b is None or b.dtype == np.float32):
+            out, mean, rstd = _bn_f32_forward(x, w, b, running, training, momentum, eps)
+            C = x.shape[1] if x.ndim > 1 else 1
+            ctx.save_inputs(0, 1)
+            ctx.dims = tuple(d for d in range(x.ndim) if d != 1)
+            ctx.bshape, ctx.eps, ctx.training = tuple(C if d == 1 else 1 for d in range(x.ndim)), eps, training
+            ctx.mean, ctx.rstd, ctx.xhat = mean, rstd, None     # (xhat: made by the backward when it runs)
+            return out
         # torch computes Half in float32 and rounds the output once; with Half parameters (not float32 ones) it
         # rounds the batch statistics to Half first
         half_stats = dtype == np.float16 and (w is None or w.dtype == np.float16)
@@ -164,7 +228,7 @@ class NativeBatchNorm(Primitive):
         need = ctx.needs_input_grad
         dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
-            xhat = ctx.xhat
+            xhat = ctx.xhat if ctx.xhat is not None else (x - ctx.mean) * ctx.rstd
             gxhat = grad * w.reshape(bshape) if w is not None else grad
             if need[0]:
                 gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if ctx.training else gxhat * ctx.rstd

@@ -4,14 +4,16 @@ The files are TensorBoard's own event files (``_events.py`` encodes the messages
 runs`` shows them. Written: scalars (``add_scalar``, ``add_scalars``), histograms, images (PNG, encoded with
 ``zlib``), text, matplotlib figures, the autograd graph of a model's output (``add_graph``: tapegrad's nodes,
 ``AddmmBackward0`` ... with the parameters as inputs, where torch shows its traced forward ops), and
-``purge_step``. The other ``add_*`` methods of torch's writer (embeddings, PR curves, audio, video, meshes,
-hparams, custom scalars) raise ``NotImplementedError``.
+``purge_step``, and embeddings for the projector (``add_embedding``: its tsv, sprite and config files). The other
+``add_*`` methods of torch's writer (PR curves, audio, video, meshes, hparams, custom scalars) raise
+``NotImplementedError``.
 """
 
 from __future__ import annotations
 
 import io
 import itertools
+import math
 import os
 import socket
 import struct
@@ -103,6 +105,11 @@ def _histogram(values, bins, max_bins):
                         limits.tolist(), counts.astype(np.float64).tolist())
 
 
+def _encode_tag(tag):
+    """A tag as a folder name: ``%`` ``/`` ``\\`` written as ``%25`` ``%2f`` ``%5c`` (torch's escaping)."""
+    return tag.replace("%", "%25").replace("/", "%2f").replace("\\", "%5c")
+
+
 def _png(img):
     """``img`` (H, W, C) uint8, C in 1, 3, 4 -> PNG bytes."""
     h, w, c = img.shape
@@ -176,6 +183,7 @@ class SummaryWriter:
         self.filename_suffix = filename_suffix
         self.file_writer = FileWriter(self.log_dir, max_queue, flush_secs, filename_suffix)
         self.all_writers = {self.log_dir: self.file_writer}
+        self._projector = []      # projector_config.pbtxt's entries (add_embedding rewrites the file each time)
         if purge_step is not None:
             # a SessionLog START at purge_step: TensorBoard drops the events after it from earlier runs
             self.file_writer.add_event(ev.event(time.time(), purge_step) + ev.f_bytes(6, ev.f_varint(1, 1)))
@@ -267,10 +275,58 @@ class SummaryWriter:
 
     def _unsupported(self, what):
         raise NotImplementedError(f"SummaryWriter.{what}: not written by tapegrad's writer (it writes scalars, "
-                                  "histograms, images, figures, text and the autograd graph)")
+                                  "histograms, images, figures, text, embeddings and the autograd graph)")
 
-    def add_embedding(self, *args, **kwargs):
-        self._unsupported("add_embedding")
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None, tag="default",
+                      metadata_header=None):
+        """The projector's files, as torch writes them: ``<step:05d>/<tag>/`` in the log dir holds
+        ``tensors.tsv`` (one row of ``mat`` a line), ``metadata.tsv`` and ``sprite.png`` (the label images tiled
+        in a square), and ``projector_config.pbtxt`` lists every embedding added so far."""
+        mat = _array(mat)
+        step = 0 if global_step is None else global_step
+        subdir = f"{str(step).zfill(5)}/{_encode_tag(tag)}"
+        save_path = os.path.join(self.get_logdir(), subdir)
+        if os.path.exists(save_path):
+            if not os.path.isdir(save_path):
+                raise NotADirectoryError(f"Path: `{save_path}` exists, but is a file. Cannot proceed.")
+            print("warning: Embedding dir exists, did you set global_step for add_embedding()?")
+        else:
+            os.makedirs(save_path)
+        lines = []
+        if metadata is not None:
+            if mat.shape[0] != len(metadata):
+                raise AssertionError("#labels should equal with #data points")
+            if not metadata_header:
+                rows = [str(x) for x in metadata]
+            else:
+                if len(metadata_header) != len(metadata[0]):
+                    raise AssertionError("len of header must be equal to the number of columns in metadata")
+                rows = ["\t".join(str(e) for e in row) for row in [metadata_header] + list(metadata)]
+            with open(os.path.join(save_path, "metadata.tsv"), "wb") as f:
+                f.write(("\n".join(rows) + "\n").encode())
+            lines.append(f'  metadata_path: "{subdir}/metadata.tsv"')
+        if label_img is not None:
+            imgs = _array(label_img)
+            if mat.shape[0] != imgs.shape[0]:
+                raise AssertionError("#images should equal with #data points")
+            grid = _grid(imgs, ncols=math.ceil(imgs.shape[0] ** 0.5))     # (3, H', W'), then made square
+            square = np.zeros((grid.shape[2], grid.shape[2], 3))
+            square[:grid.shape[1]] = grid.transpose(1, 2, 0)
+            with open(os.path.join(save_path, "sprite.png"), "wb") as f:
+                f.write(_png(np.uint8((square * 255).clip(0, 255))))
+            lines += ["  sprite {", f'    image_path: "{subdir}/sprite.png"',
+                      f"    single_image_dim: {imgs.shape[3]}", f"    single_image_dim: {imgs.shape[2]}", "  }"]
+        if mat.ndim != 2:
+            raise AssertionError("mat should be 2D, where mat.size(0) is the number of data points")
+        with open(os.path.join(save_path, "tensors.tsv"), "wb") as f:
+            for row in mat:
+                f.write(("\t".join(str(v.item()) for v in row) + "\n").encode())
+        # (protobuf's text format: EmbeddingInfo's fields in their number order, tensor_path (8) last)
+        entry = ["embeddings {", f'  tensor_name: "{tag}:{str(step).zfill(5)}"'] + lines + [
+            f'  tensor_path: "{subdir}/tensors.tsv"', "}"]
+        self._projector.append("\n".join(entry) + "\n")
+        with open(os.path.join(self.get_logdir(), "projector_config.pbtxt"), "wb") as f:
+            f.write("".join(self._projector).encode())
 
     def add_pr_curve(self, *args, **kwargs):
         self._unsupported("add_pr_curve")
