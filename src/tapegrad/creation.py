@@ -348,9 +348,52 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("upper bound and larger bound inconsistent with step sign")
     n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
     work = np.int64 if integral and not d.is_floating_point else np.float64
-    with np.errstate(over="ignore"):
-        arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
+    if d.np in (np.float32, np.float64) and not integral:
+        arr = _float_range(float(vals[0]), float(vals[2]), n, d.np)
+    else:
+        with np.errstate(over="ignore"):
+            arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
     return _made(arr, requires_grad, out, "arange")
+
+
+def _fma(a, b, c):
+    """``a * b + c`` rounded once, in float64 arrays (the product split exactly, Dekker/Veltkamp)."""
+    p = a * b
+    ah = a * 134217729.0
+    ah = ah - (ah - a)
+    al = a - ah
+    bh = b * 134217729.0
+    bh = bh - (bh - b)
+    bl = b - bh
+    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+    s = p + c
+    v = s - p
+    return s + (((p - (s - v)) + (c - v)) + err)
+
+
+def _float_range(start, step, n, np_dtype):
+    """torch's float32/float64 ``arange`` values, bit for bit: its CPU kernel computes ``start + step * i`` in
+    double (one rounding: a fused multiply-add), in runs of two 32-byte vectors whose lanes are the run's first
+    value plus ``lane * step``, and the leftover elements one by one; each thread's chunk of a long range starts
+    a new run. (Computing each value directly differed in the last bit: ``arange(-5, 5, 0.1)[10]`` is
+    -3.9999998 in torch.)"""
+    width = 32 // np.dtype(np_dtype).itemsize
+    k = np.arange(n, dtype=np.float64)
+    out = _fma(step, k, start).astype(np_dtype)
+    chunk = n
+    if n > 32768:              # at::parallel_for: one chunk per thread, at least 32768 elements each
+        from . import get_num_threads
+        threads = min(get_num_threads(), -(-n // 32768))
+        chunk = -(-n // threads)
+    for begin in range(0, n, chunk):
+        full = (min(chunk, n - begin) // (2 * width)) * 2 * width
+        if full:
+            ks = k[begin:begin + full]
+            lane = (ks - begin) % width
+            first = _fma(step, ks - lane, start).astype(np_dtype).astype(np.float64)
+            vals = _fma(step, lane, first) if np_dtype == np.float64 else first + step * lane
+            out[begin:begin + full] = vals.astype(np_dtype)
+    return out
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
