@@ -373,26 +373,34 @@ def _fma(a, b, c):
 
 def _float_range(start, step, n, np_dtype):
     """torch's float32/float64 ``arange`` values, bit for bit: its CPU kernel computes ``start + step * i`` in
-    double (one rounding: a fused multiply-add), in runs of two 32-byte vectors whose lanes are the run's first
-    value plus ``lane * step``, and the leftover elements one by one; each thread's chunk of a long range starts
-    a new run. (Computing each value directly differed in the last bit: ``arange(-5, 5, 0.1)[10]`` is
-    -3.9999998 in torch.)"""
+    double (one rounding: a fused multiply-add), in runs of two 32-byte vectors whose lanes are the vector's first
+    value plus ``lane * step`` (fused too for float64), and the leftover elements one by one; each thread's chunk
+    of a long range starts a new run. (Computing each value directly differed in the last bit:
+    ``arange(-5, 5, 0.1)[10]`` is -3.9999998 in torch.)"""
     width = 32 // np.dtype(np_dtype).itemsize
-    k = np.arange(n, dtype=np.float64)
-    out = _fma(step, k, start).astype(np_dtype)
+    out = np.empty(n, np_dtype)
     chunk = n
     if n > 32768:              # at::parallel_for: one chunk per thread, at least 32768 elements each
         from . import get_num_threads
         threads = min(get_num_threads(), -(-n // 32768))
         chunk = -(-n // threads)
+    lane_p = step * np.arange(width, dtype=np.float64)
     for begin in range(0, n, chunk):
-        full = (min(chunk, n - begin) // (2 * width)) * 2 * width
+        size = min(chunk, n - begin)
+        full = (size // (2 * width)) * 2 * width
         if full:
-            ks = k[begin:begin + full]
-            lane = (ks - begin) % width
-            first = _fma(step, ks - lane, start).astype(np_dtype).astype(np.float64)
-            vals = _fma(step, lane, first) if np_dtype == np.float64 else first + step * lane
-            out[begin:begin + full] = vals.astype(np_dtype)
+            firsts = np.arange(begin, begin + full, width, dtype=np.float64)
+            base = _fma(step, firsts, start).astype(np_dtype).astype(np.float64)[:, None]
+            if np_dtype == np.float64:        # fma(step, lane, base): base + p rounded once, p's error added
+                lane_e = _fma(np.float64(step), np.arange(width, dtype=np.float64), -lane_p)
+                s = base + lane_p
+                v = s - base
+                vals = s + (((base - (s - v)) + (lane_p - v)) + lane_e)
+            else:
+                vals = base + lane_p
+            out[begin:begin + full] = vals.reshape(-1)
+        rest = np.arange(begin + full, begin + size, dtype=np.float64)
+        out[begin + full:begin + size] = _fma(step, rest, start)
     return out
 
 
