@@ -356,21 +356,6 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     return _made(arr, requires_grad, out, "arange")
 
 
-def _fma(a, b, c):
-    """``a * b + c`` rounded once, in float64 arrays (the product split exactly, Dekker/Veltkamp)."""
-    p = a * b
-    ah = a * 134217729.0
-    ah = ah - (ah - a)
-    al = a - ah
-    bh = b * 134217729.0
-    bh = bh - (bh - b)
-    bl = b - bh
-    err = ((ah * bh - p) + ah * bl + al * bh) + al * bl
-    s = p + c
-    v = s - p
-    return s + (((p - (s - v)) + (c - v)) + err)
-
-
 def _float_range(start, step, n, np_dtype):
     """torch's float32/float64 ``arange`` values, bit for bit: its CPU kernel computes ``start + step * i`` in
     double (one rounding: a fused multiply-add), in runs of two 32-byte vectors whose lanes are the vector's first
