@@ -98,6 +98,21 @@ def test_schedule_saves_each_active_cycle():
     assert prof.schedule(3) is ProfilerAction.RECORD_AND_SAVE
 
 
+@pytest.mark.parametrize("n_steps", range(2, 9))
+def test_trace_ready_on_exit_only_while_recording(torch, n_steps):
+    # leaving the profiler during a wait or warm-up step calls no on_trace_ready; during an active step it does
+    def ready_steps(lib):
+        got = []
+        net, x = lib.nn.Linear(3, 2), lib.ones(1, 3)
+        with lib.profiler.profile(schedule=lib.profiler.schedule(wait=1, warmup=1, active=2),
+                                  on_trace_ready=lambda p: got.append(p.step_num)) as prof:
+            for _ in range(n_steps):
+                net(x)
+                prof.step()
+        return got
+    assert ready_steps(tapegrad) == ready_steps(torch)
+
+
 def test_chrome_trace_and_tensorboard_handler(tmp_path):
     m, x = _model(), tapegrad.randn(2, 8)
     with profile() as prof:

@@ -310,3 +310,28 @@ def test_the_tensor_class_prints_as_torchs(torch):
     assert str(type(tapegrad.ones(1))) == str(type(torch.ones(1))).replace("torch", "tapegrad")
     assert tapegrad.typename(tapegrad.Tensor) == torch.typename(torch.Tensor).replace("torch", "tapegrad")
     assert pickle.loads(pickle.dumps(tapegrad.Tensor)) is tapegrad.Tensor
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", None])
+def test_float_arange_bitwise_as_torch(torch, dtype):
+    # torch computes float ranges with a fused multiply-add in vector runs: arange(-5, 5, 0.1)[10] is -3.9999998
+    import random
+    rng = random.Random(11)
+    cases = [(-5, 5, 0.1), (-2, 3, 0.05), (3, -3, -0.07), (0, 5, 1.0), (0, 2.5), (1.5, 100.3, 0.7)]
+    cases += [(rng.uniform(-10, 10), rng.uniform(10, 300), rng.uniform(0.001, 0.3)) for _ in range(60)]
+    for c in cases:
+        ours = tapegrad.arange(*c, dtype=None if dtype is None else getattr(tapegrad, dtype)).numpy()
+        theirs = torch.arange(*c, dtype=None if dtype is None else getattr(torch, dtype)).numpy()
+        assert ours.dtype == theirs.dtype and np.array_equal(ours, theirs), c
+
+
+def test_long_float_arange_chunks_per_thread_as_torch(torch):
+    before = torch.get_num_threads(), tapegrad.get_num_threads()
+    try:
+        for threads in (1, 3):
+            torch.set_num_threads(threads)
+            tapegrad.set_num_threads(threads)
+            assert np.array_equal(tapegrad.arange(-3, 3e4, 0.37).numpy(), torch.arange(-3, 3e4, 0.37).numpy())
+    finally:
+        torch.set_num_threads(before[0])
+        tapegrad.set_num_threads(before[1])

@@ -364,9 +364,45 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
     work = np.int64 if integral and not d.is_floating_point else np.float64
-    with np.errstate(over="ignore"):
-        arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
+    if d.np in (np.float32, np.float64) and not integral:
+        arr = _float_range(float(vals[0]), float(vals[2]), n, d.np)
+    else:
+        with np.errstate(over="ignore"):
+            arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
     return _made(arr, requires_grad, out, "arange")
+
+
+def _float_range(start, step, n, np_dtype):
+    """torch's float32/float64 ``arange`` values, bit for bit: its CPU kernel computes ``start + step * i`` in
+    double (one rounding: a fused multiply-add), in runs of two 32-byte vectors whose lanes are the vector's first
+    value plus ``lane * step`` (fused too for float64), and the leftover elements one by one; each thread's chunk
+    of a long range starts a new run. (Computing each value directly differed in the last bit:
+    ``arange(-5, 5, 0.1)[10]`` is -3.9999998 in torch.)"""
+    width = 32 // np.dtype(np_dtype).itemsize
+    out = np.empty(n, np_dtype)
+    chunk = n
+    if n > 32768:              # at::parallel_for: one chunk per thread, at least 32768 elements each
+        from . import get_num_threads
+        threads = min(get_num_threads(), -(-n // 32768))
+        chunk = -(-n // threads)
+    lane_p = step * np.arange(width, dtype=np.float64)
+    for begin in range(0, n, chunk):
+        size = min(chunk, n - begin)
+        full = (size // (2 * width)) * 2 * width
+        if full:
+            firsts = np.arange(begin, begin + full, width, dtype=np.float64)
+            base = _fma(step, firsts, start).astype(np_dtype).astype(np.float64)[:, None]
+            if np_dtype == np.float64:        # fma(step, lane, base): base + p rounded once, p's error added
+                lane_e = _fma(np.float64(step), np.arange(width, dtype=np.float64), -lane_p)
+                s = base + lane_p
+                v = s - base
+                vals = s + (((base - (s - v)) + (lane_p - v)) + lane_e)
+            else:
+                vals = base + lane_p
+            out[begin:begin + full] = vals.reshape(-1)
+        rest = np.arange(begin + full, begin + size, dtype=np.float64)
+        out[begin + full:begin + size] = _fma(step, rest, start)
+    return out
 
 
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,

@@ -397,3 +397,22 @@ def test_compile_surface_script_agrees_with_torch(tmp_path, torch):
     script.write_text(SCRIPT)
     r = parity.run(str(script), [], timeout=600)
     assert r.torch_available and r.agree, r.report()
+
+
+def test_fresh_inductor_cache_wraps_a_timed_first_call():
+    # torch._inductor.utils.fresh_inductor_cache() around a compiled model's first call (regional compilation
+    # recipe): the block runs and the compiled result equals eager's; tapegrad writes no cache files
+    import tapegrad._inductor.utils as iu
+    assert iu.fresh_inductor_cache is iu.fresh_cache
+    lin = tapegrad.nn.Linear(3, 2)
+    f = tapegrad.compile(lambda x: tapegrad.relu(lin(x)))
+    x = tapegrad.randn(4, 3)
+    entries = {}
+    tapegrad.compiler.reset()
+    with tapegrad._inductor.utils.fresh_inductor_cache(cache_entries=entries):
+        out = f(x)
+    assert entries == {}
+    assert tapegrad.equal(out, tapegrad.relu(lin(x)))
+    with pytest.raises(AssertionError, match="expected empty cache_entries dict"):
+        with iu.fresh_cache(cache_entries={"x": 1}):
+            pass

@@ -357,7 +357,9 @@ class profile:
     def stop(self):
         was = self._recording
         self._stop_recording()
-        if was and self.on_trace_ready is not None:
+        # a trace is ready only when the profiler stops while recording: not during a warm-up (as torch's)
+        if was and self._action in (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE) \
+                and self.on_trace_ready is not None:
             self.on_trace_ready(self)
 
     def step(self):

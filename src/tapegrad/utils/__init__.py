@@ -1,8 +1,9 @@
 """tapegrad.utils: data loading (``tapegrad.utils.data``); loaded on first use: activation checkpointing
 (``checkpoint``), TensorBoard logs (``tensorboard``), timing (``benchmark``), DLPack exchange (``dlpack``) and
-``hooks``."""
+``hooks``; ``swap_tensors``."""
 
 from . import data  # noqa: F401
+from ._swap import swap_tensors  # noqa: F401
 
 
 def __getattr__(name):

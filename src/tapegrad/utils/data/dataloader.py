@@ -11,6 +11,7 @@ import numpy as np
 
 from ...tensor import Tensor
 from .dataset import IterableDataset
+from ._workers import WorkerInfo, Workers, get_worker_info  # noqa: F401  (re-exported)
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
 
@@ -79,11 +80,6 @@ def default_convert(data):
     return data
 
 
-def get_worker_info():
-    """Always None: tapegrad loads data in the main process."""
-    return None
-
-
 def _context(ctx, num_workers):
     """torch's checks of ``multiprocessing_context`` (a start method's name becomes its context). The batches are
     made in this process whatever the number of workers: the context is kept, as torch keeps it."""
@@ -113,8 +109,9 @@ class DataLoader:
     >>> xb
     tensor([0., 1., 2., 3.])
 
-    ``num_workers``, ``pin_memory`` and friends are accepted for compatibility; loading happens in the main
-    process.
+    Loading happens in the main process; with ``num_workers > 0`` each batch is made with the random states of
+    the worker torch would give it (``_workers.py``), so random augmentation draws as in torch. ``pin_memory``
+    and friends are accepted for compatibility.
     """
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None, num_workers=0,
@@ -187,12 +184,26 @@ class DataLoader:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, then device pinned "
                           "memory won't be used.", stacklevel=2)
         # torch draws the workers' base seed when an iterator is made, shuffled or not: one draw from the stream
-        from ... import empty, int64
-        self._base_seed = empty((), dtype=int64).random_(generator=self.generator).item()
+        # (persistent workers keep theirs across epochs: torch draws it for the first iterator only)
+        workers = self.__dict__.get("_workers")
+        if workers is None or not self.persistent_workers:
+            from ... import empty, int64
+            self._base_seed = empty((), dtype=int64).random_(generator=self.generator).item()
+            workers = Workers(self, self._base_seed) if self.num_workers > 0 else None
+            if self.persistent_workers:
+                self._workers = workers
         kind = _MultiProcessingDataLoaderIter if self.num_workers > 0 else _SingleProcessDataLoaderIter
-        return kind(self)
+        return kind(self, workers)
 
-    def _batches(self):
+    def _batches(self, workers=None):
+        if workers is None or self._iterable or (self.worker_init_fn is None and self.collate_fn is default_collate
+                                                  and type(self.dataset).__name__ == "TensorDataset"):
+            yield from self._made()     # (a TensorDataset's batches draw nothing: no states to swap)
+            return
+        for i, make in enumerate(self._makers()):
+            yield workers.run(i, make)
+
+    def _made(self):
         if self._iterable:
             if self.batch_size is None:
                 for item in self.dataset:
@@ -223,6 +234,18 @@ class DataLoader:
             samples = fetch_many(indices) if fetch_many else [self.dataset[i] for i in indices]
             yield self.collate_fn(samples)
 
+    def _makers(self):
+        """A map-style dataset's batches as calls to make (each one a worker's batch), in order."""
+        collate = self.collate_fn
+        if self.batch_sampler is None:
+            for idx in self.sampler:
+                yield lambda idx=idx: collate(self.dataset[idx])
+            return
+        fetch_many = getattr(self.dataset, "__getitems__", None)
+        for indices in self.batch_sampler:
+            yield lambda indices=indices: collate(fetch_many(indices) if fetch_many else
+                                                  [self.dataset[i] for i in indices])
+
     def __len__(self):
         if self._iterable:
             n = len(self.dataset)
@@ -238,10 +261,10 @@ class _BaseDataLoaderIter:
     """What ``iter(loader)`` gives, as torch's: an iterator (``next(it)``; there is no ``.next()``, as in torch) with
     ``len()`` the loader's and a count of the batches it has yielded. Batches are made in this process."""
 
-    def __init__(self, loader):
+    def __init__(self, loader, workers=None):
         self._dataset, self._num_yielded = loader.dataset, 0
         self._len = loader.__len__ if not loader._iterable or hasattr(loader.dataset, "__len__") else None
-        self._batches = loader._batches()
+        self._batches = loader._batches(workers)
 
     def __iter__(self):
         return self
@@ -262,4 +285,5 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    """``num_workers > 0``: the same batches, in the same order (tapegrad loads them in the main process)."""
+    """``num_workers > 0``: the same batches, in the same order, made in the main process with each worker's
+    random states (``_workers.Workers``)."""
