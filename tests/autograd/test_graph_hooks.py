@@ -415,3 +415,21 @@ def test_saved_tensors_hooks_are_per_thread():
         t.start()
         t.join()
     assert log == [[np.e] * 3] or (len(log) == 1 and np.allclose(log[0], np.e))   # the other thread packed nothing
+
+
+def test_accumulate_grad_node_hooks_run_as_torchs(torch):
+    """A prehook registered on a leaf's AccumulateGrad node sees (and may replace) the gradient before it is
+    accumulated; a hook registered on it sees the gradient after; removed hooks stop."""
+    def run(T):
+        w = T.ones(3, requires_grad=True)
+        acc = w.view_as(w).grad_fn.next_functions[0][0]
+        seen = []
+        h = acc.register_prehook(lambda g: (seen.append(g[0].tolist()), (g[0] * 10,))[1])
+        h2 = acc.register_hook(lambda gi, go: seen.append(("post", len(gi), [x.tolist() for x in go])))
+        (w * 2).sum().backward()
+        first = w.grad.tolist()
+        h.remove()
+        h2.remove()
+        (w * 2).sum().backward()
+        return seen, first, w.grad.tolist(), T.autograd.grad((w * 3).sum(), w)[0].tolist()
+    assert run(tapegrad) == run(torch)

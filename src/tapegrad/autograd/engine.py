@@ -359,12 +359,22 @@ def _visit(node, buf, w):
                         t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
     if node.__class__ is AccumulateGrad:
         if captures is None and w.accumulate and buf[0] is not None:
+            if node._prehooks or node._hooks:         # (the node's own hooks see Tensors, as torch's)
+                if arrays:
+                    buf = [_f._Tensor._make(buf[0])]
+                    arrays = False
+                for hook in node._prehooks or ():
+                    r = hook(tuple(buf))
+                    if r is not None:
+                        buf = list(r)
             if arrays:
                 node.accumulate_array(buf[0])
             else:
                 node.accumulate(buf[0], w.create_graph)
             if node._post_hooks:
                 _post_accumulate(node)
+            for hook in node._hooks or ():
+                hook((), tuple(buf))
             for obs in _observers:
                 obs(node, buf, None)
         return None
