@@ -22,6 +22,12 @@ def incr_step(state):
     return float(s._array)
 
 
+def number(v):
+    """A hyper-parameter given as a tensor (``lr=torch.tensor(0.01)``, which a scheduler may change in place) as
+    the Python number it holds now."""
+    return v.item() if isinstance(v, Tensor) else v
+
+
 def check(cond, message):
     if not cond:
         raise ValueError(message)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, lerp_, params_with_grad, touched
+from ._helpers import check, lerp_, number, params_with_grad, touched
 from .optimizer import Optimizer
 
 __all__ = ["Muon"]
@@ -89,7 +89,10 @@ class Muon(Optimizer):
         loss = self._closure_loss(closure)
         self._begin_step()
         for group in self.param_groups:
-            lr, wd, momentum = group["lr"], group["weight_decay"], group["momentum"]
+            lr, wd, momentum = number(group["lr"]), group["weight_decay"], group["momentum"]
+            # (a tensor lr: torch's scalar arithmetic on it rounds to its dtype at each step)
+            r = (lambda v, d=group["lr"]._array.dtype: float(np.asarray(v, d))) \
+                if isinstance(group["lr"], Tensor) else (lambda v: v)
             for p, g in params_with_grad(group):
                 if p.is_complex():
                     raise RuntimeError("Muon does not support complex parameters")
@@ -105,8 +108,8 @@ class Muon(Optimizer):
                     update = buf
                 ortho = _zeropower_via_newtonschulz(update, group["ns_coefficients"], group["ns_steps"],
                                                     group["eps"])
-                adjusted = _adjust_lr(lr, group["adjust_lr_fn"], p.shape)
-                p._array *= 1 - lr * wd
+                adjusted = r(_adjust_lr(lr, group["adjust_lr_fn"], p.shape))
+                p._array *= r(1 - r(lr * wd))
                 p._array += -adjusted * ortho.astype(p._array.dtype)
                 touched(p)
         return loss

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, incr_step, params_with_grad, step_state, touched, weight_decay
+from ._helpers import check, incr_step, number, params_with_grad, step_state, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -36,7 +36,7 @@ class Adagrad(Optimizer):
         loss = self._closure_loss(closure)
         self._begin_step()
         for group in self.param_groups:
-            lr, lr_decay, eps, wd = group["lr"], group["lr_decay"], group["eps"], group["weight_decay"]
+            lr, lr_decay, eps, wd = number(group["lr"]), group["lr_decay"], group["eps"], group["weight_decay"]
             for p, g in params_with_grad(group):
                 state = self.state[p]
                 step = incr_step(state)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._helpers import touched
+from ._helpers import number, touched
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
@@ -150,7 +150,7 @@ class LBFGS(Optimizer):
                                "loss)")
         self._begin_step()
         group = self.param_groups[0]
-        lr, max_iter, max_eval = group["lr"], group["max_iter"], group["max_eval"]
+        lr, max_iter, max_eval = number(group["lr"]), group["max_iter"], group["max_eval"]
         tolerance_grad, tolerance_change = group["tolerance_grad"], group["tolerance_change"]
         line_search_fn, history_size = group["line_search_fn"], group["history_size"]
         state = self.state[self._params[0]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ._helpers import check, params_with_grad, touched, weight_decay
+from ._helpers import check, number, params_with_grad, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -31,7 +31,7 @@ class SGD(Optimizer):
         loss = self._closure_loss(closure)
         self._begin_step()
         for group in self.param_groups:
-            lr, momentum, dampening = group["lr"], group["momentum"], group["dampening"]
+            lr, momentum, dampening = number(group["lr"]), group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
             for p, g in params_with_grad(group):
                 g = weight_decay(p, g, lr, wd)
