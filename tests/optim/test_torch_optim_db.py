@@ -86,3 +86,56 @@ def test_optimizer_configurations_agree_with_torch(torch, name):
                         failures.append(f"{config.desc} {config.kwargs} {dt}: max err {np.abs(o - t).max():.3g}")
     assert not failures, "\n".join(failures)
     assert compared
+
+
+def _conv_keep(v, memo):
+    """``_conv`` keeping identity (the same torch tensor twice is the same tapegrad tensor) and parameters,
+    gradients and sparse layouts."""
+    if isinstance(v, _torch.Tensor):
+        if id(v) not in memo:
+            if v.layout != _torch.strided:
+                t = tapegrad.sparse_coo_tensor(tapegrad.tensor(v._indices().numpy()),
+                                               tapegrad.tensor(v._values().detach().numpy()), tuple(v.shape))
+            else:
+                t = tapegrad.tensor(v.detach().numpy().copy())
+            if isinstance(v, _torch.nn.Parameter):
+                t = tapegrad.nn.Parameter(t)
+            else:
+                t.requires_grad_(v.requires_grad)
+            if v.grad is not None:
+                t.grad = tapegrad.tensor(v.grad.numpy().copy())
+            memo[id(v)] = (t, v)
+        return memo[id(v)][0]
+    if isinstance(v, (list, tuple)):
+        return type(v)(_conv_keep(x, memo) for x in v)
+    if isinstance(v, dict):
+        return {k: _conv_keep(x, memo) for k, x in v.items()}
+    return v
+
+
+@pytest.mark.parametrize("name", OPTIMIZERS)
+def test_optimizer_error_inputs_agree_with_torch(torch, name):
+    """torch's optim_error_inputs: the bad hyper-parameters and parameter lists each optimizer refuses (or warns
+    about), at construction or at the step, with torch's exception type and message."""
+    import re
+    info = next(o for o in _OPTIM_DB if o.optim_cls.__name__ == name)
+    if info.optim_error_inputs_func is None:
+        pytest.skip("torch lists no error inputs for it")
+    failures = []
+    for err in info.optim_error_inputs_func(device="cpu", dtype=torch.float32):
+        given, memo = err.optimizer_error_input, {}
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UserWarning)
+            try:
+                params = _conv_keep(given.params, memo) if given.params is not None \
+                    else [tapegrad.zeros(2, requires_grad=True)]
+                opt = getattr(tapegrad.optim, name)(params, **_conv_keep(given.kwargs, memo))
+                if err.error_on.name == "STEP_ERROR":
+                    opt.step()
+                got = None
+            except Exception as e:  # noqa: BLE001 - the exception is what is compared
+                got = e
+        if got is None or not isinstance(got, err.error_type) or not re.search(err.error_regex, str(got)):
+            failures.append(f"{given.desc}: expected {err.error_type.__name__} matching {err.error_regex!r}, got "
+                            f"{type(got).__name__ if got is not None else 'nothing'}: {got}")
+    assert not failures, "\n".join(failures)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, lerp_, params_with_grad, step_state, touched
+from ._helpers import check, lerp_, one_element_lr, params_with_grad, step_state, touched
 from .optimizer import Optimizer
 
 __all__ = ["Adafactor"]
@@ -25,6 +25,7 @@ class Adafactor(Optimizer):
 
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
+        one_element_lr(lr)
         check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
         check(0.0 >= beta2_decay, f"beta2_decay should be <= 0 but is: {beta2_decay}")
         check(eps[0] is None or 0.0 <= eps[0], f"epsilon1 should be >= 0 but is: {eps[0]}")

@@ -28,6 +28,12 @@ def number(v):
     return v.item() if isinstance(v, Tensor) else v
 
 
+def one_element_lr(lr):
+    """torch's first check of a learning rate: a tensor lr holds one element."""
+    if isinstance(lr, Tensor) and lr.numel() != 1:
+        raise ValueError("Tensor lr must be 1-element")
+
+
 def check(cond, message):
     if not cond:
         raise ValueError(message)

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, lerp_, number, params_with_grad, touched
+from ._helpers import check, lerp_, number, one_element_lr, params_with_grad, touched
 from .optimizer import Optimizer
 
 __all__ = ["Muon"]
@@ -71,6 +71,7 @@ class Muon(Optimizer):
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS, ns_steps=DEFAULT_NS_STEPS,
                  adjust_lr_fn=None):
+        one_element_lr(lr)
         check(0.0 <= lr, f"Learning rate should be >= 0 but is: {lr}")
         check(0.0 <= momentum, f"momentum should be >= 0 but is: {momentum}")
         check(0.0 <= weight_decay, f"weight decay should be >= 0 but is: {weight_decay}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._helpers import check, stepped, touched, weight_decay
+from ._helpers import check, one_element_lr, stepped, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["Adadelta"]
@@ -15,6 +15,7 @@ class Adadelta(Optimizer):
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
+        one_element_lr(lr)
         check(lr >= 0.0, f"Invalid learning rate: {lr}")
         check(0.0 <= rho <= 1.0, f"Invalid rho value: {rho}")
         check(eps >= 0.0, f"Invalid epsilon value: {eps}")

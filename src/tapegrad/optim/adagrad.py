@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, incr_step, number, params_with_grad, step_state, touched, weight_decay
+from ._helpers import check, incr_step, number, one_element_lr, params_with_grad, step_state, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["Adagrad"]
@@ -16,6 +16,7 @@ class Adagrad(Optimizer):
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0, eps=1e-10,
                  foreach=None, *, maximize=False, differentiable=False, fused=None):
+        one_element_lr(lr)
         check(lr >= 0.0, f"Invalid learning rate: {lr}")
         check(lr_decay >= 0.0, f"Invalid lr_decay value: {lr_decay}")
         check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")

@@ -7,13 +7,15 @@ import math
 
 import numpy as np
 
-from ._helpers import check, moments_, stepped, touched, weight_decay
+from ._helpers import check, moments_, one_element_lr, stepped, touched, weight_decay
 from .optimizer import Optimizer
+from ..tensor import Tensor
 
 __all__ = ["Adam"]
 
 
 def _check_adam(lr, eps, betas, weight_decay):
+    one_element_lr(lr)
     check(lr >= 0.0, f"Invalid learning rate: {lr}")
     check(eps >= 0.0, f"Invalid epsilon value: {eps}")
     check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
@@ -30,7 +32,17 @@ class Adam(Optimizer):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, amsgrad=False, *,
                  foreach=None, maximize=False, capturable=False, differentiable=False, fused=None,
                  decoupled_weight_decay=False):
+        if isinstance(lr, Tensor) and foreach and not capturable:
+            raise ValueError("lr as a Tensor is not supported for capturable=False and foreach=True")
         _check_adam(lr, eps, betas, weight_decay)
+        if not (all(isinstance(b, float) for b in betas) or all(isinstance(b, Tensor) for b in betas)):
+            raise ValueError("betas must be either both floats or both Tensors")    # (torch: an int beta too)
+        for k, b in enumerate(betas):
+            if isinstance(b, Tensor):
+                if foreach and not capturable:
+                    raise ValueError(f"betas[{k}] as a Tensor is not supported for capturable=False and foreach=True")
+                if b.numel() != 1:
+                    raise ValueError(f"Tensor betas[{k}] must be 1-element")
         defaults = dict(lr=lr, betas=betas, eps=eps, weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize,
                         foreach=foreach, capturable=capturable, differentiable=differentiable, fused=fused,
                         decoupled_weight_decay=decoupled_weight_decay)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, params_with_grad, step_state, touched
+from ._helpers import check, one_element_lr, params_with_grad, step_state, touched
 from .optimizer import Optimizer
 
 __all__ = ["ASGD"]
@@ -21,6 +21,7 @@ class ASGD(Optimizer):
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
+        one_element_lr(lr)
         check(0.0 <= lr, f"Invalid learning rate: {lr}")
         check(0.0 <= weight_decay, f"Invalid weight_decay value: {weight_decay}")
         defaults = dict(lr=lr, lambd=lambd, alpha=alpha, t0=t0, weight_decay=weight_decay, foreach=foreach,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._helpers import number, touched
+from ._helpers import number, one_element_lr, touched
 from .optimizer import Optimizer
 
 __all__ = ["LBFGS"]
@@ -102,6 +102,7 @@ class LBFGS(Optimizer):
 
     def __init__(self, params, lr=1, max_iter=20, max_eval=None, tolerance_grad=1e-7, tolerance_change=1e-9,
                  history_size=100, line_search_fn=None):
+        one_element_lr(lr)
         if not lr >= 0.0:
             raise ValueError(f"Invalid learning rate: {lr}")
         if max_eval is None:

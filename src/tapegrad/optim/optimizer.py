@@ -74,10 +74,20 @@ class Optimizer:
             raise TypeError("optimizer parameters need to be organized in ordered collections, but the ordering of "
                             "tensors in sets will change between runs. Please use a list instead.")
         params = list(params)
-        names = []
-        if params and isinstance(params[0], tuple):
-            names = [n for n, _ in params]
-            params = [p for _, p in params]
+        names = [x[0] for x in params if isinstance(x, tuple)]      # (named parameters: (name, tensor) pairs)
+        if names:
+            if len(names) != len(params):
+                raise ValueError("all optimizer params should be with/without names. Some param names are missing")
+            params = [x[1] for x in params]
+        for g in self.param_groups:
+            if ("param_names" in g) != bool(names):
+                raise ValueError("all optimizer param groups should be with/without names. cannot add param group "
+                                 f"{'with' if names else 'without'} names to the optimizer")
+        if len({id(p) for p in params}) != len(params):
+            import warnings
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; in future, this will "
+                          "cause an error; see github.com/pytorch/pytorch/issues/40967 for more information",
+                          UserWarning, stacklevel=3)
         for p in params:
             if not isinstance(p, Tensor):
                 raise TypeError(f"optimizer can only optimize Tensors, but one of the params is "

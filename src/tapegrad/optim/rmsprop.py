@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._helpers import check, stepped, touched, weight_decay
+from ._helpers import check, one_element_lr, stepped, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["RMSprop"]
@@ -15,6 +15,7 @@ class RMSprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0, centered=False,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
+        one_element_lr(lr)
         check(lr >= 0.0, f"Invalid learning rate: {lr}")
         check(eps >= 0.0, f"Invalid epsilon value: {eps}")
         check(momentum >= 0.0, f"Invalid momentum value: {momentum}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, params_with_grad, step_state, touched
+from ._helpers import check, one_element_lr, params_with_grad, step_state, touched
 from .optimizer import Optimizer
 
 __all__ = ["Rprop"]
@@ -22,6 +22,7 @@ class Rprop(Optimizer):
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
+        one_element_lr(lr)
         check(0.0 <= lr, f"Invalid learning rate: {lr}")
         check(0.0 < etas[0] < 1.0 < etas[1], f"Invalid eta values: {etas[0]}, {etas[1]}")
         defaults = dict(lr=lr, etas=etas, step_sizes=step_sizes, foreach=foreach, maximize=maximize,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..tensor import Tensor
-from ._helpers import check, number, params_with_grad, touched, weight_decay
+from ._helpers import check, number, one_element_lr, params_with_grad, touched, weight_decay
 from .optimizer import Optimizer
 
 __all__ = ["SGD"]
@@ -17,6 +17,7 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False, *,
                  maximize=False, foreach=None, differentiable=False, fused=None):
+        one_element_lr(lr)
         check(lr >= 0.0, f"Invalid learning rate: {lr}")
         check(momentum >= 0.0, f"Invalid momentum value: {momentum}")
         check(weight_decay >= 0.0, f"Invalid weight_decay value: {weight_decay}")

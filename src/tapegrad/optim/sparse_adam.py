@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, params_with_grad, touched
+from ._helpers import check, one_element_lr, params_with_grad, touched
 from .optimizer import Optimizer
 
 __all__ = ["SparseAdam"]
@@ -26,11 +26,16 @@ class SparseAdam(Optimizer):
     """
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, maximize=False):
+        one_element_lr(lr)
         check(0.0 < lr, f"Invalid learning rate: {lr}")
         check(0.0 < eps, f"Invalid epsilon value: {eps}")
         check(0.0 <= betas[0] < 1.0, f"Invalid beta parameter at index 0: {betas[0]}")
         check(0.0 <= betas[1] < 1.0, f"Invalid beta parameter at index 1: {betas[1]}")
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
+        sparse_params = [[i, j] for i, g in enumerate(self.param_groups) for j, p in enumerate(g["params"])
+                         if p.is_sparse]
+        if sparse_params:
+            raise ValueError(f"Sparse params at indices {sparse_params}: SparseAdam requires dense parameter tensors")
         complex_params = [[i, j] for i, g in enumerate(self.param_groups) for j, p in enumerate(g["params"])
                           if p.is_complex()]
         if complex_params:
