@@ -150,3 +150,34 @@ def test_module_agrees_with_torch(torch, name):
                         failures.append(f"{dtype_name} {'train' if training else 'eval'} #{k} {sample.desc}: {bad}")
     assert not failures, "\n".join(failures)
     assert compared, "no sample compared"
+
+
+MODULES_WITH_ERRORS = sorted({m.module_cls.__name__ for m in _MODULE_DB if m.module_error_inputs_func is not None})
+
+
+@pytest.mark.parametrize("name", MODULES_WITH_ERRORS)
+def test_module_error_inputs_agree_with_torch(torch, name):
+    """torch's module_error_inputs: bad constructor arguments (types, sizes) and bad forward inputs (dtypes,
+    sizes, eps), refused with torch's exception type and a message matching torch's."""
+    import re
+    info = next(m for m in _MODULE_DB if m.module_cls.__name__ == name)
+    failures = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        errors = info.module_error_inputs_func(info, device="cpu", dtype=torch.float32, requires_grad=False,
+                                               training=True)
+        for err in errors:
+            given, memo = err.module_error_input, {}
+            try:
+                ci, fi = given.constructor_input, given.forward_input
+                module = getattr(tapegrad.nn, name)(*_to_tg(ci.args, memo), **_to_tg(ci.kwargs, memo))
+                if fi is not None:
+                    module(*_to_tg(fi.args, memo), **_to_tg(fi.kwargs, memo))
+                got = None
+            except Exception as e:  # noqa: BLE001 - the exception is what is compared
+                got = e
+            if got is None or not isinstance(got, err.error_type) or not re.search(err.error_regex, str(got)):
+                failures.append(f"{err.error_on.name}: expected {err.error_type.__name__} matching "
+                                f"{err.error_regex!r}, got {type(got).__name__ if got is not None else 'nothing'}: "
+                                f"{got}")
+    assert not failures, "\n".join(failures)

@@ -124,6 +124,14 @@ class RNNBase(Module):
             warnings.warn("dropout option adds dropout after all but last recurrent layer, so non-zero dropout "
                           f"expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}",
                           stacklevel=2)
+        if not isinstance(bias, bool):
+            raise TypeError(f"bias should be of type bool, got: {type(bias).__name__}")
+        if not isinstance(batch_first, bool):
+            raise TypeError(f"batch_first should be of type bool, got: {type(batch_first).__name__}")
+        if not isinstance(input_size, int):
+            raise TypeError(f"input_size should be of type int, got: {type(input_size).__name__}")
+        if input_size <= 0:
+            raise ValueError("input_size must be greater than zero")
         if not isinstance(hidden_size, int):
             raise TypeError(f"hidden_size should be of type int, got: {type(hidden_size).__name__}")
         if hidden_size <= 0:
@@ -210,6 +218,12 @@ class RNNBase(Module):
 
     # --- checks (torch's messages) ----------------------------------------------------------------------
     def check_input(self, input, batch_sizes=None):
+        w = getattr(self, self._flat_weights_names[0]) if self._flat_weights_names else None
+        if w is not None and input.dtype != w.dtype:
+            from ...amp import is_autocast_enabled
+            if not is_autocast_enabled("cpu"):
+                raise ValueError(f"RNN input dtype ({input.dtype}) does not match weight dtype ({w.dtype}). Convert "
+                                 f"input: input.to({w.dtype}), or convert model: model.to({input.dtype})")
         expected_input_dim = 2 if batch_sizes is not None else 3
         if input.dim() != expected_input_dim:
             raise RuntimeError(f"input must have {expected_input_dim} dimensions, got {input.dim()}")
@@ -527,7 +541,20 @@ class RNNCellBase(Module):
             hx = creation.zeros((input.size(0), self.hidden_size), dtype=input.dtype)
         elif not is_batched:
             hx = hx.unsqueeze(0)
+        self._check_step(input, (hx,))
         return input, hx, is_batched
+
+    def _check_step(self, input, hiddens):
+        """torch's checks of a cell step (its kernel's), in its order and words."""
+        if input.size(1) != self.input_size:
+            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)} expected {self.input_size}")
+        for k, h in enumerate(hiddens):
+            if input.size(0) != h.size(0):
+                raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden{k} batch size "
+                                   f"{h.size(0)}")
+            if h.size(1) != self.hidden_size:
+                raise RuntimeError(f"hidden{k} has inconsistent hidden_size: got {h.size(1)}, expected "
+                                   f"{self.hidden_size}")
 
 
 class RNNCell(RNNCellBase):
@@ -571,6 +598,7 @@ class LSTMCell(RNNCellBase):
             hx = (zeros, zeros)
         else:
             hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if not is_batched else hx
+        self._check_step(input, hx)
         h, c = _cell_step("LSTM", _proj(input, self.weight_ih, self.bias_ih), hx[0], hx[1], self.weight_hh,
                           self.bias_hh)
         if not is_batched:

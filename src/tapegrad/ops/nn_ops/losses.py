@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.function import _active, once_differentiable
 from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
 from ..elementwise._common import _w
@@ -128,6 +129,11 @@ def _nll(input, t, weight, reduction, ignore_index):
     if nd != 1 and (t.ndim == 0 or x.shape[0] != t.shape[0]):
         raise ValueError(f"Expected input batch_size ({x.shape[0]}) to match target batch_size "
                          f"({t.shape[0] if t.ndim else 1}).")
+    if weight is not None:
+        wd = weight._array.dtype if isinstance(weight, Tensor) else weight.dtype
+        if wd != x.dtype and x.dtype.kind in "fc":
+            raise RuntimeError(f"expected scalar type {_dtype.from_numpy_dtype(x.dtype)._legacy} but found "
+                               f"{_dtype.from_numpy_dtype(wd)._legacy}")
     if nd <= 2:
         if t.ndim > 1 or (nd == 1 and int(np.prod(t.shape)) != 1):
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")

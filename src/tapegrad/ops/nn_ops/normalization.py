@@ -264,6 +264,10 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              f"{_size_repr(shape)}")
     elif running_mean is None or running_var is None:
         raise RuntimeError(f"running_{'mean' if running_mean is None else 'var'} must be defined in evaluation mode")
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    if eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
     if input._array.size == 0:
         # torch: an empty input skips the checks; a clone (so the graph is kept) times weight[0] plus bias[0]
         out = input.clone()
