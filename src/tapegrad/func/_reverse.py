@@ -131,6 +131,7 @@ class _Run:
     def __init__(self, func, args, argnums, api, has_aux, aux_api, kwargs=None):
         self.levels = _batch_levels()
         self.bottom = _bottom(self.levels)
+        self.top = _state.top           # (vjp_fn may be called under transforms entered later: see _vjp_above)
         if not self.levels and _below_vmap():
             raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward AD level "
                                f"(forward_ad.dual_level) inside vmap is not supported; use func.jvp/jacfwd there "
@@ -520,6 +521,8 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
                                    f"shape of {o.shape}.")
         graph = graph_out or (create_graph if create_graph is not None else is_grad_enabled()) and \
             any(c.requires_grad for c in flat_c)
+        if _state.top > run.top:
+            return tree_unflatten(_vjp_above(run, phys, flat_c, graph), run.d_spec)
         with enable_grad(), _At(run.bottom):
             cs = [_down(c, run.levels) for c in flat_c]
         gs = run.lift(run.grads(phys, cs, graph, retain=retain_graph), graph)
@@ -529,6 +532,21 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
     if has_aux:
         return value, vjp_fn, run.finish(run.aux, graph_out)
     return value, vjp_fn
+
+
+def _vjp_above(run, phys, cotangents, graph):
+    """``vjp_fn`` called under transforms entered after ``vjp`` (``vmap(vjp_fn)(basis)``: a Jacobian's rows at
+    once): the backward is walked as recorded ops, which those transforms see (a vmap batches them by the
+    cotangents), and its results are detached unless a graph is wanted."""
+    if run.levels:
+        raise RuntimeError("vjp_fn: calling the vjp_fn of a vjp computed under vmap inside a transform entered "
+                           "after that vjp is not supported; call vjp inside that transform instead")
+    diff = [(o, c) for o, c in zip(phys, cotangents) if o.requires_grad]
+    with enable_grad():
+        gs = _grad([o for o, _ in diff], run.leaves, [c for _, c in diff], retain_graph=True, create_graph=True,
+                   allow_unused=True) if diff else [None] * len(run.leaves)
+        gs = [g if g is not None else _zeros(s) for g, s in zip(gs, run.leaves)]
+    return gs if graph else [g.detach() for g in gs]
 
 
 # --- jacrev ---------------------------------------------------------------------------------------------------------
