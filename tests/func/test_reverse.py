@@ -213,3 +213,21 @@ def test_vmap_of_vjp_fn_gives_every_row():
             ga, = tapegrad.autograd.grad(ja.sum(), a)
             gb, = torch.autograd.grad(jb.sum(), b)
             _same(ga, gb)
+
+
+def test_vmap_of_vjp_fn_under_vmap():
+    """The NTK's shape: ``vjp`` taken under a vmap over inputs, its ``vjp_fn`` mapped over basis cotangents by a
+    vmap entered after it (and composed with jvp), as torch.func computes it."""
+    def ntk(lib):
+        w = lib.tensor(W)
+
+        def per_input(x):
+            out, vjp_fn = lib.func.vjp(lambda w: (w @ x).sin(), w)
+
+            def row(v):
+                g, = vjp_fn(v)
+                return lib.func.jvp(lambda w: (w @ x).sin(), (w,), (g,))[1]
+            return lib.func.vmap(row)(lib.eye(3, dtype=lib.float64))
+        return lib.func.vmap(per_input)(lib.tensor(np.stack([A, B])))
+
+    _same(ntk(tapegrad), ntk(torch))
