@@ -47,3 +47,16 @@ def test_wrong_forward_derivative_raises(torch):
         x = m.tensor([0.1, 0.2], dtype=m.float64, requires_grad=True)
         with pytest.raises(RuntimeError, match="Jacobian computed with forward mode mismatch for output 0 with respect to input 0"):
             m.autograd.gradcheck(Exp.apply, (x,), check_forward_ad=True, check_backward_ad=False)
+
+
+def test_gradgradcheck_draws_its_grad_outputs_from_the_global_generator(torch):
+    """Without grad_outputs, gradgradcheck draws them as torch does (make_tensor in [-1, 1) from the global
+    generator), so a seeded program's later draws stay torch's."""
+    after = []
+    for m in (tapegrad, torch):
+        m.manual_seed(3)
+        x = m.rand(2, 3, dtype=m.float64, requires_grad=True)
+        assert m.autograd.gradgradcheck(lambda x: (x.sin() * x, x.exp().sum()), (x,))
+        assert m.autograd.gradgradcheck(lambda x: x * x, (x,), check_fwd_over_rev=True)
+        after.append(m.rand(4).tolist())
+    assert after[0] == after[1]

@@ -188,15 +188,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """True when the second derivatives of ``func`` (backward of backward) agree with finite differences."""
     from .engine import grad
     from .grad_mode import enable_grad
-    from ..tensor import Tensor
     inputs = _as_tuple(inputs)
-    if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        outs = _outputs(func, inputs)
-        grad_outputs = [Tensor._make((rng.standard_normal(o._array.shape) + (1j * rng.standard_normal(
-            o._array.shape) if o._array.dtype.kind == "c" else 0)).astype(o._array.dtype)) for o in outs]
-        for g in grad_outputs:
-            g.requires_grad_()
+    if grad_outputs is None:     # (drawn as torch draws them: from the global generator, uniform in [-1, 1))
+        from ..testing import make_tensor
+        grad_outputs = [make_tensor(tuple(o.shape), dtype=o.dtype, device="cpu", low=-1, high=1, requires_grad=True,
+                                    noncontiguous=gen_non_contig_grad_outputs) for o in _outputs(func, inputs)]
     grad_outputs = list(_as_tuple(grad_outputs))
     n_in = len(inputs)
 
@@ -209,4 +205,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grad, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
