@@ -155,6 +155,16 @@ def _flash_half(q, k, v, bias, scale):
         return np.where(tot > 0, out / np.where(tot > 0, tot, 1), 0).astype(np.float16)
 
 
+def _laid_out_like(out, q):
+    """``out`` in memory in the order of ``q``'s dims (torch's fused CPU kernel allocates its output like the
+    query: heads split from a ``(B, L, H*E)`` projection give an output whose ``transpose(1, 2)`` is contiguous, so
+    ``.view(B, L, H*E)`` works on it)."""
+    order = sorted(range(q.ndim), key=lambda i: -q.strides[i])       # (stable: equal strides keep their order)
+    if order == list(range(q.ndim)) or 0 in q.strides:
+        return out
+    return np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))
+
+
 class ScaledDotProductFlashAttentionForCpu(Primitive):
     """softmax(q kᵀ * scale + bias) v; backward in tapegrad ops from q, k, v (so it is twice differentiable)."""
 
@@ -164,13 +174,14 @@ class ScaledDotProductFlashAttentionForCpu(Primitive):
         ctx.save_inputs(0, 1, 2)
         ctx.bias, ctx.scale = bias, scale
         if d == np.float16:
-            return _flash_half(q, k, v, bias, scale)
+            return _laid_out_like(_flash_half(q, k, v, bias, scale), q)
+        q_in = q
         q, k, v = q.astype(d, copy=False), k.astype(d, copy=False), v.astype(d, copy=False)
         s = (q @ np.swapaxes(k, -1, -2)) * scale
         if bias is not None:
             s = s + bias
         p = _safe_softmax_np(s)
-        return p @ v
+        return _laid_out_like(p @ v, q_in)
 
     @staticmethod
     def backward(ctx, grad):
