@@ -35,3 +35,19 @@ def test_compiled_attention_block_views_its_output():
 
     x = tapegrad.randn(2, 5, 24)
     np.testing.assert_array_equal(tapegrad.compile(block)(x).numpy(), block(x).numpy())
+
+
+def test_math_kernel_only_gives_a_contiguous_output(torch):
+    """With the fused kernel switched off (sdpa_kernel(MATH)), torch runs the math path, whose output is
+    contiguous: the heads' transpose(1, 2).view(...) then fails in both."""
+    got = []
+    for m in (tapegrad, torch):
+        from importlib import import_module
+        att = import_module(m.__name__ + ".nn.attention")
+        q = m.ones(2, 6, 8).view(2, 6, 2, 4).transpose(1, 2)
+        with att.sdpa_kernel(att.SDPBackend.MATH):
+            y = m.nn.functional.scaled_dot_product_attention(q, q, q)
+        got.append(y.stride())
+        with pytest.raises(RuntimeError, match="view size is not compatible"):
+            y.transpose(1, 2).view(2, 6, 8)
+    assert got[0] == got[1]

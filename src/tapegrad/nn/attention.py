@@ -42,6 +42,11 @@ def math_allowed() -> bool:
     return SDPBackend.MATH in a or SDPBackend.FLASH_ATTENTION in a
 
 
+def flash_allowed() -> bool:
+    """Whether torch's fused CPU kernel may run (else the math path does: its output is laid out contiguously)."""
+    return SDPBackend.FLASH_ATTENTION in _allowed[0]
+
+
 NO_KERNEL = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off both "
              "the math kernel and the fused kernels.")
 

@@ -233,7 +233,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # (a float mask is a constant of the fused kernel: it takes the math path when it needs a gradient, or a
     #  function transform is active, which may give it a tangent or a batch dim)
     grad_mask = float_mask and ((attn_mask._rg and _state.enabled) or _active[0])
-    if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask:
+    if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask and \
+            (_sdpa_limits is None or _sdpa_limits.flash_allowed()):
         # torch's fused CPU kernel (its conditions: 4-d, no dropout, equal head dims, constant mask)
         bias = _attn_bias(attn_mask, L, S, is_causal, dtype)
         return ScaledDotProductFlashAttentionForCpu.apply(query, key, value, bias, sc)
