@@ -76,6 +76,10 @@ SDPBackend = torch.nn.attention.SDPBackend ;; SDPBackend.MATH.name
 SDPBackend, sdpa_kernel = torch.nn.attention.SDPBackend, torch.nn.attention.sdpa_kernel ;; q = torch.ones(1, 2, 3, 4) ;; exec("with sdpa_kernel(SDPBackend.MATH): r = F.scaled_dot_product_attention(q, q, q)") or 0
 SDPBackend, sdpa_kernel = torch.nn.attention.SDPBackend, torch.nn.attention.sdpa_kernel ;; q = torch.ones(1, 2, 3, 4) ;; exec("with sdpa_kernel([SDPBackend.EFFICIENT_ATTENTION]): F.scaled_dot_product_attention(q, q, q)")
 sdpa_kernel = torch.nn.attention.sdpa_kernel ;; exec("with sdpa_kernel('math'): pass")
+SDPBackend = torch.nn.attention.SDPBackend ;; [str(SDPBackend.MATH), repr(SDPBackend.FLASH_ATTENTION), SDPBackend.MATH == 0, f"{SDPBackend.CUDNN_ATTENTION}"]
+torch.backends.cuda.SDPBackend.EFFICIENT_ATTENTION.name
+q = torch.ones(1, 2, 3, 4) ;; exec("with torch.backends.cuda.sdp_kernel(enable_flash=False, enable_mem_efficient=False): r = F.scaled_dot_product_attention(q, q, q)") or 0
+q = torch.ones(1, 2, 3, 4) ;; exec("with torch.backends.cuda.sdp_kernel(enable_math=False, enable_flash=False): F.scaled_dot_product_attention(q, q, q)")
 DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; list(DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False))
 DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; len(DistributedSampler(list(range(10)), num_replicas=3, rank=2, shuffle=False))
 DistributedSampler = torch.utils.data.distributed.DistributedSampler ;; list(DistributedSampler(list(range(10)), num_replicas=3, rank=1, shuffle=False, drop_last=True))

@@ -35,6 +35,16 @@ def test_requires_grad_and_grad_fn_suffixes(torch):
         assert repr(mk(tapegrad)) == repr(mk(torch)).replace("torch.", "tapegrad.")
 
 
+def test_suffixes_break_lines_where_torch_breaks_them(torch):
+    """``dtype=tapegrad.float64`` is three characters longer than torch's name: the suffixes still go on the line
+    torch puts them on (a line-by-line reader sees the same lines)."""
+    a = np.array([[1.5086, 1.2611, 1.1074], [1.0160, 1.0623, 1.1738]])
+    ours = repr(tapegrad.tensor(a, requires_grad=True) * 2 + 1)
+    theirs = repr(torch.tensor(a, requires_grad=True) * 2 + 1)
+    assert ours == theirs.replace("torch.", "tapegrad.")
+    assert ours.count("\n") == 1
+
+
 @pytest.mark.parametrize("shape", [(2000,), (50, 50), (4, 300), (3, 4, 100), (1001,), (7, 7, 7, 7)])
 def test_large_tensors_are_summarised_as_torch(torch, shape):
     a = np.random.default_rng(0).standard_normal(shape).astype(np.float32)

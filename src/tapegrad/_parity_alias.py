@@ -1,7 +1,8 @@
 """The import hook of ``tapegrad.parity``'s runs (loaded by path, not as part of the package: it imports nothing of
 tapegrad's, so that the torch run can map ``tapegrad`` to ``torch`` before anything is imported).
 
-``install(mode, src)`` makes ``torch`` (and ``torch.*``) resolve to tapegrad's modules in the tapegrad run, and
+``install(mode, src)`` makes ``torch`` (and ``torch.*``) resolve to tapegrad's modules in the tapegrad run (and
+``functorch`` to ``tapegrad.functorch``), and
 ``tapegrad`` to torch's in the torch run; ``propagate`` does the same for the processes the run starts through
 ``multiprocessing``'s spawn method (``mp.Process``, ``mp.spawn``, DataLoader workers under spawn): their command
 line installs the hook before the child unpickles anything or imports the script as ``__mp_main__``.
@@ -57,6 +58,7 @@ class _Alias(importlib.abc.MetaPathFinder):
 
 def install(mode, src):
     if mode == "tapegrad":
+        sys.meta_path.insert(0, _Alias("functorch", "tapegrad.functorch"))   # (real functorch imports real torch)
         sys.meta_path.insert(0, _Alias("torch", "tapegrad"))
     else:
         sys.meta_path.insert(0, _Alias("tapegrad", "torch", fallback_dir=src))

@@ -165,16 +165,19 @@ def _array_str(a: np.ndarray, indent: int) -> str:
 
 
 def _add_suffixes(s, suffixes, indent, force_newline=False):
+    """The suffixes after the values, each on the line where torch puts it: measured as torch prints it
+    (``dtype=torch.float64``, three characters shorter than tapegrad's name), so lines break where torch's do."""
     parts = [s]
     last = len(s) - s.rfind("\n") + 1
     for suf in suffixes:
-        if force_newline or last + len(suf) + 2 > PRINT_OPTS.linewidth:
+        n = len(suf) - suf.count("tapegrad.") * 3
+        if force_newline or last + n + 2 > PRINT_OPTS.linewidth:
             parts.append(",\n" + " " * indent + suf)
-            last = indent + len(suf)
+            last = indent + n
             force_newline = False
         else:
             parts.append(", " + suf)
-            last += len(suf) + 2
+            last += n + 2
     parts.append(")")
     return "".join(parts)
 

@@ -388,6 +388,29 @@ def test_custom_function_jvp_protocol(torch):
             assert a == b, (k, a, b)
 
 
+def test_custom_function_jvp_reads_and_deletes_ctx_attributes(torch):
+    """A Function's ``jvp`` reads what ``forward`` put on ctx and may ``del`` it (freeing it), as torch's ctx."""
+    res = []
+    for m in (tapegrad, torch):
+        class Exp(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.result = x.exp()
+                return ctx.result
+
+            @staticmethod
+            def jvp(ctx, t):
+                out = t * ctx.result
+                del ctx.result
+                return out
+
+        fw = m.autograd.forward_ad
+        with fw.dual_level():
+            y = Exp.apply(fw.make_dual(m.tensor([0.5, -1.0], dtype=m.float64), m.tensor([2.0, 3.0], dtype=m.float64)))
+            res.append(fw.unpack_dual(y).tangent.tolist())
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-15)
+
+
 def test_sub_with_alpha_has_its_own_tangent_rule():
     """sub(a, b, alpha=) defines its natural rule (it once sat after a return, unreachable): ta - alpha * tb."""
     from tapegrad.ops.elementwise.arith import SubAlpha

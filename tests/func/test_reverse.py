@@ -192,3 +192,42 @@ def test_reverse_inside_forward_inside_vmap():
         F = m.func
         return F.vmap(F.jacfwd(F.jacrev(_f)))(m.tensor(np.stack([A, B])))
     _same(run(tapegrad), run(torch), rtol=1e-9)
+
+
+def test_vmap_of_vjp_fn_gives_every_row():
+    """``vmap(vjp_fn)(basis)`` with ``vjp`` taken outside the vmap (the Jacobian by rows): each cotangent its own
+    backward (they all came out as the first row), and the graph kept where the primal requires grad."""
+    def f(lib):
+        return lambda x: lib.nn.functional.linear(x, lib.tensor(W), lib.tensor(W[:, 0])).tanh() ** 3
+
+    for rg in (False, True):
+        (a,), (b,) = _both([A], requires_grad=rg)
+        basis = np.eye(3)
+        _, fa = tapegrad.func.vjp(f(tapegrad), a)
+        _, fb = torch.func.vjp(f(torch), b)
+        ja, = tapegrad.func.vmap(fa)(tapegrad.tensor(basis))
+        jb, = torch.func.vmap(fb)(torch.tensor(basis))
+        _same(ja, jb)
+        assert ja.requires_grad == jb.requires_grad == rg
+        if rg:
+            ga, = tapegrad.autograd.grad(ja.sum(), a)
+            gb, = torch.autograd.grad(jb.sum(), b)
+            _same(ga, gb)
+
+
+def test_vmap_of_vjp_fn_under_vmap():
+    """The NTK's shape: ``vjp`` taken under a vmap over inputs, its ``vjp_fn`` mapped over basis cotangents by a
+    vmap entered after it (and composed with jvp), as torch.func computes it."""
+    def ntk(lib):
+        w = lib.tensor(W)
+
+        def per_input(x):
+            out, vjp_fn = lib.func.vjp(lambda w: (w @ x).sin(), w)
+
+            def row(v):
+                g, = vjp_fn(v)
+                return lib.func.jvp(lambda w: (w @ x).sin(), (w,), (g,))[1]
+            return lib.func.vmap(row)(lib.eye(3, dtype=lib.float64))
+        return lib.func.vmap(per_input)(lib.tensor(np.stack([A, B])))
+
+    _same(ntk(tapegrad), ntk(torch))

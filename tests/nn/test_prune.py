@@ -73,6 +73,18 @@ def test_ln_structured_and_custom_mask(torch):
                      lambda T, P, lin, conv: P.l1_unstructured(lin, "weight", amount=0.25)])
 
 
+def test_pruning_again_scores_the_pruned_tensor(torch):
+    """A second method on a pruned tensor ranks what is left (the pruned weight), not weight_orig: the channels
+    ln_structured keeps after an unstructured mask are torch's (the pruning tutorial's conv1)."""
+    mask = np.ones((5, 3, 2, 2))
+    mask[[0, 2, 3], :, :, 1] = 0
+    mask[[0, 3], 1:] = 0
+    _compare(torch, [lambda T, P, lin, conv: P.custom_from_mask(conv, "weight", T.tensor(mask, dtype=T.float32)),
+                     lambda T, P, lin, conv: P.ln_structured(conv, "weight", amount=0.4, n=2, dim=0),
+                     lambda T, P, lin, conv: P.l1_unstructured(lin, "weight", amount=6),
+                     lambda T, P, lin, conv: P.l1_unstructured(lin, "weight", amount=0.5)])
+
+
 def test_global_unstructured_and_remove(torch):
     _compare(torch, [lambda T, P, lin, conv: P.global_unstructured([(lin, "weight"), (conv, "weight")],
                                                                    pruning_method=P.L1Unstructured, amount=20),

@@ -80,6 +80,9 @@ class _FunctionJvpCtx:
     def __setattr__(self, name, value):
         setattr(self._ctx, name, value)
 
+    def __delattr__(self, name):
+        delattr(self._ctx, name)
+
 
 _observers = []   # autograd.trace adds itself: called after each op that propagated tangents (nothing else: free)
 

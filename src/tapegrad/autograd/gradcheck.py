@@ -103,9 +103,42 @@ def _analytical(func, inputs, diff):
     return jac
 
 
+def _forward(func, inputs, diff, parts):
+    """The same pieces by forward mode: input ``i``'s element ``j`` given tangent 1 (and ``1j`` for a complex input,
+    the entry then d/dx + i d/dy as the numerical one), every other input tangent zero; the column is the outputs'
+    tangents."""
+    from . import forward_ad as fw
+    from ..tensor import Tensor
+    jac = None
+    for i, x in enumerate(diff):
+        steps = (1, 1j) if x._array.dtype.kind == "c" else (1,)
+        for j in range(x._array.size):
+            for h in steps:
+                with fw.dual_level():
+                    duals = {}
+                    for k, y in enumerate(diff):
+                        t = np.zeros(y._array.size, y._array.dtype)
+                        if k == i:
+                            t[j] = h
+                        duals[id(y)] = fw.make_dual(y, Tensor._make(t.reshape(y._array.shape)))
+                    args = tuple(duals.get(id(a), a) if isinstance(a, Tensor) else a for a in inputs)
+                    outs = _outputs(func, args)
+                    tans = [fw.unpack_dual(o).tangent for o in outs]
+                    tans = [np.zeros(o._array.shape, o._array.dtype) if t is None else t._array
+                            for o, t in zip(outs, tans)]
+                if jac is None:
+                    jac = [[np.zeros((y._array.size, outs[k]._array.size), y._array.dtype if y._array.dtype.kind
+                                     == "c" else np.float64) for y in diff] for k, _ in parts]
+                for c, (k, p) in enumerate(parts):
+                    col = _flat_part(Tensor._make(np.asarray(tans[k])), p)
+                    jac[c][i][j] += col if h == 1 else 1j * col
+    return jac
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
-              check_backward_ad=True, fast_mode=False, masked=None):
+              check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
+              masked=None):
     """True when ``func``'s backward agrees with finite differences at ``inputs`` (use float64 inputs).
 
     >>> x = tapegrad.randn(3, dtype=tapegrad.float64, requires_grad=True)
@@ -125,21 +158,26 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     num, parts = _numerical(func, inputs, diff, eps)
-    ana = _analytical(func, inputs, diff)
-    if len(num) != len(ana):     # (both sides must see the same outputs, or the comparison below proves nothing)
-        raise GradcheckError(f"the function gave {len(num)} floating outputs under no_grad (finite differences) "
-                             f"and {len(ana)} with grad mode on")
+    checks = []
+    if check_backward_ad:
+        checks.append(("", _analytical(func, inputs, diff)))
+    if check_forward_ad:
+        checks.append(("computed with forward mode ", _forward(func, inputs, diff, parts) or []))
     complex_out = any(p for _, p in parts)
-    for c, (k, p) in enumerate(parts):
-        for i in range(len(diff)):
-            n, a = num[c][i], ana[c][i]
-            if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
-                if raise_exception:
-                    which = ("While considering the imaginary part of complex outputs only, " if p else
-                             "While considering the real part of complex outputs only, " if complex_out else "")
-                    raise GradcheckError(f"{which}Jacobian mismatch for output {k} with respect to input {i},\n"
-                                         f"numerical:{n}\nanalytical:{a}\n")
-                return False
+    for mode, ana in checks:
+        if len(num) != len(ana):     # (both sides must see the same outputs, or the comparison proves nothing)
+            raise GradcheckError(f"the function gave {len(num)} floating outputs under no_grad (finite "
+                                 f"differences) and {len(ana)} {'by forward mode' if mode else 'with grad mode on'}")
+        for c, (k, p) in enumerate(parts):
+            for i in range(len(diff)):
+                n, a = num[c][i], ana[c][i]
+                if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):
+                    if raise_exception:
+                        which = ("While considering the imaginary part of complex outputs only, " if p else
+                                 "While considering the real part of complex outputs only, " if complex_out else "")
+                        raise GradcheckError(f"{which}Jacobian {mode}mismatch for output {k} with respect to input {i},"
+                                             f"\nnumerical:{n}\nanalytical:{a}\n")
+                    return False
     return True
 
 
@@ -150,15 +188,11 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     """True when the second derivatives of ``func`` (backward of backward) agree with finite differences."""
     from .engine import grad
     from .grad_mode import enable_grad
-    from ..tensor import Tensor
     inputs = _as_tuple(inputs)
-    if grad_outputs is None:
-        rng = np.random.default_rng(0)
-        outs = _outputs(func, inputs)
-        grad_outputs = [Tensor._make((rng.standard_normal(o._array.shape) + (1j * rng.standard_normal(
-            o._array.shape) if o._array.dtype.kind == "c" else 0)).astype(o._array.dtype)) for o in outs]
-        for g in grad_outputs:
-            g.requires_grad_()
+    if grad_outputs is None:     # (drawn as torch draws them: from the global generator, uniform in [-1, 1))
+        from ..testing import make_tensor
+        grad_outputs = [make_tensor(tuple(o.shape), dtype=o.dtype, device="cpu", low=-1, high=1, requires_grad=True,
+                                    noncontiguous=gen_non_contig_grad_outputs) for o in _outputs(func, inputs)]
     grad_outputs = list(_as_tuple(grad_outputs))
     n_in = len(inputs)
 
@@ -171,4 +205,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grad, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception)
+                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)

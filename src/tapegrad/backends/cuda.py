@@ -41,3 +41,34 @@ enable_flash_sdp, flash_sdp_enabled = _switch("flash")
 enable_mem_efficient_sdp, mem_efficient_sdp_enabled = _switch("mem_efficient")
 enable_math_sdp, math_sdp_enabled = _switch("math")
 enable_cudnn_sdp, cudnn_sdp_enabled = _switch("cudnn")
+
+
+def __getattr__(name):
+    # SDPBackend lives in nn.attention (imported on first use: nn imports ops, which this module must not)
+    if name == "SDPBackend":
+        from ..nn.attention import SDPBackend
+        return SDPBackend
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+class sdp_kernel:   # noqa: N801 - torch's name
+    """``with torch.backends.cuda.sdp_kernel(enable_flash=..., enable_math=..., enable_mem_efficient=...,
+    enable_cudnn=...)``: torch's deprecated form of ``nn.attention.sdpa_kernel`` (the enabled backends for the
+    block; on the CPU, the math and flash kernels are the ones that run)."""
+
+    def __init__(self, enable_flash=True, enable_math=True, enable_mem_efficient=True, enable_cudnn=True):
+        import warnings
+
+        from ..nn.attention import SDPBackend, sdpa_kernel
+        warnings.warn("`torch.backends.cuda.sdp_kernel()` is deprecated. In the future, this context manager will "
+                      "be removed. Please see `torch.nn.attention.sdpa_kernel()` for the new context manager, with "
+                      "updated signature.", FutureWarning, stacklevel=2)
+        flags = ((enable_flash, SDPBackend.FLASH_ATTENTION), (enable_mem_efficient, SDPBackend.EFFICIENT_ATTENTION),
+                 (enable_math, SDPBackend.MATH), (enable_cudnn, SDPBackend.CUDNN_ATTENTION))
+        self._cm = sdpa_kernel([b for on, b in flags if on])
+
+    def __enter__(self):
+        return self._cm.__enter__()
+
+    def __exit__(self, *exc):
+        return self._cm.__exit__(*exc)

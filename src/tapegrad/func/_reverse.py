@@ -131,6 +131,7 @@ class _Run:
     def __init__(self, func, args, argnums, api, has_aux, aux_api, kwargs=None):
         self.levels = _batch_levels()
         self.bottom = _bottom(self.levels)
+        self.top = _state.top           # (vjp_fn may be called under transforms entered later: see _vjp_above)
         if not self.levels and _below_vmap():
             raise RuntimeError(f"{api}: a reverse-mode transform called inside a forward AD level "
                                f"(forward_ad.dual_level) inside vmap is not supported; use func.jvp/jacfwd there "
@@ -520,15 +521,59 @@ def _vjp_with_argnums(func, primals, argnums, has_aux):
                                    f"shape of {o.shape}.")
         graph = graph_out or (create_graph if create_graph is not None else is_grad_enabled()) and \
             any(c.requires_grad for c in flat_c)
-        with enable_grad(), _At(run.bottom):
-            cs = [_down(c, run.levels) for c in flat_c]
-        gs = run.lift(run.grads(phys, cs, graph, retain=retain_graph), graph)
-        return tree_unflatten(gs, run.d_spec)
+        if _state.top > run.top:
+            if run.levels:
+                return tree_unflatten(_vjp_per_sample(run, phys, flat_c, graph), run.d_spec)
+            return tree_unflatten(_vjp_above(run, phys, flat_c, graph), run.d_spec)
+        return tree_unflatten(_vjp_here(run, phys, flat_c, graph, retain_graph), run.d_spec)
 
     value = run.finish(run.out, graph_out)
     if has_aux:
         return value, vjp_fn, run.finish(run.aux, graph_out)
     return value, vjp_fn
+
+
+def _vjp_here(run, phys, cotangents, graph, retain):
+    """``vjp_fn`` at the transform stack ``vjp`` saw: the cotangents down to the physical outputs, one backward."""
+    with enable_grad(), _At(run.bottom):
+        cs = [_down(c, run.levels) for c in cotangents]
+    return run.lift(run.grads(phys, cs, graph, retain=retain), graph)
+
+
+def _vjp_per_sample(run, phys, cotangents, graph):
+    """``vjp_fn`` of a ``vjp`` taken under vmap, called under vmaps entered after it (the NTK's
+    ``vmap(vmap(get_ntk))`` mapping ``vjp_fn`` over basis vectors): the backward stays batched by the vmaps below,
+    and runs once per sample of the new ones (their cotangents sliced, the results stacked and wrapped back)."""
+    new = []
+    i = _state.top
+    while i > run.top:
+        lv = _state.interpreters[i]
+        if not isinstance(lv, BatchedLevel):
+            raise RuntimeError("vjp_fn: the vjp_fn of a vjp computed under vmap can be called under vmaps entered "
+                               "after that vjp, not under other transforms; call vjp inside that transform instead")
+        new.append(lv)
+        i -= 1
+    sizes = [lv.size for lv in reversed(new)]         # outermost first, as _down lays the batch dims out
+    n = int(np.prod(sizes))
+    with enable_grad(), _At(run.top):
+        flat = [_down(c, new) for c in cotangents]
+        flat = [c.reshape((n,) + tuple(c.shape[len(sizes):])) for c in flat]
+        rows = [_vjp_here(run, phys, [c[k] for c in flat], graph, True) for k in range(n)]
+        from ..ops.shape import stack
+        gs = [stack(list(col)).reshape(tuple(sizes) + tuple(col[0].shape)) for col in zip(*rows)]
+        return [_up(g, new) for g in gs]
+
+
+def _vjp_above(run, phys, cotangents, graph):
+    """``vjp_fn`` called under transforms entered after ``vjp`` (``vmap(vjp_fn)(basis)``: a Jacobian's rows at
+    once): the backward is walked as recorded ops, which those transforms see (a vmap batches them by the
+    cotangents), and its results are detached unless a graph is wanted."""
+    diff = [(o, c) for o, c in zip(phys, cotangents) if o.requires_grad]
+    with enable_grad():
+        gs = _grad([o for o, _ in diff], run.leaves, [c for _, c in diff], retain_graph=True, create_graph=True,
+                   allow_unused=True) if diff else [None] * len(run.leaves)
+        gs = [g if g is not None else _zeros(s) for g, s in zip(gs, run.leaves)]
+    return gs if graph else [g.detach() for g in gs]
 
 
 # --- jacrev ---------------------------------------------------------------------------------------------------------

@@ -13,13 +13,23 @@ import enum
 __all__ = ["SDPBackend", "sdpa_kernel"]
 
 
-class SDPBackend(enum.IntEnum):
+class SDPBackend(enum.Enum):
+    """The kernels of ``scaled_dot_product_attention``: prints as torch's (``SDPBackend.MATH``), converts to its
+    number with ``int()``, and is not equal to that number (torch's is not an int)."""
     ERROR = -1
     MATH = 0
     FLASH_ATTENTION = 1
     EFFICIENT_ATTENTION = 2
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
+
+    def __str__(self):
+        return f"SDPBackend.{self.name}"
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
 
 
 _ALL = frozenset(b for b in SDPBackend if b is not SDPBackend.ERROR)
@@ -30,6 +40,11 @@ def math_allowed() -> bool:
     """Whether the CPU kernels may run (``F.scaled_dot_product_attention`` asks)."""
     a = _allowed[0]
     return SDPBackend.MATH in a or SDPBackend.FLASH_ATTENTION in a
+
+
+def flash_allowed() -> bool:
+    """Whether torch's fused CPU kernel may run (else the math path does: its output is laid out contiguously)."""
+    return SDPBackend.FLASH_ATTENTION in _allowed[0]
 
 
 NO_KERNEL = ("No viable backend for scaled_dot_product_attention was found. This is likely due to turning off both "

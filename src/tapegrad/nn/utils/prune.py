@@ -107,7 +107,8 @@ class BasePruningMethod(ABC):
             default_mask = Tensor._make(np.ones(tuple(orig.shape), orig._array.dtype))
         else:
             default_mask = getattr(module, name + "_mask").detach().clone()
-        scores = importance_scores if importance_scores is not None else getattr(module, name + "_orig")
+        # (scored by the tensor as it is now: pruning again scores the pruned tensor, as torch's)
+        scores = importance_scores if importance_scores is not None else orig
         try:
             with no_grad():
                 mask = method.compute_mask(scores.detach(), default_mask=default_mask)

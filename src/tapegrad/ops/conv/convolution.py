@@ -38,6 +38,23 @@ def _channels_last(x, kernel, out_sizes, groups, dilation):
             and kernel[-1] * x.shape[1] > out_sizes[-1])
 
 
+def _channels_last_layout(a):
+    """Whether a 4-d (5-d) array's strides are ordered channels last (torch's ``suggest_memory_format``: channels
+    densest, then the spatial dims from the last, then the batch; a slice of such a tensor counts): torch's
+    convolutions then give a channels-last output (whether the input or the weight is so laid out)."""
+    if a.ndim not in (4, 5) or a.flags.c_contiguous:
+        return False
+    sizes, strides = a.shape, a.strides
+    if strides[1] == 0:
+        return False
+    least = 0
+    for d in (1,) + tuple(range(a.ndim - 1, 1, -1)) + (0,):
+        if sizes[d] == 0 or strides[d] < least or (d == 0 and least == strides[1]):
+            return False
+        least = strides[d] * (sizes[d] if sizes[d] > 1 else 1)
+    return True
+
+
 def _cols_cl(x, kernel, out_sizes, stride, padding):
     """Columns ``(N * prod(O), prod(K) * C)`` of the padded input, channels last (no groups, no dilation)."""
     N, C = x.shape[:2]
@@ -167,6 +184,11 @@ class Convolution(Primitive):
             out = _conv_forward(x, w, stride, padding, dilation, groups, out_sizes)
         if b is not None:
             out += b.reshape((-1,) + (1,) * (x.ndim - 2)).astype(out.dtype, copy=False)
+        # (torch: channels last dominates a convolution; its float64 3-d kernel is the slow one, always contiguous)
+        if (out.ndim == 4 or (out.ndim == 5 and out.dtype != np.float64)) and \
+                (_channels_last_layout(x) or _channels_last_layout(w)):
+            perm = (0,) + tuple(range(2, out.ndim)) + (1,)
+            out = np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
         return out
 
     @staticmethod

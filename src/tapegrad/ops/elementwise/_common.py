@@ -84,6 +84,28 @@ def _need_tensor(op, name, pos, v):
         raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
 
 
+_SCALAR_FIRST_WARNED = []
+
+
+def scalar_first(name, scalar, rest, kw, tensors):
+    """torch's deprecated overloads that put the scalar first — ``add(x, 2, y)`` is ``add(x, y, alpha=2)``,
+    ``addcmul(x, 2, a, b)`` is ``addcmul(x, a, b, value=2)`` (and the methods, in place too): ``rest`` holds the
+    ``tensors`` operands after the scalar. Warned once a process, in torch's words, as torch does."""
+    import numbers
+    import warnings
+    if len(rest) != len(tensors) or isinstance(scalar, Tensor) or not isinstance(scalar, numbers.Number):
+        raise TypeError(f"{name}() received an invalid combination of arguments: {2 + len(rest)} positional "
+                        f"arguments, but only {name}(Tensor input, Number {kw}, "
+                        f"{', '.join('Tensor ' + t for t in tensors)}) takes a scalar in second place")
+    if not _SCALAR_FIRST_WARNED:
+        _SCALAR_FIRST_WARNED.append(name)
+        ts = ", ".join("Tensor " + t for t in tensors)
+        warnings.warn(f"This overload of {name} is deprecated:\n\t{name}(Tensor input, Number {kw}, {ts}, *, Tensor "
+                      f"out = None)\nConsider using one of the following signatures instead:\n\t{name}(Tensor "
+                      f"input, {ts}, *, Number {kw} = 1, Tensor out = None)", UserWarning, stacklevel=3)
+    return rest
+
+
 def _int_zero_check(b, d):
     if d.kind in "iub" and np.any(np.asarray(b) == 0):
         raise RuntimeError("ZeroDivisionError")

@@ -9,7 +9,8 @@ import numpy as np
 
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
-from ._common import SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like
+from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like,
+                      scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -467,22 +468,26 @@ class RPow(Primitive):
 
 
 @_with_out
-def add(input, other, *, alpha=1):  # noqa: A002
-    """``input + alpha * other``, broadcasting.
+def add(input, other, *deprecated, alpha=1):  # noqa: A002
+    """``input + alpha * other``, broadcasting (``add(input, alpha, other)``: torch's deprecated order).
 
     >>> tapegrad.add(tapegrad.tensor([1., 2.]), 2)
     tensor([3., 4.])
     """
+    if deprecated:
+        alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
 @_with_out
-def sub(input, other, *, alpha=1):  # noqa: A002
-    """``input - alpha * other``, broadcasting.
+def sub(input, other, *deprecated, alpha=1):  # noqa: A002
+    """``input - alpha * other``, broadcasting (``sub(input, alpha, other)``: torch's deprecated order).
 
     >>> tapegrad.sub(tapegrad.tensor([1., 2.]), 1)
     tensor([0., 1.])
     """
+    if deprecated:
+        alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 
@@ -595,11 +600,15 @@ def _float_power_(self, exponent):
     return apply_inplace(self, float_power, exponent)
 
 
-def add_(self, other, *, alpha=1):
+def add_(self, other, *deprecated, alpha=1):
+    if deprecated:
+        alpha, (other,) = other, scalar_first("add_", other, deprecated, "alpha", ("other",))
     return apply_inplace(self, add, other, alpha=alpha)
 
 
-def sub_(self, other, *, alpha=1):
+def sub_(self, other, *deprecated, alpha=1):
+    if deprecated:
+        alpha, (other,) = other, scalar_first("sub_", other, deprecated, "alpha", ("other",))
     return apply_inplace(self, sub, other, alpha=alpha)
 
 

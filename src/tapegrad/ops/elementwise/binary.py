@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _w, _with_out, _zeros_like)
+                      _result, _w, _with_out, _zeros_like, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -401,12 +401,15 @@ class Addcdiv(Primitive):
 
 
 @_with_out
-def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+def addcmul(input, tensor1, tensor2, *deprecated, value=1):  # noqa: A002
     """``input + value * tensor1 * tensor2`` (broadcasting).
 
     >>> tapegrad.addcmul(tapegrad.tensor([1.]), tapegrad.tensor([2.]), tapegrad.tensor([3.]), value=0.5)
     tensor([4.])
     """
+    if deprecated:      # (addcmul(input, value, tensor1, tensor2): torch's deprecated order)
+        value, (tensor1, tensor2) = tensor1, scalar_first("addcmul", tensor1, (tensor2,) + deprecated, "value",
+                                                          ("tensor1", "tensor2"))
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcmul", n, i + 1, v)
     broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
@@ -414,12 +417,15 @@ def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
 
 
 @_with_out
-def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+def addcdiv(input, tensor1, tensor2, *deprecated, value=1):  # noqa: A002
     """``input + value * tensor1 / tensor2`` (broadcasting; float tensors only).
 
     >>> tapegrad.addcdiv(tapegrad.tensor([1.]), tapegrad.tensor([3.]), tapegrad.tensor([2.]), value=2)
     tensor([4.])
     """
+    if deprecated:      # (addcdiv(input, value, tensor1, tensor2): torch's deprecated order)
+        value, (tensor1, tensor2) = tensor1, scalar_first("addcdiv", tensor1, (tensor2,) + deprecated, "value",
+                                                          ("tensor1", "tensor2"))
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcdiv", n, i + 1, v)
     broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)

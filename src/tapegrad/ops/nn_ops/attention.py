@@ -158,6 +158,16 @@ def _flash_half(q, k, v, bias, scale):
         return np.where(tot > 0, out / np.where(tot > 0, tot, 1), 0).astype(np.float16)
 
 
+def _laid_out_like(out, q):
+    """``out`` in memory in the order of ``q``'s dims (torch's fused CPU kernel allocates its output like the
+    query: heads split from a ``(B, L, H*E)`` projection give an output whose ``transpose(1, 2)`` is contiguous, so
+    ``.view(B, L, H*E)`` works on it)."""
+    order = sorted(range(q.ndim), key=lambda i: -q.strides[i])       # (stable: equal strides keep their order)
+    if order == list(range(q.ndim)) or 0 in q.strides:
+        return out
+    return np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))
+
+
 class ScaledDotProductFlashAttentionForCpu(Primitive):
     """softmax(q kᵀ * scale + bias) v; backward in tapegrad ops from q, k, v (so it is twice differentiable)."""
 
@@ -167,13 +177,14 @@ class ScaledDotProductFlashAttentionForCpu(Primitive):
         ctx.save_inputs(0, 1, 2)
         ctx.bias, ctx.scale = bias, scale
         if d == np.float16:
-            return _flash_half(q, k, v, bias, scale)
+            return _laid_out_like(_flash_half(q, k, v, bias, scale), q)
+        q_in = q
         q, k, v = q.astype(d, copy=False), k.astype(d, copy=False), v.astype(d, copy=False)
         s = (q @ np.swapaxes(k, -1, -2)) * scale
         if bias is not None:
             s = s + bias
         p = _safe_softmax_np(s)
-        return p @ v
+        return _laid_out_like(p @ v, q_in)
 
     @staticmethod
     def backward(ctx, grad):
@@ -225,7 +236,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     # (a float mask is a constant of the fused kernel: it takes the math path when it needs a gradient, or a
     #  function transform is active, which may give it a tangent or a batch dim)
     grad_mask = float_mask and ((attn_mask._rg and _state.enabled) or _active[0])
-    if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask:
+    if len(qs) == 4 and dropout_p == 0.0 and vs[-1] == E and not grad_mask and \
+            (_sdpa_limits is None or _sdpa_limits.flash_allowed()):
         # torch's fused CPU kernel (its conditions: 4-d, no dropout, equal head dims, constant mask)
         bias = _attn_bias(attn_mask, L, S, is_causal, dtype)
         return ScaledDotProductFlashAttentionForCpu.apply(query, key, value, bias, sc)
