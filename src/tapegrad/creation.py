@@ -380,6 +380,8 @@ def _float_range(start, step, n, np_dtype):
     ``arange(-5, 5, 0.1)[10]`` is -3.9999998 in torch.)"""
     width = 32 // np.dtype(np_dtype).itemsize
     out = np.empty(n, np_dtype)
+    if n == 0:
+        return out
     chunk = n
     if n > 32768:              # at::parallel_for: one chunk per thread, at least 32768 elements each
         from . import get_num_threads
