@@ -1,0 +1,81 @@
+"""Bad input gets torch's error: each case runs on torch and on tapegrad and must raise the same exception class
+with torch's message (tapegrad may name the op first, ``op: <torch's message>``, as its op_error helper does).
+The classes of ``tests/ops/test_torch_op_db_errors.py``'s differences, tested one by one beyond the op_db's own
+samples."""
+
+import pytest
+
+import tapegrad
+
+torch = pytest.importorskip("torch")
+
+
+def _err(T, fn):
+    try:
+        fn(T)
+    except Exception as e:       # noqa: BLE001 -- the error is the answer
+        return type(e), str(e)
+    return None
+
+
+def assert_same_error(fn):
+    th, tg = _err(torch, fn), _err(tapegrad, fn)
+    assert th is not None, "torch accepts this input: not a bad-input case"
+    assert tg is not None, f"tapegrad accepts what torch refuses ({th[0].__name__}: {th[1]})"
+    assert tg[0] is th[0] and (tg[1] == th[1] or tg[1].endswith(": " + th[1])), \
+        f"\n torch:    {th[0].__name__}: {th[1]}\n tapegrad: {tg[0].__name__}: {tg[1]}"
+
+
+def _cases(table):
+    return pytest.mark.parametrize("fn", [f for _, f in table], ids=[i for i, _ in table])
+
+
+# --- pooling: torch's checks and words (max/avg 1d/2d/3d, adaptive avg/max 1d/2d/3d) -----------------------------
+POOL = []
+for _name, _d in (("max_pool1d", 1), ("max_pool2d", 2), ("max_pool3d", 3), ("avg_pool1d", 1), ("avg_pool2d", 2),
+                  ("avg_pool3d", 3)):
+    _sh = (2, 1) + (8,) * _d
+    for _lab, _kw in (("pad-1", dict(padding=-1)), ("padbig", dict(padding=2)), ("stride0", dict(stride=0)),
+                      ("stride-1", dict(stride=-1)), ("kernel0", dict(kernel_size=0)),
+                      ("kernel-1", dict(kernel_size=-1)), ("kernel0-stride1", dict(kernel_size=0, stride=1)),
+                      ("dilation0", dict(dilation=0)), ("too-small", dict(kernel_size=20))):
+        if _lab == "dilation0" and _name.startswith("avg"):
+            continue
+        POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_sh, kw={"kernel_size": 2, **_kw}:
+                     getattr(T.nn.functional, n)(T.ones(*s), **kw)))
+    for _lab, _s in (("empty-channels", (2, 0) + (8,) * _d), ("empty-last", (2, 1) + (8,) * (_d - 1) + (0,)),
+                     ("empty-unbatched", (0,) + (8,) * _d), ("wrong-ndim", (8,) * (_d if _d > 2 else 1))):
+        if _lab == "wrong-ndim" and _name == "avg_pool2d":
+            continue      # (torch's IndexError from its size(-3) lookup: an accident of its implementation)
+        POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_s: getattr(T.nn.functional, n)(T.ones(*s), 2)))
+for _kind in ("avg", "max"):
+    for _d in (1, 2, 3):
+        _name, _sh = f"adaptive_{_kind}_pool{_d}d", (2, 1) + (8,) * _d
+        for _lab, _o in (("empty-size", ()), ("too-many", (2,) * (_d + 1)), ("negative", (-1,) + (2,) * (_d - 1)),
+                         ("negative-last", (2,) * (_d - 1) + (-1,))):
+            POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_sh, o=_o:
+                         getattr(T.nn.functional, n)(T.ones(*s), o)))
+        for _lab, _s, _o in (("wrong-ndim", (8,) * _d, 2), ("wrong-ndim-tuple", (8,) * _d, (2,) * _d),
+                             ("empty-channels", (2, 0) + (8,) * _d, 2), ("empty-last", _sh[:-1] + (0,), 2)):
+            if _lab == "empty-channels" and _name in ("adaptive_avg_pool1d", "adaptive_avg_pool2d"):
+                continue  # (torch accepts zero channels there)
+            POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_s, o=_o:
+                         getattr(T.nn.functional, n)(T.ones(*s), o)))
+    POOL.append((f"adaptive_{_kind}_pool1d-none", lambda T, n=f"adaptive_{_kind}_pool1d":
+                 getattr(T.nn.functional, n)(T.ones(2, 1, 8), (None,))))
+
+
+@_cases(POOL)
+def test_pooling_errors(fn):
+    assert_same_error(fn)
+
+
+def test_pooling_accepts_what_torch_accepts():
+    """The checks refuse nothing torch takes: zero output sizes, an empty batch, None sizes, ceil_mode edges."""
+    F = tapegrad.nn.functional
+    assert F.adaptive_avg_pool2d(tapegrad.ones(2, 1, 8, 8), 0).shape == (2, 1, 0, 0)
+    assert F.adaptive_avg_pool2d(tapegrad.ones(2, 0, 8, 8), 2).shape == (2, 0, 2, 2)
+    assert F.adaptive_max_pool2d(tapegrad.ones(2, 1, 8, 8), (None, 3)).shape == (2, 1, 8, 3)
+    assert F.max_pool2d(tapegrad.ones(0, 1, 8, 8), 2).shape == (0, 1, 4, 4)
+    assert F.max_pool1d(tapegrad.ones(1, 1, 5), 2, padding=1, dilation=2).shape == \
+        torch.nn.functional.max_pool1d(torch.ones(1, 1, 5), 2, padding=1, dilation=2).shape
