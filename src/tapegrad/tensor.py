@@ -765,6 +765,13 @@ def _varargs_keyword(args, kw, op, name):
     return (value,)
 
 
+def invalid_arguments(op, args, signatures):
+    """torch's TypeError for arguments that match none of ``op``'s signatures (given as torch prints them)."""
+    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
+    return TypeError(f"{op}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
+                     + "".join(f" * ({sig})\n" for sig in signatures))
+
+
 for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)
     if _fn.__class__.__name__ == "function":
         setattr(Tensor, _name, _aliases.method(_name, _fn))

@@ -122,3 +122,39 @@ def test_conv_transpose_bias_added_in_place_keeps_input_dtype():
     for T in (torch, tapegrad):
         r = T.nn.functional.conv_transpose1d(T.ones(1, 2, 5), T.ones(2, 2, 2), T.ones(2, dtype=T.float64))
         assert str(r.dtype).endswith("float32") and r.sum().item() == 52.0
+
+
+# --- creation: eye's sizes, linspace/logspace's steps and ends, empty_permuted's layout, arange into integers ------
+CREATION = [
+    ("eye-n", lambda T: T.eye(-1)), ("eye-m", lambda T: T.eye(3, -2)), ("eye-both", lambda T: T.eye(-3, -2)),
+    ("eye-float", lambda T: T.eye(2.5)), ("eye-out", lambda T: T.eye(-1, out=T.empty(0))),
+    ("empty_permuted-duplicate", lambda T: T.empty_permuted((2, 3), (0, 0))),
+    ("empty_permuted-out-of-range", lambda T: T.empty_permuted((2,), (3,))),
+    ("empty_permuted-negative", lambda T: T.empty_permuted((2, 3), (-1, 0))),
+    ("empty_permuted-length", lambda T: T.empty_permuted((2, 3), (0,))),
+    ("arange-int64-step-truncated-to-0", lambda T: T.arange(0, 64, 0.5, out=T.empty(0, dtype=T.int64))),
+    ("arange-step-sign", lambda T: T.arange(0, 6, -0.5, dtype=T.int64)),
+]
+for _op in ("linspace", "logspace"):
+    CREATION += [
+        (f"{_op}-negative-steps", lambda T, op=_op: getattr(T, op)(0, 1, -1)),
+        (f"{_op}-float-steps", lambda T, op=_op: getattr(T, op)(0, 1, 2.0)),
+        (f"{_op}-1d-ends", lambda T, op=_op: getattr(T, op)(T.ones(2), T.ones(2), 3)),
+        (f"{_op}-1d-start", lambda T, op=_op: getattr(T, op)(T.ones(2), 1.0, 3)),
+        (f"{_op}-1d-end", lambda T, op=_op: getattr(T, op)(0.0, T.ones(2, 1), 3)),
+    ]
+
+
+@_cases(CREATION)
+def test_creation_errors(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("dt", ["int64", "int32", "uint8", "int8"])
+def test_arange_float_bounds_into_integers(dt):
+    """torch truncates float start/step for an integer dtype (the count from the float bounds; int64's from the
+    truncated ones): tapegrad computed the float range and truncated each value (a different answer)."""
+    for a, b, st in ((0, 6, 1.5), (0.5, 6.7, 1.5), (-3.9, 7.9, 2.7), (9.9, -3.9, -2.7), (6.9, 5.2, -0.6), (0., 3.5, 1)):
+        th = torch.arange(a, b, st, dtype=getattr(torch, dt)).tolist() if dt != "int64" or abs(st) >= 1 else None
+        if th is not None:
+            assert tapegrad.arange(a, b, st, dtype=getattr(tapegrad, dt)).tolist() == th, (a, b, st)
