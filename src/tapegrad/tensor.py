@@ -766,10 +766,14 @@ def _varargs_keyword(args, kw, op, name):
 
 
 def invalid_arguments(op, args, signatures):
-    """torch's TypeError for arguments that match none of ``op``'s signatures (given as torch prints them)."""
-    got = ", ".join("Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args)
-    return TypeError(f"{op}() received an invalid combination of arguments - got ({got}), but expected one of:\n"
-                     + "".join(f" * ({sig})\n" for sig in signatures))
+    """torch's TypeError for arguments that match none of ``op``'s signatures (given as torch prints them; a
+    signature given as ``(signature, True)`` is followed by torch's note on which arguments did not match)."""
+    names = ["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args]
+    note = "      didn't match because some of the arguments have invalid types: (" \
+        + ", ".join(f"!{n}!" for n in names) + ")\n"
+    return TypeError(f"{op}() received an invalid combination of arguments - got ({', '.join(names)}), but expected "
+                     "one of:\n" + "".join(f" * ({sig[0]})\n{note}" if isinstance(sig, tuple) else f" * ({sig})\n"
+                                          for sig in signatures))
 
 
 for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)

@@ -158,3 +158,23 @@ def test_arange_float_bounds_into_integers(dt):
         th = torch.arange(a, b, st, dtype=getattr(torch, dt)).tolist() if dt != "int64" or abs(st) >= 1 else None
         if th is not None:
             assert tapegrad.arange(a, b, st, dtype=getattr(tapegrad, dt)).tolist() == th, (a, b, st)
+
+
+# --- binary ops given two Python numbers: torch has no number-number overload (tapegrad computed a tensor) --------
+NUMBERS = [(f"{_op}-{type(_a).__name__}", lambda T, op=_op, a=_a: getattr(T, op)(a, 3))
+           for _op in ("bitwise_and", "bitwise_or", "bitwise_xor", "bitwise_left_shift", "bitwise_right_shift",
+                       "remainder", "pow", "float_power", "xlogy")
+           for _a in (2, 2.5)]
+
+
+@_cases(NUMBERS)
+def test_two_numbers_errors(fn):
+    assert_same_error(fn)
+
+
+def test_one_number_still_works():
+    for op in ("bitwise_and", "remainder", "pow", "float_power", "xlogy", "bitwise_left_shift"):
+        for args in ((tapegrad.tensor([3]), 2), (2, tapegrad.tensor([3]))):
+            th = getattr(torch, op)(*[torch.tensor(a.tolist()) if isinstance(a, tapegrad.Tensor) else a
+                                      for a in args])
+            assert getattr(tapegrad, op)(*args).tolist() == th.tolist(), op

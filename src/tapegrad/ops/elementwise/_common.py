@@ -12,6 +12,7 @@ import numpy as np
 from ... import _dtype
 from ..._npcompat import broadcast_error
 from ...autograd.function import _active
+from ...tensor import invalid_arguments
 from .._util import Primitive, Tensor, _scalar_as, apply_inplace, bind, check_overlap, write_out
 
 
@@ -82,6 +83,15 @@ def _zeros_like(g):
 def _need_tensor(op, name, pos, v):
     if not isinstance(v, Tensor):
         raise TypeError(f"{op}(): argument '{name}' (position {pos}) must be Tensor, not {type(v).__name__}")
+
+
+def _two_numbers(op, a, b, second="other", self_out=False):
+    """torch's TypeError for a binary op given two Python numbers (no Tensor): it has no number-number overload."""
+    out = ", *, Tensor out = None"
+    return invalid_arguments(op, (a, b), [f"Tensor input, Tensor {second}{out}",
+                                          f"Number self, Tensor {second}{out}" if self_out
+                                          else (f"Number self, Tensor {second}", True),
+                                          f"Tensor input, Number {second}{out}"])
 
 
 def _int_zero_check(b, d):
