@@ -770,7 +770,7 @@ def invalid_arguments(op, args, signatures):
     signature given as ``(signature, True)`` is followed by torch's note on which arguments did not match)."""
     names = ["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args]
     note = "      didn't match because some of the arguments have invalid types: (" \
-        + ", ".join(f"!{n}!" for n in names) + ")\n"
+        + ", ".join(n if n == "Tensor" else f"!{n}!" for n in names) + ")\n"
     return TypeError(f"{op}() received an invalid combination of arguments - got ({', '.join(names)}), but expected "
                      "one of:\n" + "".join(f" * ({sig[0]})\n{note}" if isinstance(sig, tuple) else f" * ({sig})\n"
                                           for sig in signatures))

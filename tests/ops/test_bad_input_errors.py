@@ -178,3 +178,55 @@ def test_one_number_still_works():
             th = getattr(torch, op)(*[torch.tensor(a.tolist()) if isinstance(a, tapegrad.Tensor) else a
                                       for a in args])
             assert getattr(tapegrad, op)(*args).tolist() == th.tolist(), op
+
+
+# --- shape and index ops: a tensor start, ambiguous -1, joins of a Tensor (not a list), split arguments ----------
+SHAPE = [
+    ("reshape-0-elements-ambiguous", lambda T: T.ones(0, 3).reshape(0, -1)),
+    ("view-0-elements-ambiguous", lambda T: T.ones(0, 3).view(-1, 0)),
+    ("view_copy-0-elements-ambiguous", lambda T: T.view_copy(T.ones(0), (2, -1, 0))),
+    ("reshape-not-divisible", lambda T: T.ones(6).reshape(4, -1)),
+    ("reshape-0-into-nonzero", lambda T: T.ones(6).reshape(0, -1)),
+    ("narrow-1d-tensor-start", lambda T: T.narrow(T.ones(5), 0, T.tensor([1]), 2)),
+    ("narrow-float-tensor-start", lambda T: T.narrow(T.ones(5), 0, T.tensor(1.), 2)),
+    ("narrow-bool-tensor-start", lambda T: T.narrow(T.ones(5), 0, T.tensor(True), 2)),
+    ("narrow_copy-dim", lambda T: T.narrow_copy(T.ones(2, 3, 4), 3, 0, 1)),
+    ("narrow_copy-negative-dim", lambda T: T.narrow_copy(T.ones(2, 3), -3, 0, 1)),
+    ("narrow_copy-negative-length", lambda T: T.narrow_copy(T.ones(10), 0, -3, -1)),
+    ("narrow_copy-0d", lambda T: T.narrow_copy(T.tensor(1.), 0, 0, 1)),
+    ("roll-no-shifts", lambda T: T.roll(T.ones(3), [])),
+    ("roll-0d-dim", lambda T: T.roll(T.tensor(1.), 1, 0)),
+    ("roll-misaligned", lambda T: T.roll(T.ones(3, 3), [1, 2], [0])),
+    ("hsplit-str", lambda T: T.hsplit(T.ones(4), "abc")),
+    ("vsplit-float", lambda T: T.vsplit(T.ones(4, 4), 2.5)),
+    ("vsplit-1d", lambda T: T.vsplit(T.ones(4), 2)), ("dsplit-1d", lambda T: T.dsplit(T.ones(4), 2)),
+    ("hsplit-0d", lambda T: T.hsplit(T.tensor(1.), 2)),
+    ("unbind_copy-0d", lambda T: T.unbind_copy(T.tensor(1.))),
+    ("unbind_copy-0d-dim-1", lambda T: T.unbind_copy(T.tensor(1.), -1)),
+    ("scatter-src-rank", lambda T: T.scatter(T.zeros(3, 5), 0, T.tensor([[34, 1], [1, 2]]), T.ones(2, 5, 2))),
+    ("scatter_add-src-rank", lambda T: T.scatter_add(T.zeros(3, 5), 0, T.tensor([[3, 1]]), T.ones(2, 5, 2))),
+    ("scatter_reduce-src-rank", lambda T: T.scatter_reduce(T.zeros(3, 5), 0, T.tensor([[3, 1]]), T.ones(2, 5, 2),
+                                                           "sum")),
+    ("chunk_cat-negative-dim-mixed-ndims", lambda T: T._chunk_cat([T.ones(2, 3), T.ones(2)], -1, 2)),
+    ("chunk_cat-dim-past-an-ndim", lambda T: T._chunk_cat([T.ones(2, 3), T.ones(2)], 1, 2)),
+    ("chunk_cat-zero-chunks", lambda T: T._chunk_cat([T.ones(2, 3)], 0, 0)),
+    ("chunk_cat-negative-chunks", lambda T: T._chunk_cat([T.ones(2), T.ones(3)], 0, -1)),
+    ("chunk_cat-empty-tensor", lambda T: T._chunk_cat([T.ones(0), T.ones(3)], 0, 1)),
+    ("chunk_cat-dtypes", lambda T: T._chunk_cat([T.ones(2, 3), T.ones(2, 3, dtype=T.float64)], 0, 2)),
+    ("chunk_cat-leading-sizes", lambda T: T._chunk_cat([T.ones(2, 3, 4), T.ones(4, 3)], 1, 3)),
+]
+for _op in ("cat", "stack", "hstack", "vstack", "dstack", "column_stack"):
+    SHAPE.append((f"{_op}-of-a-tensor", lambda T, op=_op: getattr(T, op)(T.ones(2, 2))))
+    if _op not in ("cat", "stack"):
+        SHAPE.append((f"{_op}-empty", lambda T, op=_op: getattr(T, op)([])))
+
+
+@_cases(SHAPE)
+def test_shape_errors(fn):
+    assert_same_error(fn)
+
+
+def test_narrow_takes_an_integral_0d_tensor_start():
+    assert tapegrad.narrow(tapegrad.arange(5), 0, tapegrad.tensor(1), 2).tolist() == [1, 2]
+    assert tapegrad.narrow_copy(tapegrad.arange(10), 0, -3, 2).tolist() == [7, 8]
+    assert tapegrad.hsplit(tapegrad.arange(4), [1, 3])[1].tolist() == [1, 2]

@@ -373,6 +373,8 @@ def transpose_copy(input, dim0, dim1):
 
 
 def unbind_copy(input, dim=0):
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {normalize_dim(dim, 0)} but tensor has no dimensions")
     return tuple(_copy("UnbindBackward0", input, lambda t, i=i: t.select(dim, i))
                  for i in range(input.shape[normalize_dim(dim, input.ndim)]))
 
