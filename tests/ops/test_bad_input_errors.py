@@ -230,3 +230,76 @@ def test_narrow_takes_an_integral_0d_tensor_start():
     assert tapegrad.narrow(tapegrad.arange(5), 0, tapegrad.tensor(1), 2).tolist() == [1, 2]
     assert tapegrad.narrow_copy(tapegrad.arange(10), 0, -3, 2).tolist() == [7, 8]
     assert tapegrad.hsplit(tapegrad.arange(4), [1, 3])[1].tolist() == [1, 2]
+
+
+# --- nn.functional: norms' shapes, embedding's weight, prelu, rrelu's bounds, softshrink's range, margin losses ----
+def _F(T):
+    return T.nn.functional
+
+
+NN = [
+    ("embedding-0d-weight", lambda T: _F(T).embedding(T.zeros(2, 2, dtype=T.long), T.tensor(1.))),
+    ("embedding-1d-weight", lambda T: _F(T).embedding(T.zeros(2, 2, dtype=T.long), T.ones(3))),
+    ("embedding-3d-weight", lambda T: _F(T).embedding(T.zeros(2, 2, dtype=T.long), T.ones(1, 1, 1))),
+    ("native_layer_norm-empty-shape", lambda T: T.native_layer_norm(T.ones(1, 2, 3), (), None, None, 1e-5)),
+    ("layer_norm-bias-shape", lambda T: _F(T).layer_norm(T.ones(1, 2, 3), (1, 2, 3), None, T.ones(1, 2))),
+    ("prelu-0d-input", lambda T: _F(T).prelu(T.tensor(1.), T.ones(2))),
+    ("prelu-channels", lambda T: _F(T).prelu(T.ones(2, 8, 3), T.ones(9))),
+    ("prelu-2d-weight", lambda T: _F(T).prelu(T.ones(2, 8, 3), T.ones(2, 4))),
+    ("prelu-2d-single-weight", lambda T: _F(T).prelu(T.ones(2, 3), T.ones(1, 1))),
+    ("rrelu-bounds", lambda T: _F(T).rrelu(T.ones(5, 5), 0.3, 0.1)),
+    ("rrelu-bounds-training", lambda T: _F(T).rrelu(T.ones(5, 5), 0.3, 0.1, training=True)),
+    ("rrelu_-bounds", lambda T: _F(T).rrelu_(T.ones(5, 5), 0.3, 0.1)),
+    ("softshrink-negative", lambda T: _F(T).softshrink(T.ones(1), -0.5)),
+    ("softshrink-negative-float64", lambda T: _F(T).softshrink(T.ones(1, dtype=T.float64), -1)),
+    ("softshrink-past-half-max", lambda T: _F(T).softshrink(T.ones(1, dtype=T.float16), 1e6)),
+    ("softshrink-nan", lambda T: _F(T).softshrink(T.ones(1), float("nan"))),
+    ("triplet_margin_loss-negative-margin", lambda T: _F(T).triplet_margin_loss(T.ones(3, 4), T.ones(3, 4),
+                                                                                 T.ones(3, 4), margin=-1.0)),
+    ("triplet_margin_loss-zero-margin", lambda T: _F(T).triplet_margin_loss(T.ones(3, 4), T.ones(3, 4), T.ones(3, 4),
+                                                                             margin=0.0)),
+    ("soft_margin_loss-shapes", lambda T: _F(T).soft_margin_loss(T.ones(5, 4), T.ones(5))),
+    ("linear_cross_entropy-unbatched-K-dim", lambda T: _F(T).linear_cross_entropy(T.ones(3), T.ones(2, 4, 3),
+                                                                                   T.ones(2, 4))),
+]
+for _op in ("layer_norm", "rms_norm"):
+    NN += [(f"{_op}-empty-shape", lambda T, op=_op: getattr(_F(T), op)(T.ones(1, 2, 3), ())),
+           (f"{_op}-weight-shape", lambda T, op=_op: getattr(_F(T), op)(T.ones(1, 2, 3), (1, 2, 3), T.ones(1, 2))),
+           (f"{_op}-input-shape", lambda T, op=_op: getattr(_F(T), op)(T.ones(2, 2, 3), (2, 2))),
+           (f"{_op}-input-ndim", lambda T, op=_op: getattr(_F(T), op)(T.ones(3), (2, 3)))]
+NN += [
+    ("multi_margin_loss-empty-classes", lambda T: _F(T).multi_margin_loss(T.ones(5, 0), T.zeros(5, dtype=T.long))),
+    ("multi_margin_loss-empty-1d", lambda T: _F(T).multi_margin_loss(T.ones(0), T.zeros(5, dtype=T.long))),
+    ("multi_margin_loss-3d", lambda T: _F(T).multi_margin_loss(T.ones(5, 4, 2), T.zeros(5, dtype=T.long))),
+    ("multi_margin_loss-2d-target", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, 4, dtype=T.long))),
+    ("multi_margin_loss-target-size-1d", lambda T: _F(T).multi_margin_loss(T.ones(4), T.zeros(5, dtype=T.long))),
+    ("multi_margin_loss-float-target", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5))),
+    ("multi_margin_loss-int32-target", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, dtype=T.int32))),
+    ("multi_margin_loss-0d-weight", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, dtype=T.long),
+                                                                       weight=T.tensor(1.))),
+    ("multi_margin_loss-2d-weight", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, dtype=T.long),
+                                                                       weight=T.ones(5, 4))),
+    ("multi_margin_loss-weight-size", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, dtype=T.long),
+                                                                         weight=T.ones(5))),
+    ("multi_margin_loss-p3", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.zeros(5, dtype=T.long), p=3)),
+    ("multi_margin_loss-target-range", lambda T: _F(T).multi_margin_loss(T.ones(5, 4), T.full((5,), 7))),
+    ("multilabel_margin_loss-empty-classes", lambda T: _F(T).multilabel_margin_loss(T.ones(5, 0),
+                                                                                     T.zeros(5, 4, dtype=T.long))),
+    ("multilabel_margin_loss-empty-1d", lambda T: _F(T).multilabel_margin_loss(T.ones(0), T.zeros(0, dtype=T.long))),
+    ("multilabel_margin_loss-target-size", lambda T: _F(T).multilabel_margin_loss(T.ones(5, 4),
+                                                                                   T.zeros(4, dtype=T.long))),
+    ("multilabel_margin_loss-float-target", lambda T: _F(T).multilabel_margin_loss(T.ones(5, 4), T.zeros(5, 4))),
+]
+
+
+@_cases(NN)
+def test_nn_functional_errors(fn):
+    assert_same_error(fn)
+
+
+def test_nn_checks_accept_what_torch_accepts():
+    F, t = tapegrad.nn.functional, tapegrad
+    assert F.prelu(t.tensor(-2.), t.ones(1)).item() == -2.0
+    assert F.multi_margin_loss(t.tensor(1.), t.zeros(1, dtype=t.long)).shape == ()
+    assert F.softshrink(t.ones(1, dtype=t.float16), 0.5).dtype is t.float16
+    assert F.rrelu(t.ones(2), 0.2, 0.2).tolist() == [1.0, 1.0]
