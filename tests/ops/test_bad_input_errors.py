@@ -52,6 +52,11 @@ for _name, _d in (("max_pool1d", 1), ("max_pool2d", 2), ("max_pool3d", 3), ("avg
         if _lab == "wrong-ndim" and _name == "avg_pool2d":
             continue      # (torch's IndexError from its size(-3) lookup: an accident of its implementation)
         POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_s: getattr(T.nn.functional, n)(T.ones(*s), 2)))
+for _lab, _kw in (("pad-1", dict(padding=-1)), ("padbig", dict(padding=2)), ("stride0", dict(stride=0)),
+                  ("kernel-1", dict(kernel_size=-1)), ("dilation0", dict(dilation=0)), ("too-small", dict(kernel_size=20)),
+                  ("pad-past-dilated-half", dict(padding=3, kernel_size=3, dilation=2))):
+    POOL.append((f"max_pool1d-with-indices-{_lab}", lambda T, kw={"kernel_size": 2, **_kw}:   # (max_pool2d's checks)
+                 T.nn.functional.max_pool1d(T.ones(2, 1, 8), return_indices=True, **kw)))
 for _kind in ("avg", "max"):
     for _d in (1, 2, 3):
         _name, _sh = f"adaptive_{_kind}_pool{_d}d", (2, 1) + (8,) * _d

@@ -190,6 +190,23 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def _check_max_pool1d(input, k, s, p, dl, ceil_mode):
+    """torch's check_max_pool1d (the path without indices), in its order and words."""
+    for name, v in (("kernel_size", k[0]), ("stride", s[0])):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {v}")
+    if p[0] < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p[0]}")
+    if p[0] > k[0] // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
+                           f"and kernel_size={k[0]}")
+    if dl[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dl[0]}")
+    out = _pool_out_size(input.shape[-1], k[0], s[0], p[0], dl[0], ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """1-d max pooling over ``(N, C, L)`` or ``(C, L)``; ``stride`` defaults to ``kernel_size``.
 
@@ -204,20 +221,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         _ntuple(stride, 1, "stride", "max_pool1d")
     p = _ntuple(padding, 1, "padding", "max_pool1d")
     dl = _ntuple(dilation, 1, "dilation", "max_pool1d")
-    # torch's check_max_pool1d, in its order and words
-    for name, v in (("kernel_size", k[0]), ("stride", s[0])):
-        if v <= 0:
-            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {v}")
-    if p[0] < 0:
-        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p[0]}")
-    if p[0] > k[0] // 2:
-        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
-                           f"and kernel_size={k[0]}")
-    if dl[0] <= 0:
-        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dl[0]}")
-    out = _pool_out_size(input.shape[-1], k[0], s[0], p[0], dl[0], ceil_mode)
-    if out <= 0:
-        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+    if not return_indices:      # torch's check_max_pool1d, in its order and words (with indices: max_pool2d's)
+        _check_max_pool1d(input, k, s, p, dl, ceil_mode)
     vals, idx = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + k, (1,) + s, (0,) + p, (1,) + dl, ceil_mode)
     vals = vals.squeeze(-2)
     return (vals, idx.squeeze(-2)) if return_indices else vals
