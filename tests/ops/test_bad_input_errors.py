@@ -308,3 +308,70 @@ def test_nn_checks_accept_what_torch_accepts():
     assert F.multi_margin_loss(t.tensor(1.), t.zeros(1, dtype=t.long)).shape == ()
     assert F.softshrink(t.ones(1, dtype=t.float16), 0.5).dtype is t.float16
     assert F.rrelu(t.ones(2), 0.2, 0.2).tolist() == [1.0, 1.0]
+
+
+# --- sampling, tolerances, fills, reductions, complex, cov, ormqr -------------------------------------------------
+_NAN, _INF = float("nan"), float("inf")
+MISC = [(f"multinomial-{v}-{'with' if rep else 'without'}-replacement",
+         lambda T, v=v, rep=rep: T.multinomial(T.tensor(v), 2, rep))
+        for rep in (False, True)
+        for v in ([1., -1., 1.], [1., _INF, 1.], [1., -_INF, 1.], [1., 1., _NAN], [0., 0., 0.], [_NAN, -1., 1.],
+                  [_INF, -1., 1.])]
+MISC += [
+    ("multinomial-float-out", lambda T: T.multinomial(T.ones(1, 2, dtype=T.float64), 2,
+                                                      out=T.empty(1, 2, dtype=T.float64))),
+    ("multinomial-too-many-categories", lambda T: T.multinomial(T.ones(2 ** 24 + 1, dtype=T.float64), 3)),
+    ("multinomial-3d-int", lambda T: T.multinomial(T.ones(1, 2, 3, dtype=T.long), 2)),
+    ("isclose-rtol", lambda T: T.isclose(T.tensor(1.), T.tensor(2.), rtol=-0.4)),
+    ("isclose-atol", lambda T: T.isclose(T.tensor(1.), T.tensor(2.), atol=-0.4)),
+    ("isclose-both", lambda T: T.isclose(T.tensor(1.), T.tensor(2.), rtol=-1, atol=-0.4)),
+    ("allclose-rtol", lambda T: T.allclose(T.tensor(1.), T.tensor(2.), rtol=-0.4)),
+    ("masked_fill-complex-into-float", lambda T: T.ones(2, 2).masked_fill(T.tensor(False), 1j)),
+    ("masked_fill_-complex-into-float", lambda T: T.ones(2, 2).masked_fill_(T.tensor(False), 1j)),
+    ("masked_fill-complex-tensor-into-int", lambda T: T.ones(2, dtype=T.long).masked_fill(T.tensor(False),
+                                                                                          T.tensor(1j))),
+    ("masked_fill-300-tensor-into-int8", lambda T: T.ones(2, dtype=T.int8).masked_fill(T.tensor(True),
+                                                                                       T.tensor(300))),
+    ("masked_fill-1e6-tensor-into-half", lambda T: T.ones(2, dtype=T.float16).masked_fill(T.tensor(True),
+                                                                                          T.tensor(1e6))),
+    ("fill_-complex-into-float", lambda T: T.ones(2, 2).fill_(1 + 1j)),
+    ("full-complex-into-float", lambda T: T.full((2,), 1j, dtype=T.float32)),
+    ("mean-int-dtype", lambda T: T.ones(3).mean(dtype=T.int64)),
+    ("mean-dim-int-dtype", lambda T: T.ones(3, 4).mean(0, dtype=T.int64)),
+    ("mean-empty-dims-int-dtype", lambda T: T.mean(T.ones(3, 4), [], dtype=T.int64)),
+    ("nanmean-int-dtype", lambda T: T.nanmean(T.ones(3), dtype=T.long)),
+    ("complex-int", lambda T: T.complex(T.ones(2), T.ones(2, dtype=T.int32))),
+    ("complex-float-double", lambda T: T.complex(T.ones(2), T.ones(2, dtype=T.float64))),
+    ("complex-narrower-out", lambda T: T.complex(T.ones(2, dtype=T.float64), T.ones(2, dtype=T.float64),
+                                                 out=T.empty(2, dtype=T.complex64))),
+    ("complex-wider-out", lambda T: T.complex(T.ones(2), T.ones(2), out=T.empty(2, dtype=T.complex128))),
+    ("polar-narrower-out", lambda T: T.polar(T.ones(2, dtype=T.float64), T.ones(2, dtype=T.float64),
+                                             out=T.empty(2, dtype=T.complex64))),
+    ("polar-int", lambda T: T.polar(T.ones(2), T.ones(2, dtype=T.int32))),
+    ("cov-int-aweights", lambda T: T.cov(T.ones(5), aweights=T.ones(2, dtype=T.long))),
+    ("cov-float-fweights", lambda T: T.cov(T.ones(5), fweights=T.ones(2))),
+    ("ormqr-1d-input", lambda T: T.ormqr(T.ones(3), T.ones(3), T.ones(3, 3))),
+    ("ormqr-1d-other", lambda T: T.ormqr(T.ones(3, 3), T.ones(3), T.ones(3))),
+    ("ormqr-tau-past-input-columns", lambda T: T.ormqr(T.ones(3, 2), T.ones(3), T.ones(3, 3))),
+    ("ormqr-short-tau", lambda T: T.ormqr(T.ones(3, 3), T.ones(2), T.ones(3, 3))),
+    ("ormqr-other-rows", lambda T: T.ormqr(T.ones(3, 3), T.ones(3), T.ones(4, 3))),
+    ("ormqr-right-other-columns", lambda T: T.ormqr(T.ones(3, 3), T.ones(3), T.ones(3, 4), left=False)),
+    ("ormqr-tau-ndim", lambda T: T.ormqr(T.ones(3, 3), T.ones(1, 3), T.ones(3, 3))),
+    ("ormqr-tau-batch", lambda T: T.ormqr(T.ones(2, 3, 3), T.ones(3, 3), T.ones(2, 3, 3))),
+    ("ormqr-other-batch", lambda T: T.ormqr(T.ones(2, 3, 3), T.ones(2, 3), T.ones(3, 3, 3))),
+    ("ormqr-other-ndim", lambda T: T.ormqr(T.ones(2, 3, 3), T.ones(2, 3), T.ones(3, 3))),
+    ("ormqr-tau-dtype", lambda T: T.ormqr(T.ones(3, 3), T.ones(3, dtype=T.float64), T.ones(3, 3))),
+    ("ormqr-other-dtype", lambda T: T.ormqr(T.ones(3, 3), T.ones(3), T.ones(3, 3, dtype=T.float64))),
+]
+
+
+@_cases(MISC)
+def test_misc_errors(fn):
+    assert_same_error(fn)
+
+
+def test_complex_values_with_zero_imaginary_part_fill_real_tensors():
+    for T in (torch, tapegrad):
+        assert T.ones(2).fill_(1 + 0j).tolist() == [1.0, 1.0]
+        assert T.ones(2, dtype=T.long).masked_fill(T.tensor(True), T.tensor(2 + 0j)).tolist() == [2, 2]
+        assert T.ones(2, dtype=T.int8).masked_fill(T.tensor(True), T.tensor(3.5)).tolist() == [3, 3]

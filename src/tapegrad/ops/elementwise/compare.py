@@ -163,6 +163,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     tensor([ True, False])
     """
     _same_dtype(input, other)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol:g}")
     if _active[0] and not _inside[0]:      # (a transform sees it as an op)
         return array_op(isclose, True, (input, other), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan})
     a, b = input._array, other._array
