@@ -375,3 +375,28 @@ def test_complex_values_with_zero_imaginary_part_fill_real_tensors():
         assert T.ones(2).fill_(1 + 0j).tolist() == [1.0, 1.0]
         assert T.ones(2, dtype=T.long).masked_fill(T.tensor(True), T.tensor(2 + 0j)).tolist() == [2, 2]
         assert T.ones(2, dtype=T.int8).masked_fill(T.tensor(True), T.tensor(3.5)).tolist() == [3, 3]
+
+
+# --- out= that overlaps: an expanded out (its elements repeat) or one sharing memory with an input ---------------
+def _x(T):
+    return T.arange(6.)
+
+
+OVERLAP = [
+    ("masked_select-expanded-out", lambda T: T.masked_select(_x(T), _x(T) > 2, out=T.zeros(1).expand(3))),
+    ("masked_select-out-is-input", lambda T: (lambda x: T.masked_select(x, x > 2, out=x))(_x(T))),
+    ("gather-expanded-out", lambda T: T.gather(_x(T), 0, T.tensor([2, 1, 0]), out=T.zeros(1).expand(3))),
+    ("gather-out-is-input", lambda T: (lambda x: T.gather(x, 0, T.tensor([2, 1, 0]), out=x[:3]))(_x(T))),
+    ("index_select-expanded-out", lambda T: T.index_select(T.ones(3, 6), 1, T.tensor([0, 1]),
+                                                           out=T.zeros(1, 1).expand(3, 2))),
+    ("index_select-out-overlaps-input", lambda T: (lambda x: T.index_select(x, 0, T.tensor([0, 1]),
+                                                                            out=x[1:3]))(T.ones(3, 2))),
+    ("cat-expanded-out", lambda T: T.cat([T.ones(5, 5), T.ones(5, 5)], out=T.zeros(1, 1).expand(10, 5))),
+    ("cat-out-is-an-input", lambda T: (lambda x: T.cat([x, x], out=x))(T.ones(2, 3))),
+    ("add-expanded-out", lambda T: T.add(_x(T), 1, out=T.zeros(1).expand(6))),
+]
+
+
+@_cases(OVERLAP)
+def test_out_overlap_errors(fn):
+    assert_same_error(fn)

@@ -162,7 +162,7 @@ class MaskedSelect(Primitive):
         return MaskedScatter.apply(_zeros(m.shape, grad._array.dtype), m, grad), None
 
 
-@writes_out(error="masked_select(): self and result must have the same scalar type")
+@writes_out(error="masked_select(): self and result must have the same scalar type", no_overlap=True)
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True (broadcast together), as a 1-d tensor.
 

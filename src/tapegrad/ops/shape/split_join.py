@@ -10,7 +10,8 @@ import numpy as np
 
 from ... import _dtype
 from ...tensor import invalid_arguments
-from .._util import Primitive, Tensor, bind, kernel, linear_jvp, mark_view, normalize_dim, op_error, shape_str
+from .._util import (Primitive, Tensor, assert_no_overlap, bind, kernel, linear_jvp, mark_view, normalize_dim,
+                     op_error, shape_str)
 from ..reduce._common import _write_out
 from .views import _nd, reshape, transpose, unsqueeze
 
@@ -498,6 +499,8 @@ def cat(tensors, dim=0, *, out=None):
     tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ValueError("tapegrad.cat(): expected a non-empty list of Tensors")
+    if isinstance(out, Tensor):
+        assert_no_overlap(out, tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
