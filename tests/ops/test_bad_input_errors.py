@@ -400,3 +400,14 @@ OVERLAP = [
 @_cases(OVERLAP)
 def test_out_overlap_errors(fn):
     assert_same_error(fn)
+
+
+@pytest.mark.parametrize("name", ["hann", "hamming", "nuttall", "bartlett", "kaiser", "gaussian", "general_hamming",
+                                  "cosine", "exponential", "blackman"])
+def test_signal_windows_refuse_a_sparse_layout(name):
+    """torch's ValueError and words (its message names the layout torch.sparse_coo; tapegrad's prints its own
+    name, tapegrad.sparse_coo: README "What is different"). The layout was ignored."""
+    th = _err(torch, lambda T: getattr(T.signal.windows, name)(5, layout=T.sparse_coo))
+    tg = _err(tapegrad, lambda T: getattr(T.signal.windows, name)(5, layout=T.sparse_coo))
+    assert tg[0] is th[0] is ValueError and tg[1] == th[1].replace("torch.", "tapegrad.")
+    assert getattr(tapegrad.signal.windows, name)(4, layout=tapegrad.strided).shape == (4,)
