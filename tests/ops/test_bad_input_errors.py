@@ -393,6 +393,9 @@ OVERLAP = [
                                                                             out=x[1:3]))(T.ones(3, 2))),
     ("cat-expanded-out", lambda T: T.cat([T.ones(5, 5), T.ones(5, 5)], out=T.zeros(1, 1).expand(10, 5))),
     ("cat-out-is-an-input", lambda T: (lambda x: T.cat([x, x], out=x))(T.ones(2, 3))),
+    ("cat-empty-out-is-an-input", lambda T: (lambda x: T.cat([x, T.ones(4, 6)], out=x))(T.zeros(0))),
+    ("bernoulli-expanded-out", lambda T: T.bernoulli(T.rand(6), out=T.zeros(1).expand(6))),
+    ("multinomial-expanded-out", lambda T: T.multinomial(T.ones(3), 2, out=T.zeros(1, dtype=T.long).expand(2))),
     ("add-expanded-out", lambda T: T.add(_x(T), 1, out=T.zeros(1).expand(6))),
 ]
 

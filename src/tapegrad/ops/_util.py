@@ -579,7 +579,7 @@ def assert_no_overlap(out, inputs) -> None:
     if any(s == 0 and n > 1 for s, n in zip(oa.strides, oa.shape)):
         raise RuntimeError(_INTERNAL_OVERLAP)
     for t in inputs:
-        if isinstance(t, Tensor) and np.may_share_memory(oa, t._array):
+        if isinstance(t, Tensor) and (t is out or np.may_share_memory(oa, t._array)):   # (an empty out too)
             raise RuntimeError(_PARTIAL_OVERLAP)
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype
 from .. import _random as R
 from .._random import _gen
-from ._util import Primitive, Tensor, apply_inplace, bind, input_shape
+from ._util import Primitive, Tensor, apply_inplace, assert_no_overlap, bind, input_shape
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 
@@ -78,6 +78,7 @@ def _result(sample, name, *inputs):
 def _out(res, out):
     if out is None:
         return res
+    assert_no_overlap(out, ())       # (an expanded out: its elements repeat)
     out._array = res._array.astype(out._array.dtype) if out._array.shape != res._array.shape else out._array
     if out._array is not res._array:
         np.copyto(out._array, res._array, casting="unsafe")
