@@ -492,7 +492,19 @@ def _chunk_cat(tensors, dim, num_chunks, *, out=None):
     tg = _tg()
     if not tensors:
         raise RuntimeError("_chunk_cat expects a non-empty input tensor list")
+    for t in tensors:
+        if t.numel() == 0:
+            raise RuntimeError("_chunk_cat expects non-empty tensor")
+        if t.dtype != tensors[0].dtype:
+            raise RuntimeError("_chunk_cat expects all input tensors with the same dtype")
+    if num_chunks < 1:
+        raise RuntimeError("_chunk_cat expects positive num_chunks")
     from .ops._util import normalize_dim
+    if any(t.dim() != tensors[0].dim() for t in tensors):
+        if dim < 0:
+            raise RuntimeError("_chunk_cat expects non-negative dim when input tensors have different ndims")
+        if any(dim >= t.dim() for t in tensors):
+            raise RuntimeError("_chunk_cat expects dim < ndim for all input tensors")
     d = normalize_dim(dim, tensors[0].dim())
     lead = tuple(tensors[0].shape[:d])
     parts = []

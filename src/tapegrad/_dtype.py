@@ -289,9 +289,14 @@ def check_scalar(value, d: dtype, halves=True):
     unsigned ones in ``[-max, max]`` (-1 becomes 255, as in torch); a float must be finite and lie in the
     dtype's range before truncation (127.5 is no int8, -0.5 no uint8).
     Floats: a finite value beyond the dtype's largest is an error for float32 (and for float16/bfloat16 when
-    ``halves``: torch's fill-like ops let those overflow to inf). Returns the value."""
+    ``halves``: torch's fill-like ops let those overflow to inf). A complex number into a real dtype must have a
+    zero imaginary part (then its real part is checked and returned). Returns the value."""
     if d is bool or d.is_complex or value.__class__ is builtins_bool:
         return value
+    if value.__class__ is _b.complex or isinstance(value, np.complexfloating):
+        if value.imag != 0:
+            raise _overflow(d, True)
+        value = value.real
     if d.is_floating_point:
         lim = _FLOAT_MAX.get(d.name) if (halves or d is float32) else None
         if lim is not None and value.__class__ in (builtins_int, builtins_float) and abs(value) > lim \
@@ -347,7 +352,7 @@ def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
 
 def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
     """``value`` checked (``check_scalar``) and converted to a 0-d array of ``d`` (-1 into uint8 is 255)."""
-    check_scalar(value, d, halves)
+    value = check_scalar(value, d, halves)
     if d is float16 and value.__class__ is builtins_float:
         return np.asarray(np.float32(value), np.float16)       # (through float, as torch's Half conversion)
     if d._cat == 1 and (value.__class__ is builtins_int or value.__class__ is builtins_float):

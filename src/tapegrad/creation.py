@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtype, _random
 from ._random import _gen
-from .tensor import Tensor, _check_device, _size, _varargs_keyword
+from .tensor import Tensor, _check_device, _size, _varargs_keyword, invalid_arguments
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye", "rand", "randn",
@@ -363,6 +363,17 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     if (vals[1] - vals[0]) * vals[2] < 0 and vals[1] != vals[0]:
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     n = max(int(np.ceil((vals[1] - vals[0]) / vals[2])), 0)
+    if not integral and not (d.is_floating_point or d.is_complex):
+        # an integer result from float bounds: torch truncates start and step to integers; the count comes from
+        # the float bounds, but for int64 from the truncated ones (and a step truncated to 0 is refused)
+        vals = [int(v) for v in vals]
+        integral = True
+        if d is _dtype.int64:
+            if vals[2] == 0:
+                raise ValueError("step must be nonzero")
+            sgn = (vals[2] > 0) - (vals[2] < 0)
+            q = vals[1] - vals[0] + vals[2] - sgn
+            n = max(abs(q) // abs(vals[2]) * (1 if (q >= 0) == (vals[2] > 0) else -1), 0)   # C's division
     work = np.int64 if integral and not d.is_floating_point else np.float64
     if d.np in (np.float32, np.float64) and not integral:
         arr = _float_range(float(vals[0]), float(vals[2]), n, d.np)
@@ -407,10 +418,30 @@ def _float_range(start, step, n, np_dtype):
     return out
 
 
+_SPACE_OPTIONS = ("*, Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, torch.device device "
+                  "= None, bool pin_memory = False, bool requires_grad = False")
+
+
+def _space_args(op, start, end, steps, base=None):
+    """torch's checks of linspace/logspace's arguments: an int count of steps, not negative; 0-d tensor ends."""
+    if not isinstance(steps, (int, np.integer)) or isinstance(steps, bool):
+        b = "" if base is None else "float base = 10.0, "
+        raise invalid_arguments(op, (start, end, steps), [
+            f"{a} start, {e} end, int steps, {b}{_SPACE_OPTIONS}"
+            for a, e in (("Tensor", "Tensor"), ("Number", "Tensor"), ("Tensor", "Number"), ("Number", "Number"))])
+    bad = [f"{name} with {t.ndim} dimension(s)" for name, t in (("start", start), ("end", end))
+           if isinstance(t, Tensor) and t.ndim]
+    if bad:
+        raise RuntimeError(f"{op} only supports 0-dimensional start and end tensors, but got {' and '.join(bad)}.")
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+
+
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     _check_device(device, layout)
+    _space_args("linspace", start, end, steps)
     d = np.dtype(_dt(_out_dtype(dtype, out)))
     if d.kind in "iuf" and not isinstance(start, complex) and not isinstance(end, complex):
         arr = _linspace_as_torch(float(start), float(end), int(steps), d)
@@ -461,6 +492,7 @@ def _split(x):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     _check_device(device, layout)
+    _space_args("logspace", start, end, steps, base)
     arr = np.logspace(float(start), float(end), int(steps), base=base).astype(_dt(_out_dtype(dtype, out)))
     return _made(arr, requires_grad, out, "logspace")
 
@@ -468,6 +500,13 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The identity matrix (``n`` x ``m``)."""
     _check_device(device, layout)
+    for i, (name, v) in enumerate((("n", n), ("m", m))):
+        if v is None:
+            continue
+        if not isinstance(v, (int, np.integer)) or isinstance(v, bool):
+            raise TypeError(f"eye(): argument '{name}' (position {i + 1}) must be int, not {type(v).__name__}")
+        if v < 0:
+            raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     arr = np.eye(n, m if m is not None else n, dtype=_dt(_out_dtype(dtype, out)))
     return _made(arr, requires_grad, out, "eye")
 

@@ -799,6 +799,17 @@ def _varargs_keyword(args, kw, op, name):
     return (value,)
 
 
+def invalid_arguments(op, args, signatures):
+    """torch's TypeError for arguments that match none of ``op``'s signatures (given as torch prints them; a
+    signature given as ``(signature, True)`` is followed by torch's note on which arguments did not match)."""
+    names = ["Tensor" if isinstance(a, Tensor) else type(a).__name__ for a in args]
+    note = "      didn't match because some of the arguments have invalid types: (" \
+        + ", ".join(n if n == "Tensor" else f"!{n}!" for n in names) + ")\n"
+    return TypeError(f"{op}() received an invalid combination of arguments - got ({', '.join(names)}), but expected "
+                     "one of:\n" + "".join(f" * ({sig[0]})\n{note}" if isinstance(sig, tuple) else f" * ({sig})\n"
+                                          for sig in signatures))
+
+
 for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumPy-style names (_aliases.py)
     if _fn.__class__.__name__ == "function":
         setattr(Tensor, _name, _aliases.method(_name, _fn))

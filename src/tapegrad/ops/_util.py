@@ -571,6 +571,18 @@ def check_overlap(xa, args, kwargs=None) -> None:
         raise RuntimeError(_PARTIAL_OVERLAP)
 
 
+def assert_no_overlap(out, inputs) -> None:
+    """torch's ``assert_no_internal_overlap`` and ``assert_no_overlap`` of the out= kernels that read their inputs
+    while writing (gather, index_select, masked_select, cat): ``out``'s elements may not repeat (an expanded
+    tensor), and an input may share no memory with it, not even all of it."""
+    oa = out._array
+    if any(s == 0 and n > 1 for s, n in zip(oa.strides, oa.shape)):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    for t in inputs:
+        if isinstance(t, Tensor) and (t is out or np.may_share_memory(oa, t._array)):   # (an empty out too)
+            raise RuntimeError(_PARTIAL_OVERLAP)
+
+
 def _overlap_args(xa, args, kwargs):
     """``check_overlap`` where it can matter: a Tensor argument when either array is a view (arrays that own
     their memory are apart, the usual case)."""
@@ -679,12 +691,7 @@ def _write(x: Tensor, out: Tensor, fn):
         try:
             np.copyto(xa, src, casting="unsafe")
         except ValueError:
-            if xa.flags.writeable:
-                raise
-            if any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
-                raise RuntimeError(_INTERNAL_OVERLAP) from None
-            raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
-                               "expand()ed tensor's, or a read-only array's); clone() it first") from None
+            _unwritable(xa)
     x._vc[0] += 1
 
 
@@ -910,22 +917,38 @@ def _copy_into(result, out):
                           "explicitly reuse an out tensor t by resizing it, inplace, to zero elements with "
                           "t.resize_(0).", UserWarning, stacklevel=4)
         out._array = np.empty(arr.shape, out._array.dtype)
-    np.copyto(out._array, arr, casting="unsafe")
+    try:
+        np.copyto(out._array, arr, casting="unsafe")
+    except ValueError:
+        _unwritable(out._array)
     out._vc[0] += 1
     return out
 
 
-def writes_out(fn=None, *, dtype="same", error=None):
+def _unwritable(xa):
+    """The error for a write NumPy refused: torch's for a tensor whose elements repeat (expanded), else ours."""
+    if xa.flags.writeable:
+        raise
+    if any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
+        raise RuntimeError(_INTERNAL_OVERLAP) from None
+    raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
+                       "expand()ed tensor's, or a read-only array's); clone() it first") from None
+
+
+def writes_out(fn=None, *, dtype="same", error=None, no_overlap=False):
     """torch's ``out=`` for a function computed without it: the result is written into ``out`` by ``write_out``
     under the rule ``dtype`` ("same" unless said: most such functions are torch's structured kernels), with
-    ``error`` as torch words it (a tuple of tensors for a function with several outputs). Used bare
-    (``@writes_out``) or with arguments (``@writes_out(dtype="cast", error="...")``)."""
+    ``error`` as torch words it (a tuple of tensors for a function with several outputs); ``no_overlap``: an
+    input sharing memory with ``out`` is torch's error (``assert_no_overlap``). Used bare (``@writes_out``) or with
+    arguments (``@writes_out(dtype="cast", error="...")``)."""
     if fn is None:
-        return functools.partial(writes_out, dtype=dtype, error=error)
+        return functools.partial(writes_out, dtype=dtype, error=error, no_overlap=no_overlap)
     name = fn.__name__
 
     @functools.wraps(fn)
     def wrapper(*args, out=None, **kwargs):
+        if no_overlap and isinstance(out, Tensor):
+            assert_no_overlap(out, (*args, *kwargs.values()))
         res = fn(*args, **kwargs)
         return res if out is None else write_out(name, res, out, dtype, error)
     return wrapper

@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype
 from .. import _random as R
 from .._random import _gen
-from ._util import Primitive, Tensor, apply_inplace, bind, input_shape
+from ._util import Primitive, Tensor, apply_inplace, assert_no_overlap, bind, input_shape
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
 
@@ -78,6 +78,7 @@ def _result(sample, name, *inputs):
 def _out(res, out):
     if out is None:
         return res
+    assert_no_overlap(out, ())       # (an expanded out: its elements repeat)
     out._array = res._array.astype(out._array.dtype) if out._array.shape != res._array.shape else out._array
     if out._array is not res._array:
         np.copyto(out._array, res._array, casting="unsafe")
@@ -186,12 +187,14 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     >>> tapegrad.multinomial(tapegrad.tensor([0., 1., 0.]), 2, replacement=True)
     tensor([1, 1])
     """
-    a = input._array
+    a = input._array           # torch's checks, in its order and words
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
     if a.dtype.kind != "f":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_dtype.from_numpy_dtype(a.dtype)._legacy}")
-    if a.ndim not in (1, 2):
-        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if isinstance(out, Tensor) and out.dtype is not _dtype.int64:
+        raise RuntimeError(f"multinomial expects Long tensor out, got: {out.dtype._legacy}")
     n = a.shape[-1]
     if not isinstance(num_samples, (int, np.integer)) or isinstance(num_samples, bool):
         raise TypeError(f"multinomial(): argument 'num_samples' (position 2) must be int, not "
@@ -200,9 +203,16 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample <= 0 samples")
     if not replacement and num_samples > n:
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
+    if n > 2 ** 24:
+        raise RuntimeError("number of categories cannot exceed 2^24")
     rows = a.reshape(-1, n).astype(np.float64)
-    if not (np.isfinite(rows) & (rows >= 0)).all():
-        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    bad = ~(np.isfinite(rows) & (rows >= 0))
+    if bad.any():
+        if not replacement:
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        first = rows.reshape(-1)[np.argmax(bad.reshape(-1))]     # the with-replacement kernel: the first bad entry
+        raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                           f"{'= infinity or NaN' if first >= 0 else '< 0'})")
     totals = rows.sum(1)
     if rows.size == 0 or not (totals > 0).all():
         raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")

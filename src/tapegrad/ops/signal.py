@@ -20,6 +20,7 @@ import warnings
 import numpy as np
 
 from .. import _dtype
+from ..tensor import strided as _strided
 from ._util import Tensor, bind, sample_data
 from ._util import autocast_listed
 
@@ -136,9 +137,11 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
 
 
 # --- torch.signal.windows (Python-level in torch: ValueError/TypeError, float32/float64 only, sym=True) ---------
-def _sig_window(name, M, sym, dtype, device, requires_grad, values, trim=True):
+def _sig_window(name, M, sym, dtype, device, requires_grad, values, trim=True, layout=None):
     if M < 0:
         raise ValueError(f"{name} requires non-negative window length, got M={M}")
+    if layout is not None and layout is not _strided:
+        raise ValueError(f"{name} is implemented for strided tensors only, got: {layout}")
     d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
     if d not in (_dtype.float32, _dtype.float64):
         raise ValueError(f"{name} expects float32 or float64 dtypes, got: {d}")
@@ -164,7 +167,7 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, d
     def values(k, m, sym):
         c = (m if not sym and m > 1 else m - 1) / 2.0 if center is None else center
         return np.exp(-np.abs(k - c) / tau)
-    return _sig_window("exponential", M, sym, dtype, device, requires_grad, values, trim=False)
+    return _sig_window("exponential", M, sym, dtype, device, requires_grad, values, trim=False, layout=layout)
 
 
 def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -175,7 +178,7 @@ def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=F
     """
     def values(k, m, sym):
         return np.sin(math.pi * (k + 0.5) / (m if sym or m == 1 else m + 1))
-    return _sig_window("cosine", M, sym, dtype, device, requires_grad, values, trim=False)
+    return _sig_window("cosine", M, sym, dtype, device, requires_grad, values, trim=False, layout=layout)
 
 
 def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -189,7 +192,7 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None, requ
 
     def values(k, m):
         return np.exp(-((k - (m - 1) / 2) ** 2) / (2 * std ** 2))
-    return _sig_window("gaussian", M, sym, dtype, device, requires_grad, values)
+    return _sig_window("gaussian", M, sym, dtype, device, requires_grad, values, layout=layout)
 
 
 def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -200,7 +203,7 @@ def kaiser(M, *, beta=12.0, sym=True, dtype=None, layout=None, device=None, requ
     """
     if beta < 0:
         raise ValueError(f"beta must be non-negative, got: {beta} instead.")
-    return _sig_window("kaiser", M, sym, dtype, device, requires_grad, _kaiser(float(beta)))
+    return _sig_window("kaiser", M, sym, dtype, device, requires_grad, _kaiser(float(beta)), layout=layout)
 
 
 def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -213,7 +216,8 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=None, device=None, requ
         raise TypeError("Coefficients must be a list/tuple")
     if not a:
         raise ValueError("Coefficients cannot be empty")
-    return _sig_window("general_cosine", M, sym, dtype, device, requires_grad, _cosine_sum([float(c) for c in a]))
+    return _sig_window("general_cosine", M, sym, dtype, device, requires_grad, _cosine_sum([float(c) for c in a]),
+                       layout=layout)
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -222,7 +226,8 @@ def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=None, device=
     >>> tapegrad.signal.windows.general_hamming(3, alpha=0.5)
     tensor([0., 1., 0.])
     """
-    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_cosine(M, a=[alpha, 1.0 - alpha], sym=sym, dtype=dtype, layout=layout, device=device,
+                          requires_grad=requires_grad)
 
 
 def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -231,7 +236,7 @@ def hamming(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=
     >>> tapegrad.signal.windows.hamming(3)
     tensor([0.0800, 1.0000, 0.0800])
     """
-    return general_hamming(M, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_hamming(M, sym=sym, dtype=dtype, layout=layout, device=device, requires_grad=requires_grad)
 
 
 def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -240,7 +245,8 @@ def hann(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=Fal
     >>> tapegrad.signal.windows.hann(3)
     tensor([0., 1., 0.])
     """
-    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, device=device, requires_grad=requires_grad)
+    return general_hamming(M, alpha=0.5, sym=sym, dtype=dtype, layout=layout, device=device,
+                           requires_grad=requires_grad)
 
 
 def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -249,7 +255,8 @@ def blackman(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
     >>> tapegrad.signal.windows.blackman(3)
     tensor([-1.4901e-08,  1.0000e+00, -1.4901e-08])
     """
-    return _sig_window("blackman", M, sym, dtype, device, requires_grad, _cosine_sum((0.42, 0.5, 0.08)))
+    return _sig_window("blackman", M, sym, dtype, device, requires_grad, _cosine_sum((0.42, 0.5, 0.08)),
+                       layout=layout)
 
 
 def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -258,8 +265,8 @@ def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=
     >>> tapegrad.signal.windows.nuttall(3)
     tensor([3.6280e-04, 1.0000e+00, 3.6280e-04])
     """
-    return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym, dtype=dtype, device=device,
-                          requires_grad=requires_grad)
+    return general_cosine(M, a=[0.3635819, 0.4891775, 0.1365995, 0.0106411], sym=sym, dtype=dtype, layout=layout,
+                          device=device, requires_grad=requires_grad)
 
 
 def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
@@ -268,7 +275,7 @@ def bartlett(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad
     >>> tapegrad.signal.windows.bartlett(3)
     tensor([0., 1., 0.])
     """
-    return _sig_window("bartlett", M, sym, dtype, device, requires_grad, _bartlett)
+    return _sig_window("bartlett", M, sym, dtype, device, requires_grad, _bartlett, layout=layout)
 
 
 # --- the short-time Fourier transform --------------------------------------------------------------------------

@@ -73,10 +73,11 @@ def _strided_slices(k, dilation, stride, count):
 
 
 def _scalar(t):
+    """torch's ScalarType name of a tensor's dtype (or of a dtype): Float, Long..."""
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16", "int64": "Long",
             "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte", "bool": "Bool",
-            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(str(t.dtype).split(".")[-1],
-                                                                          str(t.dtype))
+            "complex64": "ComplexFloat", "complex128": "ComplexDouble"}.get(str(getattr(t, "dtype", t)).split(".")[-1],
+                                                                          str(getattr(t, "dtype", t)))
 
 
 # --- gather / scatter over flattened planes (max pooling's backward, max_unpool) -----------------------------------

@@ -12,6 +12,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from .. import _util
+from ..._dtype import can_cast, promote_types
 from .._util import Primitive, add_tangents, linear_jvp, op_error, shape_str
 from ._common import _conv_out_size, _ntuple, _offsets, _pad_array, _scalar, _size_str, _strided_slices, _windows
 from .resampling import pad
@@ -256,15 +257,31 @@ def _check_float_pair(op, x, w):
         raise op_error(op, f"expected scalar type {_scalar(x)} but found {_scalar(w)}")
 
 
+def _check_bias_type(op, d, x, b, transposed):
+    """torch's refusal of a bias of another dtype than the input (the transposed 1-d/2-d kernels add it in place:
+    refused only where the promoted type can't be cast back)."""
+    if not transposed:
+        raise op_error(op, f"Input type ({_util._CPP_NAMES[x.dtype.name]}) and bias type "
+                           f"({_util._CPP_NAMES[b.dtype.name]}) should be the same")
+    if d == 3:
+        raise op_error(op, f"expected scalar type {_scalar(x)} but found {_scalar(b)}")
+    res = promote_types(x.dtype, b.dtype)
+    if not can_cast(res, x.dtype):
+        raise op_error(op, f"result type {_scalar(res)} can't be cast to the desired output type "
+                           f"{_scalar(x)}")
+
+
 def _conv(op, d, input, weight, bias, stride, padding, dilation, groups, transposed=False, output_padding=0):
     """Validate as torch does, then run ``Convolution`` (unbatched input gets a batch dim of 1 and loses it)."""
     xs, ws = tuple(input.shape), tuple(weight.shape)
-    if len(ws) != d + 2:
-        raise op_error(op, f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
-                           f"{shape_str(ws)}, but got {len(xs)}-dimensional input of size {shape_str(xs)} instead")
     if len(xs) not in (d + 1, d + 2):
         raise op_error(op, f"Expected {d + 1}D (unbatched) or {d + 2}D (batched) input to {op}, but got input of "
                            f"size: {shape_str(xs)}")
+    if len(ws) < 3:
+        raise op_error(op, "weight should have at least three dimensions")
+    if len(ws) != d + 2:
+        raise op_error(op, f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
+                           f"{shape_str(ws)}, but got {len(xs)}-dimensional input of size {shape_str(xs)} instead")
     _check_float_pair(op, input, weight)
     unbatched = len(xs) == d + 1
     if unbatched:
@@ -304,12 +321,12 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups, transpo
         raise op_error(op, f"dilation should be greater than zero, but got {list(dilation)}")
     if groups <= 0:
         raise op_error(op, "non-positive groups is not supported")
-    if ws[0] < 1:
-        raise op_error(op, f"Given groups={groups}, expected weight to be at least 1 at dimension 0, but got weight "
-                           f"of size {shape_str(ws)} instead")
+    if ws[0] < groups:
+        raise op_error(op, f"Given groups={groups}, expected weight to be at least {groups} at dimension 0, but got "
+                           f"weight of size {shape_str(ws)} instead")
     if ws[0] % groups:
         raise op_error(op, f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, but "
-                           f"got weight of size [{shape_str(ws)}] instead")
+                           f"got weight of size [{shape_str(ws)}] instead")   # (torch's doubled brackets)
     if not transposed:
         if xs[1] != ws[1] * groups:
             raise op_error(op, f"Given groups={groups}, weight of size {shape_str(ws)}, expected input"
@@ -343,6 +360,8 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups, transpo
     if bias is not None and tuple(bias.shape) != (out_ch,):
         raise op_error(op, f"Given weight of size {shape_str(ws)}, expected bias to be 1-dimensional with {out_ch} "
                            f"elements, but got bias of size {shape_str(bias.shape)} instead")
+    if bias is not None and bias.dtype != input.dtype:
+        _check_bias_type(op, d, input, bias, transposed)
     args = (stride, padding, dilation, transposed, output_padding, groups)
     if input._array.dtype.kind == "c":
         out = _complex_convolution(input, weight, bias, args)

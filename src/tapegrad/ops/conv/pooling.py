@@ -136,12 +136,35 @@ def _max_pool_cls(d):
 _MaxPool = {d: _max_pool_cls(d) for d in (2, 3)}
 
 
+def _pool_checks(op, d, input, kernel, stride, padding, dilation, empty_fn=None):
+    """torch's checks of 2-d/3-d max and average pooling, in its order and words (``pooling_output_shape``: stride,
+    then padding; ``pool2d/3d_shape_check``: kernel, stride and dilation sizes, then empty non-batch dims)."""
+    for k, s, p, dl in zip(kernel, stride, padding, dilation):
+        if s == 0:
+            raise op_error(op, "stride should not be zero")
+        if p < 0:
+            raise op_error(op, f"pad must be non-negative, but got pad: {p}")
+        if p > int(((k - 1) * dl + 1) / 2):          # (C's division: toward zero)
+            raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
+                               f"kernel_size={k} and dilation={dl}")
+    axes = "THW"[3 - d:]
+    for what, vals, name in (("kernel size", kernel, "k"), ("stride", stride, "d"), ("dilation", dilation,
+                                                                                          "dilation")):
+        if any(v <= 0 for v in vals):
+            raise op_error(op, f"{what} should be greater than zero, but got "
+                               + " ".join(f"{name}{a}: {v}" for a, v in zip(axes, vals)))
+    nd = input.ndim
+    if any(s == 0 for s in input.shape[nd - d - 1:]):        # the channel and spatial dims (the batch may be 0)
+        if empty_fn is None:
+            raise op_error(op, f"Expected {d + 1}D or {d + 2}D (batch mode) tensor with optional 0 dim batch size "
+                               f"for input, but got:{shape_str(input.shape)}")
+        raise RuntimeError(f"{empty_fn}(): Expected input's non-batch dimensions to have positive length, but input "
+                           f"has a shape of {shape_str(input.shape)} and non-batch dimension 0 has length zero!")
+
+
 def _max_pool(op, d, input, kernel_size, stride, padding, dilation, ceil_mode):
     nd = input.ndim
-    if nd not in (d + 1, d + 2) or any(s == 0 for s in input.shape[1:]):
-        if d == 1:
-            raise op_error(op, "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for input, but "
-                               f"got:{shape_str(input.shape)}")
+    if nd not in (d + 1, d + 2):
         raise op_error(op, f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
     if input.dtype.is_complex:
         raise op_error(op, "max_pool does not support complex input")
@@ -150,16 +173,8 @@ def _max_pool(op, d, input, kernel_size, stride, padding, dilation, ceil_mode):
         _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)
     dilation = _ntuple(dilation, d, "dilation", op)
-    if any(k <= 0 for k in kernel):
-        raise op_error(op, f"kernel size should be greater than zero, but got {list(kernel)}")
-    if any(s <= 0 for s in stride):
-        raise op_error(op, "stride should not be zero")
-    if any(dl <= 0 for dl in dilation):
-        raise op_error(op, f"dilation should be greater than zero, but got {list(dilation)}")
-    for k, p, dl in zip(kernel, padding, dilation):
-        if p < 0 or p > ((k - 1) * dl + 1) // 2:
-            raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation={dl}")
+    _pool_checks(op, d, input, kernel, stride, padding, dilation,
+                 "max_pool3d_with_indices_out_cpu_template" if d == 3 else None)
     S = input.shape[nd - d:]
     O = [_pool_out_size(S[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode) for i in range(d)]
     if any(o < 1 for o in O):
@@ -175,13 +190,30 @@ def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return max_pool1d(input, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+def _check_max_pool1d(input, k, s, p, dl, ceil_mode):
+    """torch's check_max_pool1d (the path without indices), in its order and words."""
+    for name, v in (("kernel_size", k[0]), ("stride", s[0])):
+        if v <= 0:
+            raise RuntimeError(f"max_pool1d() {name} must be greater than zero, but got {v}")
+    if p[0] < 0:
+        raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p[0]}")
+    if p[0] > k[0] // 2:
+        raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, but got padding={p[0]} "
+                           f"and kernel_size={k[0]}")
+    if dl[0] <= 0:
+        raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got {dl[0]}")
+    out = _pool_out_size(input.shape[-1], k[0], s[0], p[0], dl[0], ceil_mode)
+    if out <= 0:
+        raise RuntimeError(f"max_pool1d() Invalid computed output size: {out}")
+
+
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
     """1-d max pooling over ``(N, C, L)`` or ``(C, L)``; ``stride`` defaults to ``kernel_size``.
 
     >>> F.max_pool1d(tapegrad.tensor([[[1., 3., 2., 0.]]]), 2).tolist()
     [[[3.0, 2.0]]]
     """
-    if input.ndim not in (2, 3) or any(s == 0 for s in input.shape[1:]):
+    if input.ndim not in (2, 3) or any(s == 0 for s in input.shape[input.ndim - 2:]):
         raise op_error("max_pool1d", "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                                      f"input, but got:{shape_str(input.shape)}")
     k = _ntuple(kernel_size, 1, "kernel_size", "max_pool1d")
@@ -189,6 +221,8 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         _ntuple(stride, 1, "stride", "max_pool1d")
     p = _ntuple(padding, 1, "padding", "max_pool1d")
     dl = _ntuple(dilation, 1, "dilation", "max_pool1d")
+    if not return_indices:      # torch's check_max_pool1d, in its order and words (with indices: max_pool2d's)
+        _check_max_pool1d(input, k, s, p, dl, ceil_mode)
     vals, idx = _max_pool("max_pool1d", 2, input.unsqueeze(-2), (1,) + k, (1,) + s, (0,) + p, (1,) + dl, ceil_mode)
     vals = vals.squeeze(-2)
     return (vals, idx.squeeze(-2)) if return_indices else vals
@@ -255,16 +289,9 @@ def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_inclu
     stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)
-    if any(k <= 0 for k in kernel):
-        raise op_error(op, f"kernel size should be greater than zero, but got {list(kernel)}")
-    if any(s <= 0 for s in stride):
-        raise op_error(op, "stride should not be zero")
     if divisor_override is not None and divisor_override == 0:
         raise op_error(op, "divisor must be not zero")
-    for k, p in zip(kernel, padding):
-        if p < 0 or p > k // 2:
-            raise op_error(op, f"pad should be at most half of effective kernel size, but got pad={p}, "
-                               f"kernel_size={k} and dilation=1")
+    _pool_checks(op, d, input, kernel, stride, padding, (1,) * d, "avg_pool3d" if d == 3 else None)
     S = input.shape[nd - d:]
     if d == 3 and any(s < k for s, k in zip(S, kernel)):
         raise op_error(op, f"input image (T: {S[0]} H: {S[1]} W: {S[2]}) smaller than kernel size (kT: {kernel[0]} "
@@ -292,7 +319,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     [[[2.0, 1.0]]]
     """
     if input.ndim not in (2, 3):
-        raise op_error("avg_pool1d", f"Expected 2D or 3D input, but got {shape_str(input.shape)}")
+        raise RuntimeError(_dims_error(input, "avg_pool1d"))
     k = _ntuple(kernel_size, 1, "kernel_size", "avg_pool1d")
     s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
         _ntuple(stride, 1, "stride", "avg_pool1d")
@@ -342,22 +369,59 @@ def _adaptive_window_idx(size, out):
     return np.where(valid, idx, size), valid, end - start
 
 
-def _adaptive_sizes(op, d, input, output_size):
-    nd = input.ndim
-    if nd not in (d + 1, d + 2):
-        got = ": " if op.startswith("adaptive_max") else " "
-        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor, but got{got}{shape_str(input.shape)}")
-    S = input.shape[nd - d:]
+def _dims_error(input, op):
+    """torch's checkDimRange message of the 1-d pooling ops (2 or 3 dims)."""
+    return (f"Expected 2 to 3 dimensions, but got {input.ndim}-dimensional tensor for argument #1 'self' (while "
+            f"checking arguments for {op})")
+
+
+def _adaptive_sizes(op, d, input, output_size, one_d=False):
+    """(input spatial sizes, output sizes), after torch's checks of adaptive pooling in its order and words (the
+    average and max kernels word theirs apart; the 1-d ops run as 2-d on ``(.., 1, L)``: ``one_d``)."""
+    nd, is_max = input.ndim, op.startswith("adaptive_max")
     if isinstance(output_size, (int, np.integer)) or output_size is None:
         output_size = (output_size,) * d
+    elif not one_d and nd <= len(output_size):     # (F.adaptive_*_pool2d/3d fill None sizes from the input's)
+        raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
     output_size = tuple(output_size)
+    if len(output_size) == 1 and d == 3 and not is_max:
+        output_size *= 3
     if len(output_size) != d:
-        raise op_error(op, f"output_size must be {d}")
-    return S, tuple(S[i] if o is None else int(o) for i, o in enumerate(output_size))
+        raise RuntimeError(f"{op}(): internal error: output_size.size() must be {d}" if is_max
+                           else f"{op}: output_size must be {d}")
+    if not is_max and any(o is not None and o < 0 for o in output_size):
+        shown = ", ".join(map(str, output_size)) if d == 2 else f"{output_size[0]}, {output_size[1]},{output_size[2]}"
+        raise RuntimeError(f"adaptive_avg_pool{d}d: elements of output_size must be greater than or equal to 0 but "
+                           f"received {{{shown}}}")
+    if nd not in (d + 1, d + 2):
+        raise RuntimeError(f"{op}(): Expected {d + 1}D or {d + 2}D tensor, but got{': ' if is_max else ' '}"
+                           f"{shape_str(input.shape)}")
+    for i in range(nd - d if op == "adaptive_avg_pool2d" else 1, nd):
+        if input.shape[i] == 0:
+            raise RuntimeError(f"{op}(): Expected input to have non-zero size for non-batch dimensions, but input "
+                               f"has sizes {shape_str(input.shape)} with dimension {i} being empty")
+    S = input.shape[nd - d:]
+    O = tuple(S[i] if o is None else int(o) for i, o in enumerate(output_size))
+    if is_max and any(o < 0 for o in O):
+        shape = input.shape[:nd - d] + O
+        raise RuntimeError(f"Trying to create tensor with negative dimension {min(O)}: {shape_str(shape)}")
+    return S, O
 
 
-def _adaptive_avg(op, d, input, output_size):
-    S, O = _adaptive_sizes(op, d, input, output_size)
+def _one_size(op, output_size):
+    """The output length of a 1-d adaptive pool (torch's check that it is one int)."""
+    if isinstance(output_size, (int, np.integer)):
+        return output_size
+    if len(output_size) != 1:
+        raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(output_size)})")
+    if not isinstance(output_size[0], (int, np.integer)):
+        raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, but found element of "
+                        f"type {type(output_size[0]).__name__} at pos 0")
+    return output_size[0]
+
+
+def _adaptive_avg(op, d, input, output_size, one_d=False):
+    S, O = _adaptive_sizes(op, d, input, output_size, one_d)
     if all(o == 1 for o in O):   # torch computes a global average as a mean (grad_fn MeanBackward1)
         return input.mean(tuple(range(-d, 0)), keepdim=True)
     taps = []
@@ -373,10 +437,10 @@ def adaptive_avg_pool1d(input, output_size):
     >>> F.adaptive_avg_pool1d(tapegrad.tensor([[[1., 2., 3., 4.]]]), 2).tolist()
     [[[1.5, 3.5]]]
     """
+    o = _one_size("adaptive_avg_pool1d", output_size)
     if input.ndim not in (2, 3):
-        raise op_error("adaptive_avg_pool1d", f"Expected 2D or 3D tensor, but got {shape_str(input.shape)}")
-    o = output_size if isinstance(output_size, (int, np.integer)) else output_size[0]
-    return _adaptive_avg("adaptive_avg_pool1d", 2, input.unsqueeze(-2), (1, o)).squeeze(-2)
+        raise RuntimeError(_dims_error(input, "adaptive_avg_pool1d"))
+    return _adaptive_avg("adaptive_avg_pool2d", 2, input.unsqueeze(-2), (1, o), True).squeeze(-2)
 
 
 def adaptive_avg_pool2d(input, output_size):
@@ -448,11 +512,8 @@ def _adaptive_max_cls(d):
 _AdaptiveMax = {d: _adaptive_max_cls(d) for d in (2, 3)}
 
 
-def _adaptive_max(op, d, input, output_size):
-    S, O = _adaptive_sizes(op, d, input, output_size)
-    if any(s == 0 for s in input.shape[1:]):
-        raise op_error(op, f"Expected {d + 1}D or {d + 2}D tensor with non-zero sizes, but got "
-                           f"{shape_str(input.shape)}")
+def _adaptive_max(op, d, input, output_size, one_d=False):
+    S, O = _adaptive_sizes(op, d, input, output_size, one_d)
     return _AdaptiveMax[d].apply(input, O)
 
 
@@ -462,10 +523,14 @@ def adaptive_max_pool1d(input, output_size, return_indices=False):
     >>> F.adaptive_max_pool1d(tapegrad.tensor([[[1., 4., 3., 2.]]]), 2).tolist()
     [[[4.0, 3.0]]]
     """
+    o = _one_size("adaptive_max_pool1d", output_size)
     if input.ndim not in (2, 3):
-        raise op_error("adaptive_max_pool1d", f"Expected 2D or 3D tensor, but got: {shape_str(input.shape)}")
-    o = output_size if isinstance(output_size, (int, np.integer)) else output_size[0]
-    vals, idx = _adaptive_max("adaptive_max_pool1d", 2, input.unsqueeze(-2), (1, o))
+        raise RuntimeError(_dims_error(input, "adaptive_max_pool1d"))
+    for i in range(1, input.ndim):
+        if input.shape[i] == 0:
+            raise RuntimeError("adaptive_max_pool1d(): Expected input to have non-zero size for non-batch dimensions, "
+                               f"but input has sizes {shape_str(input.shape)} with dimension {i} being empty")
+    vals, idx = _adaptive_max("adaptive_max_pool2d", 2, input.unsqueeze(-2), (1, o), True)
     vals = vals.squeeze(-2)
     return (vals, idx.squeeze(-2)) if return_indices else vals
 

@@ -12,6 +12,7 @@ import numpy as np
 from ... import _dtype
 from ..._npcompat import broadcast_error
 from ...autograd.function import _active
+from ...tensor import invalid_arguments
 from .._util import Primitive, Tensor, _scalar_as, apply_inplace, bind, check_overlap, write_out
 
 
@@ -104,6 +105,15 @@ def scalar_first(name, scalar, rest, kw, tensors):
                       f"out = None)\nConsider using one of the following signatures instead:\n\t{name}(Tensor "
                       f"input, {ts}, *, Number {kw} = 1, Tensor out = None)", UserWarning, stacklevel=3)
     return rest
+
+
+def _two_numbers(op, a, b, second="other", self_out=False):
+    """torch's TypeError for a binary op given two Python numbers (no Tensor): it has no number-number overload."""
+    out = ", *, Tensor out = None"
+    return invalid_arguments(op, (a, b), [f"Tensor input, Tensor {second}{out}",
+                                          f"Number self, Tensor {second}{out}" if self_out
+                                          else (f"Number self, Tensor {second}", True),
+                                          f"Tensor input, Number {second}{out}"])
 
 
 def _int_zero_check(b, d):

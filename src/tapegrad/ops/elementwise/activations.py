@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ...autograd.function import OWN_GRAD
-from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, shape_str
+from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel
 from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
@@ -424,8 +424,6 @@ class Softshrink(Primitive):
     @staticmethod
     def forward(ctx, x, lambd):
         _float_only("softshrink_cpu", x)
-        if lambd < 0:
-            raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
         t = x.dtype.type
         ctx.mask = (x < -lambd) | (x > lambd)
         return np.asarray(np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0))))
@@ -443,7 +441,11 @@ class Prelu(Primitive):
     @staticmethod
     def forward(ctx, x, w):
         n = w.size
+        if w.ndim > 1:
+            raise RuntimeError(f"prelu: Expected `weight` to be a scalar or 1D tensor, but got: ndim = {w.ndim}")
         if n != 1:
+            if x.ndim == 0:
+                raise RuntimeError("Not allow zero-dim input tensor.")
             c = x.shape[1] if x.ndim >= 2 else 1
             if n != c:
                 raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found parameter numbers "
@@ -451,8 +453,6 @@ class Prelu(Primitive):
             view = (1, n) + (1,) * (x.ndim - 2)
         else:
             view = (1,) * x.ndim
-        if w.ndim > 1 and n != 1:
-            raise RuntimeError(f"prelu: weight must be 0-d or 1-d, got shape {shape_str(w.shape)}")
         ctx.view, ctx.wshape = view, w.shape
         ctx.save_inputs(0, 1)
         d = _result(x, w)
@@ -717,12 +717,20 @@ def hardshrink(input, lambd=0.5):  # noqa: A002
     return Hardshrink.apply(input, lambd)
 
 
+_FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e+38, "float32": 3.4028234663852886e+38,
+              "float64": 1.7976931348623157e+308}
+
+
 def softshrink(input, lambd=0.5):  # noqa: A002
     """Shrink towards 0 by lambd (0 inside [-lambd, lambd]).
 
     >>> F.softshrink(tapegrad.tensor([0.2, 1.]))
     tensor([0.0000, 0.5000])
     """
+    d = input.dtype
+    if d.is_floating_point and not 0 <= lambd <= _FLOAT_MAX[d.name]:
+        raise RuntimeError(f"lambda must be in range [0, {_FLOAT_MAX[d.name]:g}] for input dtype {d._legacy}, but "
+                           f"found {lambd:g}")
     return Softshrink.apply(input, lambd)
 
 
@@ -741,6 +749,8 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):  
     >>> tapegrad.rrelu(tapegrad.tensor([-3., 1.]), 0.25, 0.75)
     tensor([-1.5000,  1.0000])
     """
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     return _act(input, inplace, Rrelu, RreluInplace, lower, upper, training)
 
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
-from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _w, _with_out, _zeros_like,
-                      scalar_first)
+from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
+                      _zeros_like, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -544,6 +544,8 @@ def pow(input, exponent):  # noqa: A001,A002 - torch's name
         if isinstance(input, Tensor):
             return PowTensor.apply(input, exponent)
         return RPow.apply(exponent, input)
+    if not isinstance(input, Tensor):
+        raise _two_numbers("pow", input, exponent, "exponent", self_out=True)
     return Pow.apply(input, exponent)
 
 
@@ -555,6 +557,8 @@ def float_power(input, exponent):  # noqa: A002
     >>> tapegrad.float_power(tapegrad.tensor([2, 3]), 2)
     tensor([4., 9.], dtype=tapegrad.float64)
     """
+    if not isinstance(input, Tensor) and not isinstance(exponent, Tensor):
+        raise _two_numbers("float_power", input, exponent, "exponent", self_out=True)
     cplx = any((isinstance(v, Tensor) and v.is_complex()) or isinstance(v, complex) for v in (input, exponent))
     d = _dtype.complex128 if cplx else _dtype.float64
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _w, _with_out, _zeros_like, scalar_first)
+                      _result, _two_numbers, _w, _with_out, _zeros_like, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -241,6 +241,8 @@ def remainder(input, other):  # noqa: A002
     tensor([1., 1.])
     """
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise _two_numbers("remainder", input, other)
         return RRemainder.apply(other, input)
     if isinstance(other, Tensor):
         return Remainder.apply(input, other)
@@ -513,6 +515,8 @@ def xlogy(input, other):  # noqa: A002
     tensor([0., 0.])
     """
     if not isinstance(input, Tensor):
+        if not isinstance(other, Tensor):
+            raise _two_numbers("xlogy", input, other, self_out=True)
         return XlogyScalarX.apply(input, other)
     if not isinstance(other, Tensor):
         return XlogyScalarY.apply(input, other)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ...autograd.function import _active
 from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
-from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _with_out
+from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out
 
 
 # --- comparisons and logic (no gradient) --------------------------------------------------------------------
@@ -75,6 +75,8 @@ def _bitwise(np_fn, name):
     def fn(input, other):  # noqa: A002
         if _active[0] and not _inside[0]:      # (a transform sees it as an op)
             return array_op(fn, True, (input, other))
+        if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+            raise _two_numbers(name, input, other)
         a, b, d = promote(_operand(input), _operand(other))
         if d.kind not in "iub":
             raise _not_implemented(f"{name}_cpu", d)
@@ -161,6 +163,9 @@ def isclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False):  # noqa: A00
     tensor([ True, False])
     """
     _same_dtype(input, other)
+    for name, tol in (("rtol", rtol), ("atol", atol)):
+        if tol < 0:
+            raise RuntimeError(f"{name} must be greater than or equal to zero, but got {tol:g}")
     if _active[0] and not _inside[0]:      # (a transform sees it as an op)
         return array_op(isclose, True, (input, other), {"rtol": rtol, "atol": atol, "equal_nan": equal_nan})
     a, b = input._array, other._array

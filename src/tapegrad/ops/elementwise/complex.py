@@ -280,12 +280,12 @@ def view_as_complex(input):  # noqa: A002
 
 # --- complex, polar ----------------------------------------------------------------------------------------------
 def _check_pair(op, a, b):
+    if a.dtype not in (np.float32, np.float64, np.float16) or b.dtype not in (np.float32, np.float64, np.float16):
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_legacy_name(a.dtype)} and {_legacy_name(b.dtype)}")
     if a.dtype != b.dtype:
         raise RuntimeError(f"Expected object of scalar type {_legacy_name(a.dtype)} but got scalar type "
                            f"{_legacy_name(b.dtype)} for second argument")
-    if a.dtype not in (np.float32, np.float64, np.float16):
-        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
-                           f"{_legacy_name(a.dtype)} and {_legacy_name(b.dtype)}")
 
 
 def _legacy_name(d):
@@ -343,7 +343,7 @@ def complex(real, imag, *, out=None):  # noqa: A001,A002 - torch's names
     res = Complex.apply(real, imag)
     if out is not None:
         from ._common import _copy_out
-        return _copy_out("complex", res, out,
+        return _copy_out("complex", res, out, "same",
                          error="Expected object of scalar type {r} but got scalar type {o} for argument 'out'")
     return res
 
@@ -358,7 +358,7 @@ def polar(abs, angle, *, out=None):  # noqa: A002 - torch's names
     res = Polar.apply(abs, angle)
     if out is not None:
         from ._common import _copy_out
-        return _copy_out("polar", res, out,
+        return _copy_out("polar", res, out, "same",
                          error="Expected object of scalar type {r} but got scalar type {o} for argument 'out'")
     return res
 

@@ -11,7 +11,8 @@ import numpy as np
 from ... import _dtype
 from ...autograd.function import _active
 from .._util import Primitive, Tensor, _inside, array_op, bind, cj, promote, unary
-from ._common import (_LN2, _cast_all, _inplace, _iop, _need_tensor, _not_implemented, _result, _w, _with_out,
+from ._common import (_LN2, _cast_all, _inplace, _iop, _need_tensor, _not_implemented, _result, _two_numbers, _w,
+                      _with_out,
                       _zeros_like)
 from .arith import _no_derivative, _sub_check
 from .copies import FillScalar, FillTensor, fill_ as _fill_method, zero_ as _zero_method
@@ -315,6 +316,8 @@ def bitwise_left_shift(input, other):  # noqa: A002
     """
     if _active[0] and not _inside[0]:      # (a transform sees it as an op)
         return array_op(bitwise_left_shift, True, (input, other))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise _two_numbers("bitwise_left_shift", input, other)
     return _shift(_operand(input), _operand(other), True)
 
 
@@ -327,6 +330,8 @@ def bitwise_right_shift(input, other):  # noqa: A002
     """
     if _active[0] and not _inside[0]:      # (a transform sees it as an op)
         return array_op(bitwise_right_shift, True, (input, other))
+    if not isinstance(input, Tensor) and not isinstance(other, Tensor):
+        raise _two_numbers("bitwise_right_shift", input, other)
     return _shift(_operand(input), _operand(other), False)
 
 

@@ -56,6 +56,8 @@ def _check_gather(op, shape, dim, index, src_shape=None):
     if max(index.ndim, 1) != n:
         what = "input" if op == "gather" else "self"
         raise RuntimeError(f"Index tensor must have the same number of dimensions as {what} tensor")
+    if src_shape is not None and max(len(src_shape), 1) != n:
+        raise RuntimeError("Index tensor must have the same number of dimensions as src tensor")
     ishape = index.shape if index.ndim else (1,)
     xshape = shape if shape else (1,)
     sshape = None if src_shape is None else (src_shape if src_shape else (1,))

@@ -147,7 +147,7 @@ class ScatterReduce(Primitive):
         return (gx if need[0] else None), None, None, (gs if need[3] else None), None, None
 
 
-@writes_out
+@writes_out(no_overlap=True)
 def gather(input, dim, index, *, sparse_grad=False, out=None):
     """Values of ``input`` read along ``dim`` at ``index`` (same number of dims as input).
 
@@ -430,7 +430,7 @@ class IndexFillTensor(Primitive):
         return gx, None, None, gv, None
 
 
-@writes_out(error="index_select(): self and result must have the same scalar type")
+@writes_out(error="index_select(): self and result must have the same scalar type", no_overlap=True)
 def index_select(input, dim, index, *, out=None):
     """The slices of ``input`` along ``dim`` at the positions in the 1-d ``index``.
 

@@ -50,6 +50,8 @@ class MaskedFillTensor(Primitive):
     @staticmethod
     def forward(ctx, x, mask, value):
         ctx.mask = mask
+        if value.dtype.kind == "c" and x.dtype.kind != "c":    # (checked: its imaginary part is 0)
+            value = value.real
         return np.where(mask, value.astype(x.dtype), x)
 
     @staticmethod
@@ -74,6 +76,8 @@ def masked_fill(input, mask, value):
         if value._array.ndim:
             raise RuntimeError(f"masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._array.ndim} dimension(s).")
+        if not _active[0]:          # torch checks the value as a number (300 into int8: overflow, not a wrap)
+            _dtype.check_scalar(value._array.item(), input.dtype)
         return MaskedFillTensor.apply(input, m, value)
     _dtype.check_scalar(value, input.dtype)          # (300 into int8: torch's overflow error, not a wrap-around)
     return MaskedFill.apply(input, m, value)
@@ -158,7 +162,7 @@ class MaskedSelect(Primitive):
         return MaskedScatter.apply(_zeros(m.shape, grad._array.dtype), m, grad), None
 
 
-@writes_out(error="masked_select(): self and result must have the same scalar type")
+@writes_out(error="masked_select(): self and result must have the same scalar type", no_overlap=True)
 def masked_select(input, mask, *, out=None):
     """The elements of ``input`` where ``mask`` is True (broadcast together), as a 1-d tensor.
 

@@ -160,18 +160,29 @@ def ormqr(input, tau, other, left=True, transpose=False, *, out=None):
     tensor([[-0.6000, -0.8000],
             [-0.8000,  0.6000]])
     """
-    a, c = input._array, other._array
-    if a.ndim < 2 or c.ndim < 2:
-        raise RuntimeError("torch.ormqr: input and other must have at least 2 dimensions.")
-    m = a.shape[-2]
-    if (c.shape[-2] if left else c.shape[-1]) != m:
-        side = "other.shape[-2]" if left else "other.shape[-1]"
-        raise RuntimeError(f"torch.ormqr: {side} must be equal to input.shape[-2]")
-    if tau._array.shape[-1] > a.shape[-1]:
-        raise RuntimeError("torch.ormqr: input.shape[-1] must be greater than or equal to tau.shape[-1]")
+    a, c, t = input._array, other._array, tau._array      # torch's checks, in its order and words
+    for name, arr in (("input", a), ("other", c)):
+        if arr.ndim < 2:
+            raise RuntimeError(f"torch.ormqr: {name} must have at least 2 dimensions.")
     side = "other.shape[-2]" if left else "other.shape[-1]"
-    if tau._array.shape[-1] != min(c.shape[-2] if left else c.shape[-1], a.shape[-1]):
+    if (c.shape[-2] if left else c.shape[-1]) != a.shape[-2]:
+        raise RuntimeError(f"torch.ormqr: {side} must be equal to input.shape[-2]")
+    if t.ndim == 0 or t.shape[-1] != min(c.shape[-2] if left else c.shape[-1], a.shape[-1]):
         raise RuntimeError(f"torch.ormqr: tau.shape[-1] must be equal to min({side}, input.shape[-1])")
+    if t.ndim != a.ndim - 1:
+        raise RuntimeError(f"torch.ormqr: Expected tau to have one dimension less than input, but got tau.ndim "
+                           f"equal to {t.ndim} and input.ndim is equal to {a.ndim}")
+    if c.ndim != a.ndim:
+        raise RuntimeError(f"torch.ormqr: Expected other to have the same number of dimensions as input, but got "
+                           f"other.ndim equal to {c.ndim} and input.ndim is equal to {a.ndim}")
+    for name, arr in (("tau", t), ("other", c)):
+        if arr.shape[:a.ndim - 2] != a.shape[:-2]:
+            raise RuntimeError(f"torch.ormqr: Expected batch dimensions of {name} to be equal to input.shape[:-2], "
+                               f"but got {shape_str(arr.shape[:a.ndim - 2])}")
+    for name, x in (("tau", tau), ("other", other)):
+        if x.dtype is not input.dtype:
+            raise RuntimeError(f"torch.ormqr: Expected input and {name} to have the same dtype, but input has dtype"
+                               f"{input.dtype._legacy} and {name} has dtype {x.dtype._legacy}")
     return _reflect_all(input, tau, other, bool(left), bool(transpose))
 
 

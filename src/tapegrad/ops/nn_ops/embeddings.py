@@ -72,6 +72,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
                             None, (input,))
         if r is not NotImplemented:
             return r
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
     idx = input._array if isinstance(input, Tensor) else np.asarray(input)
     _check_indices(idx, "embedding")
     n = weight._array.shape[0]

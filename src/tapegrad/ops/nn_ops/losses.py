@@ -238,6 +238,9 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
         raise RuntimeError(f"expected equal input and linear_weight last dimensions (in_features), got "
                            f"{in_features} and {ws[-1]}, respectively")
     num_classes, out_features = ws[0], ws[1:-1]
+    if out_features and nd == 1:
+        raise RuntimeError(f"K-dimensional loss defined by linear_weight shape {ws} requires batched input, "
+                           f"(N, {in_features}), got unbatched input with shape {tuple(input.shape)}")
     if linear_bias is not None and tuple(linear_bias.shape) != (num_classes, *out_features):
         raise RuntimeError(f"expected linear_bias shape {(num_classes, *out_features)}, got "
                            f"{tuple(linear_bias.shape)}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _dtype
 from ...autograd.function import _active
 
 from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
@@ -78,7 +79,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     """
     reduction = _reduction(reduction, size_average, reduce)
     _check_no_grad_arg("soft_margin_loss", "target", target)
-    return SoftMarginLoss.apply(input, _arr(target, input._array.dtype), reduction)
+    t = _arr(target, input._array.dtype)
+    broadcast_or_error(tuple(input.shape), t.shape)     # (torch names the input "tensor a")
+    return SoftMarginLoss.apply(input, t, reduction)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None, reduction="mean"):
@@ -126,6 +129,8 @@ def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, s
     tensor(0.)
     """
     reduction = _reduction(_int_reduction(reduction), size_average, reduce)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     dims = {anchor._array.ndim, positive._array.ndim, negative._array.ndim}
     if len(dims) != 1:
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have the same number of "
@@ -230,6 +235,18 @@ class _RowPick(Primitive):
         return grad * m, None
 
 
+def _check_margin_input(x):
+    """torch's shape check of the multi-class margin losses' input."""
+    if not (x.ndim == 0 or (x.ndim == 1 and x.shape[0]) or (x.ndim == 2 and x.shape[1])):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
+                           f"{shape_str(x.shape)}")
+
+
+def _check_long(target):
+    if isinstance(target, Tensor) and target.dtype is not _dtype.int64:
+        raise RuntimeError(f"expected scalar type Long but found {target.dtype._legacy}")
+
+
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
                       reduction="mean"):
     """Multi-class hinge loss: mean over classes i != y of max(0, margin - x[y] + x[i]) ** p, reduced.
@@ -245,12 +262,20 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     reduction = _reduction(reduction, size_average, reduce)
     if p not in (1, 2):
         raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.ndim != 1:
+        raise ValueError("weight must be one-dimensional")
     _check_no_grad_arg("multi_margin_loss", "weight", weight)
     x = input._array
-    if x.ndim > 2:
-        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch size, but got: "
-                           f"{shape_str(x.shape)}")
+    _check_margin_input(x)
+    nframe, dim = (1, x.size) if x.ndim <= 1 else x.shape
     t = _arr(target)
+    if t.ndim > 1 or t.size != nframe:
+        raise RuntimeError("multi_margin_loss: target tensor should be 1-D with size equal to the number of input "
+                           f"samples (batch size). Expected target size [{nframe}], but got "
+                           f"{shape_str(t.shape)}. Input has shape {shape_str(x.shape)}.")
+    if weight is not None and weight.numel() != dim:
+        raise RuntimeError(f"inconsistent weight size, expected {dim} but got {shape_str(weight.shape)}")
+    _check_long(target)
     return MultiMarginLoss.apply(input, t, p, float(margin), _arr(weight, x.dtype), reduction)
 
 
@@ -326,8 +351,10 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
         if r is not NotImplemented:
             return r
     reduction = _reduction(reduction, size_average, reduce)
+    _check_margin_input(input._array)
     t = _arr(target)
     if t.shape != tuple(input.shape):
         raise RuntimeError(f"inconsistent target size: {shape_str(t.shape)} for input of size: "
                            f"{shape_str(input.shape)}")
+    _check_long(target)
     return MultilabelMarginLoss.apply(input, t.astype(np.intp), reduction)

@@ -78,6 +78,27 @@ class NativeLayerNorm(Primitive):
         return (gx if need[0] else None), gw, gb, None, None
 
 
+def _check_normalized_shape(input, normalized_shape, weight, bias=None, rms=False):
+    """torch's checks of layer_norm / rms_norm, in its order: a non-empty normalized_shape, the weight's and bias's
+    shapes, then the input's trailing dims (rms_norm words the last its own way)."""
+    ns = tuple(int(s) for s in normalized_shape)
+    if rms and len(ns) > input.ndim:
+        raise ValueError(f"Input tensor must have at least {len(ns)} dimensions, but got {input.ndim}")
+    if not ns:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+                           "element, but got normalized_shape = []")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and tuple(t.shape) != ns:
+            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
+                               f"{shape_str(t.shape)} and normalized_shape = {shape_str(ns)}")
+    shape = tuple(input.shape)
+    if len(ns) > len(shape) or shape[len(shape) - len(ns):] != ns:
+        star = "*" if rms else "*, "         # (rms_norm's message lacks the comma)
+        raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
+                           f"[{star}{', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
+    return ns
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift by ``bias``.
 
@@ -86,15 +107,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    ns = tuple(int(s) for s in normalized_shape)
-    shape = tuple(input.shape)
-    if len(ns) == 0 or shape[len(shape) - len(ns):] != ns or len(ns) > len(shape):
-        raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
-                           f"[*, {', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
-    for name, t in (("weight", weight), ("bias", bias)):
-        if t is not None and tuple(t.shape) != ns:
-            raise RuntimeError(f"Expected {name} to be of same shape as normalized_shape, but got {name} of shape "
-                               f"{shape_str(t.shape)} and normalized_shape = {shape_str(ns)}")
+    ns = _check_normalized_shape(input, normalized_shape, weight, bias)
     return NativeLayerNorm.apply(input, weight, bias, len(ns), eps)
 
 
@@ -403,11 +416,8 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     """
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
-    ns = tuple(int(s) for s in normalized_shape)
+    ns = _check_normalized_shape(input, normalized_shape, weight, rms=True)
     shape = tuple(input.shape)
-    if len(ns) > len(shape) or shape[len(shape) - len(ns):] != ns:
-        raise RuntimeError(f"Given normalized_shape={shape_str(ns)}, expected input with shape "
-                           f"[*, {', '.join(map(str, ns))}], but got input of size{shape_str(shape)}")
     if eps is None:
         eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind in "fc" else 1.1920928955078125e-07
     dims = tuple(range(len(shape) - len(ns), len(shape)))

@@ -137,15 +137,15 @@ def _check_weights(name, w, n_obs, integral):
     if w._array.ndim > 1:
         raise RuntimeError(f"cov(): expected {name} to have one or fewer dimensions but got {name} with "
                            f"{w._array.ndim} dimensions")
-    if w._array.size != n_obs:
-        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
-                           f"but got {w._array.size} != {n_obs}")
     if integral and w._array.dtype.kind not in "iub":
         raise RuntimeError(f"cov(): expected fweights to have integral dtype but got fweights with {_legacy(w)} "
                            "dtype")
     if not integral and w._array.dtype.kind != "f":
         raise RuntimeError(f"cov(): expected aweights to have floating point dtype but got aweights with "
                            f"{_legacy(w)} dtype")
+    if w._array.size != n_obs:
+        raise RuntimeError(f"cov(): expected {name} to have the same numel as there are observations in the input "
+                           f"but got {w._array.size} != {n_obs}")
     if (w._array < 0).any():
         raise RuntimeError(f"cov(): {name} cannot be negative")
 

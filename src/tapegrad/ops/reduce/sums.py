@@ -100,6 +100,11 @@ def sum(input, dim=None, keepdim=False, *, dtype=None, out=None):  # noqa: A001 
     return _write_out("sum", (Sum if dim is None else SumDim).apply(input, dim, keepdim, _dtype_arg(dtype)), out)
 
 
+def _mean_dtype_error(op, dtype):
+    return RuntimeError(f"{op}(): could not infer output dtype. Optional dtype must be either a floating point or "
+                        f"complex dtype. Got: {dtype._legacy}")
+
+
 def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Mean of elements, over all dims or ``dim`` (int or tuple).
 
@@ -107,7 +112,10 @@ def mean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(2.)
     """
     dim = _dim_args(dim)
-    res = (Mean if dim is None else MeanDim).apply(input, dim, keepdim, _dtype_arg(dtype))
+    dtype = _dtype_arg(dtype)
+    if dtype is not None and not (dtype.is_floating_point or dtype.is_complex):
+        raise _mean_dtype_error("mean", dtype)
+    res = (Mean if dim is None else MeanDim).apply(input, dim, keepdim, dtype)
     return _write_out("mean", res, out,
                       error="mean.dtype_out(): input types can't be cast to the desired output type {o}")
 
@@ -132,6 +140,8 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
     tensor(1.5000)
     """
     a = input._array
+    if dtype is not None and not (_dtype.to_dtype(dtype).is_floating_point or _dtype.to_dtype(dtype).is_complex):
+        raise _mean_dtype_error("nanmean", _dtype.to_dtype(dtype))
     if dtype is None and a.dtype.kind not in "fc":
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {_legacy(a)}")
     dim = _dim_args(dim)

@@ -224,6 +224,8 @@ def roll(input, shifts, dims=None):
     tensor([3, 1, 2])
     """
     shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
+    if not shifts:
+        raise RuntimeError("`shifts` required")
     if dims is None:
         if len(shifts) != 1:
             raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:0")
@@ -232,6 +234,8 @@ def roll(input, shifts, dims=None):
     if len(shifts) != len(dims):
         raise RuntimeError(f"shifts and dimensions must align. shifts: {len(shifts)}, dims:{len(dims)}")
     n = _nd(input)
+    if n == 0:
+        raise IndexError(f"Dimension specified as {dims[0]} but tensor has no dimensions")
     return Roll.apply(input, shifts, tuple(normalize_dim(d, n) for d in dims))
 
 

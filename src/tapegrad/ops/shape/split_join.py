@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, kernel, linear_jvp, mark_view, normalize_dim, op_error, shape_str
+from ...tensor import invalid_arguments
+from .._util import (Primitive, Tensor, assert_no_overlap, bind, kernel, linear_jvp, mark_view, normalize_dim,
+                     op_error, shape_str)
 from ..reduce._common import _write_out
 from .views import _nd, reshape, transpose, unsqueeze
 
@@ -78,6 +80,9 @@ def narrow(input, dim, start, length):
         raise RuntimeError("narrow() cannot be applied to a 0-dim tensor.")
     d = normalize_dim(dim, n)
     size = input._array.shape[d]
+    if isinstance(start, Tensor) and (start.ndim or start.dtype.is_floating_point or start.dtype.is_complex
+                                      or start.dtype is _dtype.bool):
+        raise RuntimeError("start must be an 0-dim integral Tensor.")
     start, length = int(start), int(length)
     if length < 0:
         raise RuntimeError("narrow(): length must be non-negative.")
@@ -269,8 +274,11 @@ def split_with_sizes(input, split_sizes, dim=0):
 def _hvd_split(op, input, ios, min_dim, dim):
     n = _nd(input)
     if n < min_dim:
-        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dim} dimension"
-                           f"{'s' if min_dim > 1 else ''}, but got a tensor with {n} dimensions!")
+        raise RuntimeError(f"torch.{op} requires a tensor with at least {min_dim} dimension, but got a tensor with "
+                           f"{n} dimensions!")
+    if not isinstance(ios, (int, list, tuple)) or isinstance(ios, bool):
+        raise invalid_arguments(op, (input, ios), [("Tensor input, int sections", True),
+                                                   ("Tensor input, tuple of ints indices", True)])
     if isinstance(ios, int) and not isinstance(ios, bool):
         size = input._array.shape[dim]
         if ios == 0 or size % ios:
@@ -320,6 +328,13 @@ def narrow_copy(input, dim, start, length):
     >>> tapegrad.arange(5).narrow_copy(0, 1, 2)
     tensor([1, 2])
     """
+    if 0 < _nd(input) <= dim:
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an enhancement request to PyTorch.)")
+    if length < 0:
+        size = input.shape[normalize_dim(dim, _nd(input))]
+        raise RuntimeError(f"start ({start + size if start < 0 else start}) + length ({length}) exceeds dimension "
+                           f"size ({size}).")
     v = narrow(input.detach(), dim, start, length)     # validates the arguments as narrow does
     d = normalize_dim(dim, _nd(input))
     start = int(start) % input._array.shape[d] if int(start) < 0 else int(start)
@@ -464,15 +479,28 @@ _CAT_OUT_ERROR = (TypeError, "torch.cat(): input types can't be cast to the desi
 
 
 
+def _tensor_list(op, tensors, non_empty=False):
+    """The tensors of a join as a list: torch refuses a single Tensor (it would iterate its rows) and, for the
+    stacking helpers, an empty list."""
+    if isinstance(tensors, Tensor):
+        raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
+    tensors = list(tensors)
+    if non_empty and not tensors:
+        raise RuntimeError(f"{op} expects a non-empty TensorList")
+    return tensors
+
+
 def cat(tensors, dim=0, *, out=None):
     """Join tensors along dim ``dim``; all must have the same shape except in that dim.
 
     >>> tapegrad.cat([tapegrad.zeros(1, 2), tapegrad.ones(2, 2)]).shape
     tapegrad.Size([3, 2])
     """
-    tensors = list(tensors)
+    tensors = _tensor_list("cat", tensors)
     if not tensors:
         raise ValueError("tapegrad.cat(): expected a non-empty list of Tensors")
+    if isinstance(out, Tensor):
+        assert_no_overlap(out, tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
             raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
@@ -530,7 +558,7 @@ def stack(tensors, dim=0, *, out=None):
     >>> tapegrad.stack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([2, 2])
     """
-    tensors = list(tensors)
+    tensors = _tensor_list("stack", tensors)
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     n = _nd(tensors[0]) + 1
@@ -589,7 +617,7 @@ def hstack(tensors, *, out=None):
     >>> tapegrad.hstack([tapegrad.zeros(2), tapegrad.ones(3)]).shape
     tapegrad.Size([5])
     """
-    ts = atleast_1d(list(tensors))
+    ts = atleast_1d(_tensor_list("hstack", tensors, True))
     return cat(ts, 0 if _nd(ts[0]) == 1 else 1, out=out)
 
 
@@ -599,7 +627,7 @@ def vstack(tensors, *, out=None):
     >>> tapegrad.vstack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([2, 2])
     """
-    return cat(atleast_2d(list(tensors)), 0, out=out)
+    return cat(atleast_2d(_tensor_list("vstack", tensors, True)), 0, out=out)
 
 
 def dstack(tensors, *, out=None):
@@ -608,7 +636,7 @@ def dstack(tensors, *, out=None):
     >>> tapegrad.dstack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([1, 2, 2])
     """
-    return cat(atleast_3d(list(tensors)), 2, out=out)
+    return cat(atleast_3d(_tensor_list("dstack", tensors, True)), 2, out=out)
 
 
 def column_stack(tensors, *, out=None):
@@ -617,7 +645,8 @@ def column_stack(tensors, *, out=None):
     >>> tapegrad.column_stack([tapegrad.zeros(2), tapegrad.ones(2)]).shape
     tapegrad.Size([2, 2])
     """
-    ts = [reshape(t, (t._array.size, 1)) if _nd(t) <= 1 else t for t in tensors]
+    ts = [reshape(t, (t._array.size, 1)) if _nd(t) <= 1 else t
+          for t in _tensor_list("column_stack", tensors, True)]
     return cat(ts, 1, out=out)
 
 

@@ -373,6 +373,8 @@ def transpose_copy(input, dim0, dim1):
 
 
 def unbind_copy(input, dim=0):
+    if input.ndim == 0:
+        raise IndexError(f"Dimension specified as {normalize_dim(dim, 0)} but tensor has no dimensions")
     return tuple(_copy("UnbindBackward0", input, lambda t, i=i: t.select(dim, i))
                  for i in range(input.shape[normalize_dim(dim, input.ndim)]))
 
@@ -621,9 +623,14 @@ def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=Non
     if len(size) != len(perm):
         raise RuntimeError(f"Number of dimensions in size does not match the length of the physical_layout; i.e. "
                            f"len(size) = {len(size)} is not equal to len(physical_layout) = {len(perm)}")
-    if sorted(perm) != list(range(len(size))):
-        raise RuntimeError(f"Dimension {next((p for p in perm if perm.count(p) > 1), perm[0])} is duplicated "
-                           "in physical_layout")
+    seen = set()
+    for i, p in enumerate(perm):
+        if not 0 <= p < len(perm):
+            raise RuntimeError(f"Dimension out of range (expected to be between 0 and {len(perm) - 1}, but got {p} at "
+                               f"index {i}).  NB: negative dims not currently supported; file an issue if you want it.")
+        if p in seen:
+            raise RuntimeError("Duplicate dim not allowed")
+        seen.add(p)
     stride = [0] * len(size)
     acc = 1
     for p in reversed(perm):

@@ -36,6 +36,9 @@ def _infer_shape(shape, numel):
         raise RuntimeError(f"invalid shape dimension {next(s for s in shape if s < -1)}")
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape_str(shape)} because the "
+                               "unspecified dimension size -1 can be any value and is ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{shape_str(shape)}' is invalid for input of size {numel}")
         shape[shape.index(-1)] = numel // known
