@@ -25,6 +25,7 @@ def _quiet(f, *a):
         return f(*a)
 
 
+@pytest.mark.filterwarnings("ignore:There is a performance drop because we have not yet implemented the batching")
 def test_functional_models_under_transforms(torch):
     x = np.random.default_rng(0).standard_normal((5, 3))
     got = []

@@ -185,6 +185,7 @@ def test_recurrent_output_nodes_are_named_as_torchs(torch, cls, kw):
         assert names[1][0] == "MkldnnRnnLayerBackward0"
 
 
+@pytest.mark.filterwarnings("ignore:TF32 acceleration on top of oneDNN")      # (torch's, on toggling mkldnn)
 def test_lstm_node_name_follows_the_mkldnn_switch(torch):
     m = nn.LSTM(3, 4)
     x = tapegrad.randn(5, 1, 3)

@@ -58,7 +58,7 @@ def _run(T, cls, kwargs, dtype, closure_needed, steps=5):
     return w.detach().numpy().copy(), b.detach().numpy().copy()
 
 
-SKIPPED = {"SparseAdam": "it takes sparse gradients only (tests/test_sparse.py runs it on nn.Embedding(sparse=True))"}
+SKIPPED = {"SparseAdam": "it takes sparse gradients only (tests/optim/test_optim.py runs it on an embedding table's sparse rows)"}
 
 
 @pytest.mark.parametrize("name", OPTIMIZERS)

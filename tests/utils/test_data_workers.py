@@ -52,6 +52,7 @@ def _reseed_numpy(worker_id):        # a common worker_init_fn (it runs in the w
     np.random.seed(1000 + worker_id)
 
 
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")     # (torch's, for 3 workers on 2 cores)
 @pytest.mark.parametrize("kw", [dict(num_workers=0), dict(num_workers=1), dict(num_workers=3),
                                 dict(num_workers=2, persistent_workers=True),
                                 dict(num_workers=2, worker_init_fn=_reseed_numpy)])
