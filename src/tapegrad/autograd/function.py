@@ -388,6 +388,13 @@ class BackwardNode(Node):
         """With False, backward receives None (not zeros) for outputs that got no gradient."""
         self._materialize = bool(value)
 
+    def __getattr__(self, name):
+        # (only for a name not found: torch's ``grad_fn._saved_self`` / ``_raw_saved_self``, autograd/saved_attrs.py)
+        if name.startswith(("_saved_", "_raw_saved_")) and name not in ("_saved_versions", "_saved_forward"):
+            from .saved_attrs import saved_attribute
+            return saved_attribute(self, name)
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
     # --- what backward reads ------------------------------------------------------------------------------
     @property
     def saved_tensors(self):
