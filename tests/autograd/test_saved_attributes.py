@@ -99,3 +99,34 @@ def test_a_custom_functions_node_has_no_saved_attributes(torch):
         out = Double.apply(m.ones(2, requires_grad=True))
         with pytest.raises(AttributeError, match="object has no attribute '_saved_self'"):
             out.grad_fn._saved_self
+
+
+PACKED = {"mul": lambda m, x, y, A, B: x * y, "div": lambda m, x, y, A, B: x / y,
+          "pow": lambda m, x, y, A, B: x ** y, "atan2": lambda m, x, y, A, B: m.atan2(x, y),
+          "xlogy": lambda m, x, y, A, B: m.xlogy(x, y), "hypot": lambda m, x, y, A, B: m.hypot(x, y),
+          "mm": lambda m, x, y, A, B: A @ B, "mv": lambda m, x, y, A, B: A @ x, "dot": lambda m, x, y, A, B: x.dot(y),
+          "addmm": lambda m, x, y, A, B: m.addmm(x, A, B), "mul_broadcast": lambda m, x, y, A, B: A * x,
+          "sub": lambda m, x, y, A, B: x - y, "exp": lambda m, x, y, A, B: x.sin(),
+          "mse": lambda m, x, y, A, B: m.nn.functional.mse_loss(x, y)}
+
+
+@pytest.mark.parametrize("name", sorted(PACKED))
+def test_saved_tensor_hooks_see_the_tensors_in_torchs_order(torch, name):
+    """The saved-tensors tutorial prints each tensor its pack hook receives: the same tensors in the same order
+    (torch's derivative formulas keep the second operand first for mul, div, pow, atan2, xlogy, hypot, mm)."""
+    def packed(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        y = m.tensor([3.0, 4.0], requires_grad=True)
+        A = m.tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+        B = m.tensor([[5.0, 6.0], [7.0, 8.0]], requires_grad=True)
+        named = {"x": x, "y": y, "A": A, "B": B}
+        seen = []
+
+        def pack(t):
+            seen.append(next((k for k, v in named.items() if t is v or (t.shape == v.shape and m.equal(t, v))),
+                             "output"))
+            return t
+        with m.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            PACKED[name](m, x, y, A, B)
+        return seen
+    assert packed(tapegrad) == packed(torch)

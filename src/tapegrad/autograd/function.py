@@ -879,13 +879,17 @@ def _keep_saved_hooked(ctx, outputs, fresh):
     if not hooks or saved is None:
         return
     pack, unpack = hooks[-1]
-    res = []
-    for s, v in zip(saved, ctx._saved_versions):
+    res = list(saved)
+    versions = ctx._saved_versions
+    # (the pack hook sees the tensors in torch's order: its derivative formulas' order, which for some binary
+    # ops is the second operand first; ``_pack_order`` on the op's class gives it by slot)
+    order = getattr(ctx._forward_cls, "_pack_order", None)
+    for i in (order if order is not None and len(order) == len(res) else range(len(res))):
+        s = res[i]
         if s.__class__ is SavedTensor:
-            s = PackedSaved(outputs[s._output_nr], pack, unpack, s._output_nr)
-        elif v is not None:
-            s = PackedSaved(s, pack, unpack, -1)
-        res.append(s)
+            res[i] = PackedSaved(outputs[s._output_nr], pack, unpack, s._output_nr)
+        elif versions[i] is not None:
+            res[i] = PackedSaved(s, pack, unpack, -1)
     ctx._saved = tuple(res)
     ctx._saved_versions = (None,) * len(res)
 

@@ -199,6 +199,7 @@ class Rsub(Primitive):
 class Mul(Primitive):
     """a * b, broadcasting."""
 
+    _pack_order = (1, 0)      # (saved-tensor hooks see the second operand first, as torch's)
     _scalar_edges = True
     array_backward = True
 
@@ -233,6 +234,7 @@ class Mul(Primitive):
 class Div(Primitive):
     """a / b (true division: integers give the default float dtype)."""
 
+    _pack_order = (1, 0)      # (saved-tensor hooks see the second operand first, as torch's)
     _scalar_edges = True
     array_backward = True
 
@@ -408,6 +410,7 @@ class Pow(Primitive):
 class PowTensor(Primitive):
     """tensor ** tensor."""
 
+    _pack_order = (2, 1, 0)      # (saved-tensor hooks see the exponent first, then the base, as torch's)
     node_name = "PowBackward1"
 
     @staticmethod

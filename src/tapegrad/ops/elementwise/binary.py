@@ -16,6 +16,8 @@ from .arith import _no_derivative, div
 class Atan2(Primitive):
     """atan2(a, b): the angle of the point (b, a)."""
 
+    _pack_order = (1, 0)      # (saved-tensor hooks see the second operand first, as torch's)
+
     @staticmethod
     @_quiet
     def forward(ctx, a, b):
@@ -35,6 +37,8 @@ class Atan2(Primitive):
 
 class Hypot(Primitive):
     """sqrt(a**2 + b**2) without overflow."""
+
+    _pack_order = (2, 1, 0)      # (saved-tensor hooks see the second operand first, then the first, as torch's)
 
     @staticmethod
     @_quiet
@@ -479,6 +483,8 @@ def _xlogy_np(x, y):
 
 class Xlogy(Primitive):
     """``x * log(y)``, 0 where x == 0 (unless y is NaN)."""
+
+    _pack_order = (1, 0)      # (saved-tensor hooks see the second operand first, as torch's)
 
     @staticmethod
     def forward(ctx, x, y):

@@ -120,6 +120,7 @@ class Mv(Matmul):
 class Mm(Matmul):
     node_name = "MmBackward0"
     array_backward = True
+    _pack_order = (1, 0)      # (saved-tensor hooks see mat2 first, as torch's)
 
 
 class Bmm(Matmul):

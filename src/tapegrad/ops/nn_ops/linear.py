@@ -66,6 +66,7 @@ class _Addmm(Primitive):
 class _MmT(Primitive):
     """``x @ weight.T`` for a 2-d ``x`` (linear without bias): MmBackward0."""
 
+    _pack_order = (1, 0)      # (saved-tensor hooks see the weight first, as torch's)
     node_name = "MmBackward0"
     array_backward = True
 
