@@ -9,10 +9,12 @@ import math
 
 import numpy as np
 
+from ... import _dtype
 from .. import _util
 from ...autograd.function import _active
-from .._util import Primitive, op_error, shape_str, vmap_per_sample
-from ._common import _AxisTaps, _GatherPlanes, _ScatterPlanes, _ntuple, _pad_array, _scalar, _taps, _windows
+from .._util import Primitive, Tensor, op_error, shape_str, vmap_per_sample
+from ._common import (_AxisTaps, _GatherPlanes, _ScatterPlanes, _apply_taps, _ntuple, _pad_array, _scalar, _taps,
+                      _windows)
 from .._util import autocast_listed
 
 
@@ -309,7 +311,29 @@ def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_inclu
         else:
             t = _avg_taps(S[i], kernel[i], stride[i], padding[i], ceil_mode, count_include_pad)
         taps.append(t)
+    if input._array.dtype.kind in "biu":
+        return _int_avg_pool(d, input._array, taps, divisor_override)
     return _taps(f"AvgPool{max(d, 2)}DBackward0", input, taps)
+
+
+def _int_avg_pool(d, a, taps, divisor_override):
+    """torch's average pooling of integers: int64 only (other integer types are "not implemented" there), each
+    window's exact sum divided by its divisor with C's division (toward zero), in int64."""
+    if a.dtype != np.int64:
+        kernel = "avg_pool3d_out_frame" if d == 3 else "avg_pool2d"
+        raise NotImplementedError(f"\"{kernel}\" not implemented for '{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
+    sums = _apply_taps(a, [_AxisTaps(t.idx, None, t.size) for t in taps])      # (no weights: int64 sums)
+    if divisor_override is not None:
+        div = np.int64(divisor_override)
+    else:                   # each axis's divisor, from its averaging weights (scale / divisor); their product
+        div = np.ones((1,) * d, np.int64)
+        for i, t in enumerate(taps):
+            first = np.where(t.idx < t.size, t.w, 0.0).max(axis=1)
+            shape = [1] * d
+            shape[i] = -1
+            div = div * np.rint(1.0 / np.where(first > 0, first, 1.0)).astype(np.int64).reshape(shape)
+    q = (np.abs(sums) // np.abs(div)) * (np.sign(sums) * np.sign(div))
+    return Tensor._make(np.ascontiguousarray(q.astype(np.int64)))
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
