@@ -501,3 +501,16 @@ def test_native_batch_norm_matches_torch(torch, training):
     for a, e in zip(outs[0] + list(stats[0]), outs[1] + list(stats[1])):
         assert a.shape == e.shape
         np.testing.assert_allclose(a, e, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("p", [float("-inf"), float("inf"), 0.5, 1, 2, 3, -1])
+def test_normalize_every_p_as_torch(torch, p):
+    """normalize's norm is linalg.vector_norm's (one kernel, one gradient formula): the -inf norm is the smallest
+    magnitude (it gave 1 with a NaN gradient)."""
+    def run(m):
+        x = m.tensor([[3., -4., 0.5], [1., 2., -2.]], requires_grad=True)
+        y = m.nn.functional.normalize(x, p=p, dim=1)
+        (y * m.tensor([[1., 2., 3.], [4., 5., 6.]])).sum().backward()
+        return y.detach().numpy(), x.grad.numpy()
+    for a, b in zip(run(tapegrad), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

@@ -13,7 +13,6 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, kernel
-from ..elementwise.unary import _sign
 
 
 # --- small helpers ------------------------------------------------------------------------------------------
@@ -211,21 +210,10 @@ class _Norm(Primitive):
     def forward(ctx, x, p, dims, keepdim):
         ctx.p, ctx.dims, ctx.keepdim = p, dims, keepdim
         ctx.save_result(0)
-        if x.dtype == np.float16:   # torch sums Half in float32 and rounds the norm once (squares overflow Half)
-            return _Norm.forward(ctx, x.astype(np.float32), p, dims, keepdim).astype(np.float16)
-        a = np.abs(x)
+        from ..reduce.stats import _vector_norm_np      # (linalg.vector_norm's kernel: Half in float32, -inf a min)
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            if p == 2:
-                r = np.sqrt(np.sum(a * a, axis=dims, keepdims=keepdim))
-            elif p == 1:
-                r = np.sum(a, axis=dims, keepdims=keepdim)
-            elif p == math.inf:
-                r = np.max(a, axis=dims, keepdims=keepdim, initial=0)
-            elif p == 0:
-                r = np.sum(a != 0, axis=dims, keepdims=keepdim).astype(a.dtype)
-            else:
-                r = np.sum(a ** p, axis=dims, keepdims=keepdim) ** (1.0 / p)
-        return np.asarray(r, a.dtype)         # (real for complex x)
+            r = _vector_norm_np(x, p, dims, keepdim)
+        return np.asarray(r, x.real.dtype)         # (real for complex x)
 
     @staticmethod
     def backward(ctx, grad):
@@ -234,20 +222,8 @@ class _Norm(Primitive):
         if not ctx.keepdim:
             shape = tuple(1 if i in dims else s for i, s in enumerate(x.shape))
             grad, result = grad.reshape(shape), result.reshape(shape)
-        if p == 0:
-            return grad * 0.0 * x, None, None, None
-        if p == 1:        # (complex: sgn(x) = x / |x|, not a constant)
-            return grad * (x.sgn() if x._array.dtype.kind == "c" else _sign(x._array)), None, None, None
-        zero = result._array == 0
-        safe = result + zero                                      # 1 where the norm is 0 (x is 0 there too)
-        if p == 2:
-            return grad * x / safe, None, None, None
-        if p == math.inf:
-            amax = (np.abs(x._array) == result._array) & ~zero
-            cnt = np.maximum(amax.sum(axis=dims, keepdims=True), 1)
-            return grad * (_sign(x._array) * amax / cnt), None, None, None
-        ax = x.abs()
-        return grad * x * ax ** (p - 2) / safe ** (p - 1), None, None, None
+        from ..reduce.stats import _norm_grad      # (linalg.vector_norm's formula: one for every norm)
+        return _norm_grad(x, result, grad, p, dims), None, None, None
 
 
 def _norm(x, p, dims, keepdim):
