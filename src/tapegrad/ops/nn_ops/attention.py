@@ -14,7 +14,7 @@ from ... import _dtype
 from ...autograd.function import _active
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, broadcast_or_error, normalize_dim, shape_str
-from ..elementwise.unary import _sign
+from ..reduce.stats import _norm_grad, _vector_norm_np
 from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
 from .linear import Softmax, linear, softmax
 from .dropouts import dropout
@@ -57,21 +57,6 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return ((x1 / n1) * (x2 / n2)).sum(d)
 
 
-def _norm_backward(grad, x, result, p):
-    """Gradient of the p-norm over the last dim (result kept as a column), in tapegrad ops."""
-    if p == 1:
-        return grad * _sign(x._array)
-    safe = result + (result._array == 0)
-    if p == 2:
-        return grad * x / safe
-    if p == math.inf:
-        amax = (np.abs(x._array) == result._array) & (result._array != 0)
-        return grad * (_sign(x._array) * amax / np.maximum(amax.sum(-1, keepdims=True), 1))
-    if p == 0:
-        return grad * 0.0 * x
-    return grad * x * x.abs() ** (p - 2) / safe ** (p - 1)
-
-
 class Pdist(Primitive):
     """Distances between all pairs i < j of rows of a 2-d input."""
 
@@ -86,27 +71,14 @@ class Pdist(Primitive):
         i, j = np.triu_indices(x.shape[0], 1)
         ctx.i, ctx.j, ctx.p, ctx.n = i, j, p, x.shape[0]
         ctx.save_result(0)
-        return np.asarray(_pnorm_np(x[i] - x[j], p), x.dtype)
+        return np.asarray(_vector_norm_np(x[i] - x[j], p, 1, False), x.dtype)
 
     @staticmethod
     def backward(ctx, grad):
         result, x = ctx.saved_tensors
         diff = _RowGather.apply(x, ctx.i) - _RowGather.apply(x, ctx.j)
-        gd = _norm_backward(grad.unsqueeze(1), diff, result.unsqueeze(1), ctx.p)
+        gd = _norm_grad(diff, result.unsqueeze(1), grad.unsqueeze(1), ctx.p, (1,))
         return _RowScatter.apply(gd, ctx.i, ctx.n, None) - _RowScatter.apply(gd, ctx.j, ctx.n, None), None
-
-
-def _pnorm_np(d, p):
-    a = np.abs(d)
-    if p == 2:
-        return np.sqrt((a * a).sum(1))
-    if p == 1:
-        return a.sum(1)
-    if p == math.inf:
-        return a.max(1, initial=0)
-    if p == 0:
-        return (a != 0).sum(1).astype(d.dtype)
-    return (a ** p).sum(1) ** (1.0 / p)
 
 
 def pdist(input, p=2):
