@@ -324,12 +324,16 @@ def check_scalar(value, d: dtype, halves=True):
 _F16, _F64 = np.dtype(np.float16), np.dtype(np.float64)
 
 
+def through_float(arr: np.ndarray, np_dtype) -> np.ndarray:
+    """``arr`` ready to be converted to ``np_dtype`` as torch converts: float64 bound for float16 first becomes
+    float32 (torch's double to Half conversion rounds twice; NumPy's rounds once, and 1 value in 15,000 differs
+    in its last bit); anything else as it is."""
+    return arr.astype(np.float32) if arr.dtype == _F64 and np_dtype == _F16 else arr
+
+
 def cast(arr: np.ndarray, np_dtype) -> np.ndarray:
-    """``arr.astype(np_dtype)`` as torch converts: float64 into float16 goes through float32 (torch's double to
-    Half conversion rounds twice; NumPy's rounds once, and 1 value in 15,000 differs in its last bit)."""
-    if arr.dtype == _F64 and np_dtype == _F16:
-        arr = arr.astype(np.float32)
-    return arr.astype(np_dtype)
+    """``arr.astype(np_dtype)`` as torch converts (``through_float``)."""
+    return through_float(arr, np_dtype).astype(np_dtype)
 
 
 def checked_cast(arr: np.ndarray, d: dtype) -> np.ndarray:
@@ -354,7 +358,7 @@ def fill_scalar(value, d: dtype, halves=True) -> np.ndarray:
     """``value`` checked (``check_scalar``) and converted to a 0-d array of ``d`` (-1 into uint8 is 255)."""
     value = check_scalar(value, d, halves)
     if d is float16 and value.__class__ is builtins_float:
-        return np.asarray(np.float32(value), np.float16)       # (through float, as torch's Half conversion)
+        return cast(np.asarray(value), _F16)
     if d._cat == 1 and (value.__class__ is builtins_int or value.__class__ is builtins_float):
         with np.errstate(invalid="ignore"):     # (NumPy would refuse -1 for uint8, or 2.0**63 for int64: torch
             return np.asarray(value).astype(d.np)   # wraps them)

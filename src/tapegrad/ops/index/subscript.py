@@ -557,8 +557,7 @@ def setitem(self, key, value):
         if k is not None:
             dst = self._array[k]
             v = np.asarray(value._array if value.__class__ is Tensor else value)
-            if v.dtype == np.float64 and dst.dtype == np.float16:
-                v = v.astype(np.float32)            # (torch's double to Half goes through float: _dtype.cast)
+            v = _dtype.through_float(v, dst.dtype)
             while v.ndim > dst.ndim and v.shape[0] == 1:
                 v = v[0]
             before_write(self)
