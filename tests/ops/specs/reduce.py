@@ -177,6 +177,11 @@ SPECS = [
         S(np.array([[1.0, 0.0], [2.0, 0.0]]), name="all"), S(np.array([[1, 0], [2, 0]]), 0, name="dim"),
         S(np.array([[1, 0, 3], [2, 0, 0]]), (0, 1), name="tuple"), S(np.array(0.0), name="0d")],
         grad=False, notes="integer output: not differentiable"),
+    OpSpec("hash_tensor", lambda m, x, *a, **kw: m.hash_tensor(x, *a, **kw), lambda r: [
+        S(r.standard_normal((3, 4)), name="all"), S(r.standard_normal((3, 4)), 1, name="dim"),
+        S(np.array([[1, -2, 3], [4, 5, -6]]), 0, name="int"), S(np.array([True, False, True]), name="bool"),
+        S(r.standard_normal((2, 3, 4)), (0, 2), name="tuple"), S(np.array(2.5), name="0d")],
+        grad=False, notes="uint64 output: not differentiable"),
 ]
 
 

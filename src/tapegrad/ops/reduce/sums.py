@@ -477,7 +477,7 @@ def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
     wide = a.astype(np.float64 if a.dtype.kind == "f" else np.int64)
     bits = np.bitwise_xor.reduce(wide.view(np.uint64), axis=axis, keepdims=keepdim)
     return _write_out("hash_tensor", Tensor._make(np.asarray(bits, np.uint64)), out, dtype="same",
-                      error="hash_tensor(): Expected out tensor to have dtype uint64, but got {o} instead")
+                      error="Expected result to be of dtype uint64, but got {o}")
 
 
 bind(sum=sum, mean=mean, nansum=nansum, nanmean=nanmean, prod=prod, var=var, std=std, logsumexp=logsumexp,
