@@ -420,3 +420,23 @@ def test_sub_with_alpha_has_its_own_tangent_rule():
         b = fwAD.make_dual(tapegrad.tensor([3.0, 4.0]), tapegrad.tensor([2.0, 1.0]))
         t = fwAD.unpack_dual(tapegrad.sub(a, b, alpha=3)).tangent
     assert t.tolist() == [0.5 - 6.0, -1.0 - 3.0]
+
+
+@pytest.mark.parametrize("op", ["t_", "transpose_", "squeeze_", "unsqueeze_"])
+def test_inplace_view_ops_reshape_the_tangent(torch, op):
+    """``y.transpose_(0, 1)`` and the other in-place view ops: the tangent takes the view's shape, as torch's."""
+    args = {"t_": (), "transpose_": (0, 1), "squeeze_": (0,), "unsqueeze_": (1,)}[op]
+    shape = (3, 2) if op != "squeeze_" else (1, 6)
+
+    def run(m):
+        p = m.tensor(np.arange(6.0).reshape(shape) + 1)
+        with fwAD.dual_level() if m is tapegrad else m.autograd.forward_ad.dual_level():
+            ad = fwAD if m is tapegrad else m.autograd.forward_ad
+            x = ad.make_dual(p, m.ones_like(p) * 0.5)
+            y = x * x
+            getattr(y, op)(*args)
+            z = y.exp() * m.arange(1.0, y.shape[-1] + 1, dtype=y.dtype)
+            return _np(ad.unpack_dual(z).tangent), tuple(y.shape)
+    (a, sa), (b, sb) = run(tapegrad), run(torch)
+    assert sa == sb
+    np.testing.assert_allclose(a, b, rtol=1e-12)

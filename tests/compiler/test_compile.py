@@ -168,6 +168,85 @@ def test_inplace_on_intermediate_is_captured():
     _eq(g[0], ref_g[0])
 
 
+@pytest.mark.parametrize("op", ["t_", "transpose_", "squeeze_", "unsqueeze_"])
+def test_inplace_view_of_an_intermediate_is_replayed(op):
+    """``y.transpose_(0, 1)`` and the other in-place view ops make y the view: the replay follows it (it used the
+    pre-view value, so a later squeeze saw the old shape)."""
+    args = {"t_": (), "transpose_": (0, 1), "squeeze_": (1,), "unsqueeze_": (0,)}[op]
+
+    def f(x):
+        y = x * 2
+        getattr(y, op)(*args)
+        return (y.squeeze(0) * tapegrad.arange(1.0, y.shape[-1] + 1)).sum()
+
+    x = tapegrad.tensor(np.random.default_rng(1).standard_normal((3, 1, 2)), requires_grad=True)
+    if op == "t_":
+        x = tapegrad.tensor(np.random.default_rng(1).standard_normal((3, 2)), requires_grad=True)
+    ref, ref_g = _grads(f, x)
+    cf = tapegrad.compile(f)
+    for _ in range(3):
+        out, g = _grads(cf, x)
+        _eq(out, ref)
+        _eq(g[0], ref_g[0])
+    assert not cf.entries[0].eager
+
+
+def test_inplace_view_of_an_input_breaks_the_graph():
+    def f(x):
+        x.transpose_(0, 1)
+        return x * 2
+
+    assert "reshaped in place" in " ".join(compiler.explain(f, tapegrad.ones(2, 3)).break_reasons)
+    cf = tapegrad.compile(f)
+    for _ in range(2):
+        x = tapegrad.arange(6.0).reshape(2, 3)
+        out = cf(x)
+        assert tuple(x.shape) == (3, 2) and tuple(out.shape) == (3, 2)
+
+
+def test_unbatched_batch_first_rnn_compiles():
+    """RNN/GRU with batch_first on an unbatched input transpose their output in place (as torch's)."""
+    for cls in (nn.RNN, nn.GRU, nn.LSTM):
+        tapegrad.manual_seed(0)
+        m = cls(2, 3, num_layers=2, batch_first=True).double()
+        x = tapegrad.tensor(np.random.default_rng(0).standard_normal((4, 2)), requires_grad=True)
+
+        def run(fn):
+            out, h = fn(x)
+            h = h[0] if isinstance(h, tuple) else h
+            grads = tapegrad.autograd.grad((out * out).sum() + h.sum(), [x, *m.parameters()])
+            return [out, h, *grads]
+        ref = run(m)
+        cm = tapegrad.compile(m)
+        for _ in range(3):
+            for a, b in zip(run(cm), ref):
+                _eq(a, b)
+
+
+def test_instance_norm_running_stats_replayed():
+    """InstanceNorm with track_running_stats updates its running mean and variance in every compiled call, and
+    reads the current ones in eval mode (the replay kept the first call's)."""
+    tapegrad.manual_seed(0)
+    eager = nn.InstanceNorm1d(3, track_running_stats=True, affine=True).double()
+    comp = copy.deepcopy(eager)
+    cm = tapegrad.compile(comp)
+    g = np.random.default_rng(0)
+    for train in (True, True, True, False, False):
+        eager.train(train)
+        comp.train(train)
+        x = tapegrad.tensor(g.standard_normal((4, 3, 5)))
+        _eq(cm(x), eager(x))
+        _eq(comp.running_mean, eager.running_mean)
+        _eq(comp.running_var, eager.running_var)
+    eager.train()
+    eager(tapegrad.tensor(g.standard_normal((4, 3, 5))))         # changed outside the compiled module...
+    comp.load_state_dict(eager.state_dict())
+    eager.eval()
+    comp.eval()
+    x = tapegrad.tensor(g.standard_normal((4, 3, 5)))
+    _eq(cm(x), eager(x))                                          # ...the replay reads the new statistics
+
+
 # --- autograd through the region ------------------------------------------------------------------------------
 def test_autograd_grad_hooks_and_retain_graph():
     x, w = _xw()

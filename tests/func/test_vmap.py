@@ -231,3 +231,27 @@ def test_per_sample_weights_batch_without_a_loop(case):
         warnings.simplefilter("error")        # (no per-sample fallback)
         got = run(tapegrad)
     _same(got, run(torch), rtol=1e-9)
+
+
+@pytest.mark.parametrize("op", ["t_", "transpose_", "squeeze_", "unsqueeze_"])
+def test_inplace_view_ops(torch, op):
+    """``y.transpose_(0, 1)`` and the other in-place view ops under vmap (a batching rule each, no loop) and
+    under vmap(grad)/jacrev/jvp: later ops see the view (they used the old physical tensor)."""
+    args = {"t_": (), "transpose_": (0, 1), "squeeze_": (0,), "unsqueeze_": (1,)}[op]
+    shape = (4, 3, 2) if op != "squeeze_" else (4, 1, 6)
+
+    def run(m):
+        x = m.tensor(np.arange(24.0).reshape(shape) / 7 + 0.5)
+
+        def f(v):
+            y = v * v
+            getattr(y, op)(*args)
+            return y * m.arange(1.0, y.shape[-1] + 1, dtype=m.float64)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")        # (no loop fallback)
+            out = m.func.vmap(f)(x)
+        per = m.func.vmap(m.func.grad(lambda v: f(v).sin().sum()))(x)
+        jac = m.func.jacrev(lambda v: f(v).sum(0))(x[0])
+        tan = m.func.jvp(f, (x[0],), (m.ones_like(x[0]),))[1]
+        return out, per, jac, tan
+    _same(run(tapegrad), run(torch))

@@ -568,6 +568,9 @@ class _InplaceTangents:
             lvl.set_tangent(root, new_rt)
             _refresh_view_tangents(lvl, root)
 
+    # an in-place view op (t_, transpose_, squeeze_, unsqueeze_): the tensor's tangent is the view's tangent
+    reshaped = written
+
 
 def _unpacked(arr, t):
     """A saved output rebuilt for backward (``SavedTensor.unpack``) gets the tangents the output had."""

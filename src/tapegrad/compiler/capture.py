@@ -263,6 +263,8 @@ class Capture(_f.Interpreter):
         if depth > 3:
             return False
         if isinstance(obj, Tensor):
+            if id(obj) in self.outside:      # made from another tensor's data without an op
+                return True
             idx = self.vals.get(id(obj))
             return idx is not None and not self._is_input_value(idx)
         if obj.__class__ is np.ndarray and depth > 0:
@@ -340,6 +342,19 @@ class Capture(_f.Interpreter):
             self.pending.pop(id(x), None)
             self._refresh_version(x)
         self.vals[id(x)] = o
+
+    def reshaped(self, x, out):
+        """An in-place view op (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``) made x the view ``out``."""
+        if self.broken or not self.mine():
+            return
+        idx, o = self.vals.get(id(x)), self.vals.get(id(out))
+        if idx is None or o is None:
+            self.brk("an in-place view op (transpose_, squeeze_, ...) changed a tensor the capture did not see")
+        elif self._is_input_value(idx):
+            self.brk("an input of the region was reshaped in place (t_, transpose_, squeeze_, unsqueeze_): the "
+                     "replay could not repeat it")
+        else:
+            self.vals[id(x)] = o
 
     def _refresh_version(self, x):
         """apply_inplace will bump x's version after this hook: expect that."""

@@ -90,6 +90,14 @@ class BatchedLevel(Interpreter):
         table[key] = (weakref.ref(t, gone), p)
         return t
 
+    def rebind(self, t, p):
+        """The logical tensor ``t`` now stands for the physical ``p`` (an in-place view op reshaped it)."""
+        key, table = id(t), self._phys
+
+        def gone(_, key=key, table=table):
+            table.pop(key, None)
+        table[key] = (weakref.ref(t, gone), p)
+
     def enter(self):
         super().enter()
         _util = _ops_util()
@@ -383,6 +391,18 @@ def _write_batched(x, out):
     from ..autograd.grad_mode import _state
     levels = [i for i in _state.interpreters if isinstance(i, BatchedLevel)][::-1]     # innermost first
     return _write_down(x, out, levels)
+
+
+def rebind_view(x, out):
+    """``ops/shape/views._inplace_view``'s hook while a vmap runs: ``x`` became the view ``out`` (``x.t_()``,
+    ``transpose_``, ``squeeze_``, ``unsqueeze_``), so at every level where ``out`` is batched ``x`` now stands for
+    ``out``'s physical tensor."""
+    from ..autograd.grad_mode import _state
+    for lv in _state.interpreters:
+        if isinstance(lv, BatchedLevel):
+            p = lv.physical(out)
+            if p is not None:
+                lv.rebind(x, p)
 
 
 def _write_recorded(x, args):

@@ -50,7 +50,7 @@ def _shifted(*positions):
 
 
 register(_sub.Select, _sub.Slice, _sj.Unfold)(_shifted(0))
-register(_v.Transpose)(_shifted(0, 1))
+register(_v.Transpose, _v.TransposeInplace)(_shifted(0, 1))
 register(_re.Diagonal, _re.DiagonalCopy)(_shifted(1, 2))
 
 
@@ -71,19 +71,19 @@ def _permute(cls, p, n, rest, kwargs):
     return _view(cls, p, (0,) + tuple(wrap_dim(d, n) + 1 for d in dims))
 
 
-@register(_v.T)
+@register(_v.T, _v.TInplace)
 @_first_only
 def _t(cls, p, n, rest, kwargs):
     return _view(_v.Transpose, p, 1, 2) if n == 2 else p.view_as(p)
 
 
-@register(_v.Squeeze0, _v.Squeeze1, _v.Squeeze2)
+@register(_v.Squeeze0, _v.Squeeze1, _v.Squeeze2, _v.Squeeze3, _v.Squeeze4, _v.Squeeze5)
 @_first_only
 def _squeeze(cls, p, n, rest, kwargs):
     return _view(cls, p, tuple(d + 1 for d in rest[0]))
 
 
-@register(_v.Unsqueeze)
+@register(_v.Unsqueeze, _v.UnsqueezeInplace)
 @_first_only
 def _unsqueeze(cls, p, n, rest, kwargs):
     d = wrap_dim(rest[0], n + 1)

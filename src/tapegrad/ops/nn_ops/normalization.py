@@ -377,6 +377,37 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
     return NativeGroupNorm.apply(input, weight, bias, int(num_groups), eps)
 
 
+class _Tiled:
+    """A running statistic repeated once per sample (what batch norm over the (1, N*C, *) input updates)."""
+
+    __slots__ = ("_array", "_vc")
+
+    def __init__(self, t, n):
+        self._array, self._vc = np.tile(t._array, n), [0]
+
+
+class _NativeInstanceNorm(NativeBatchNorm):
+    """Instance norm as torch computes it: batch norm over the input seen as (1, N*C, *), with the running
+    statistics repeated per sample, updated there and averaged back over the samples. The update happens in the
+    forward (as batch norm's does), so a compiled replay repeats it."""
+
+    node_name = "NativeBatchNormBackward0"
+
+    @staticmethod
+    def forward(ctx, x, w, b, running, training, momentum, eps):
+        given = [t for t in running if t is not None]
+        if not given:
+            return NativeBatchNorm.forward(ctx, x, w, b, running, training, momentum, eps)
+        n = x.shape[1] // max(given[0]._array.size, 1)
+        tiled = tuple(None if t is None else _Tiled(t, n) for t in running)
+        out = NativeBatchNorm.forward(ctx, x, w, b, tiled, training, momentum, eps)
+        for t, r in zip(running, tiled):
+            if t is not None:
+                t._array[...] = r._array.reshape(n, -1).mean(0)
+                t._vc[0] += 1
+        return out
+
+
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None, use_input_stats=True,
                   momentum=0.1, eps=1e-5):
     """Normalise every channel of every sample of an (N, C, *) input separately.
@@ -396,15 +427,9 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             return None
         return t.unsqueeze(0).expand(b, c).reshape(b * c)
 
-    rm = _c(np.tile(running_mean._array, b)) if running_mean is not None else None
-    rv = _c(np.tile(running_var._array, b)) if running_var is not None else None
     x = input.reshape((1, b * c) + shape[2:])
-    out = NativeBatchNorm.apply(x, rep(weight), rep(bias), (rm, rv), bool(use_input_stats),
-                                0.1 if momentum is None else momentum, eps)
-    for t, r in ((running_mean, rm), (running_var, rv)):
-        if t is not None:
-            t._array[...] = r._array.reshape(b, c).mean(0)
-            t._vc[0] += 1
+    out = _NativeInstanceNorm.apply(x, rep(weight), rep(bias), (running_mean, running_var), bool(use_input_stats),
+                                    0.1 if momentum is None else momentum, eps)
     return _View.apply(out, shape)
 
 

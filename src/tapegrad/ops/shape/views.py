@@ -14,6 +14,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.grad_mode import _state
 from ...tensor import Size, _varargs_keyword
+from .. import _util
 from .._util import (Primitive, Tensor, bind, broadcast_or_error, check_view_inplace, linear_jvp, mark_view,
                      normalize_dim, shape_str)
 
@@ -518,6 +519,12 @@ def _inplace_view(self, cls, args, redo):
         root, f, how = self._base
         self._base = (root, lambda t, f=f: redo(f(t)), how)
     self._vc[0] += 1
+    hooks = _util._inplace_tangents
+    if hooks is not None:         # (forward AD: the tangent takes the new shape; a capture: x is now out's value)
+        hooks.reshaped(self, out)
+    if _util._vmap_write is not None:      # (a vmap: x now stands for out's batched tensor)
+        from ...func._vmap import rebind_view
+        rebind_view(self, out)
     return self
 
 
