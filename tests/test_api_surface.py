@@ -400,3 +400,27 @@ def test_nonzero_static_native_dropout_grid_sampler_3d(torch):
         np.testing.assert_allclose(
             tapegrad.grid_sampler(tapegrad.tensor(x), tapegrad.tensor(g), interp, pad, align).numpy(),
             torch.grid_sampler(torch.tensor(x), torch.tensor(g), interp, pad, align).numpy(), atol=1e-10)
+
+
+def test_apply_map_keep_the_version_as_torch(torch):
+    """torch's apply_/map_/map2_ write the values directly: the version stays, so a tensor saved for backward and
+    changed so is read changed (no version error), as in torch."""
+    res = []
+    for m in (tapegrad, torch):
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        row = []
+        for how in ("apply_", "map_", "map2_"):
+            a = m.tensor([4.0, 5.0, 6.0])
+            v = a._version
+            y = (a * w).sum()
+            if how == "apply_":
+                a.apply_(lambda t: t * 10)
+            elif how == "map_":
+                a.map_(a, lambda p, q: p + q)
+            else:
+                a.map2_(a, a, lambda p, q, r: p + q + r)
+            y.backward()
+            row += [a._version - v, w.grad.tolist()]
+            w.grad = None
+        res.append(row)
+    assert res[0] == res[1]

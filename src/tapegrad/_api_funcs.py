@@ -172,6 +172,9 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     rows = np.unique(indices._array.reshape(-1))
     norms = np.linalg.norm(w[rows], ord=norm_type, axis=1) if rows.size else np.zeros(0)
     big = norms > max_norm
+    if big.any():
+        from .ops._util import before_write
+        before_write(input)
     with no_grad():
         w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
     input._bump()

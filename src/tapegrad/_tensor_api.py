@@ -12,7 +12,7 @@ import numpy as np
 from . import _dtype
 from .autograd import function as _function
 from .autograd.grad_mode import _state as _grad_state
-from .ops._util import bind
+from .ops._util import before_write, bind
 from .tensor import (Tensor, _format_perm, _is_in_format, _varargs_keyword, channels_last, channels_last_3d,
                      preserve_format)
 
@@ -248,6 +248,7 @@ def resize_(self, *size, memory_format=None, **kw):
     fmt = memory_format if memory_format is not preserve_format else None
     if size == self._array.shape and (fmt is None or _is_in_format(self._array, fmt)):
         return self          # (the same size and layout: nothing moves and, as in torch, the version stays)
+    before_write(self)       # (a compile capture breaks; saved copies are kept under allow_mutation_on_saved_tensors)
     flat = _storage_order(self._array)
     if n <= flat.size:
         new = flat[:n].reshape(size)
@@ -289,6 +290,7 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     """Make this tensor view ``source``'s memory (a tensor; None: become empty)."""
     if _grad_state.enabled and self._rg and self.grad_fn is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
+    before_write(self)
     if source is None:
         self._array = np.empty(0, self._array.dtype)
     elif isinstance(source, Tensor):
@@ -349,8 +351,7 @@ def apply_(self, callable):
     a = self._array
     out = np.array([callable(v) for v in a.reshape(-1).tolist()], dtype=object) if a.size else a.reshape(-1)
     a[...] = out.reshape(a.shape).astype(a.dtype)
-    self._bump()
-    return self
+    return self          # (torch's apply_/map_/map2_ write the data directly: the version stays)
 
 
 def map_(self, tensor, callable):
@@ -361,7 +362,6 @@ def map_(self, tensor, callable):
     b = np.broadcast_to(tensor._array, a.shape)
     vals = [callable(x, y) for x, y in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist())]
     a[...] = np.array(vals, dtype=object).reshape(a.shape).astype(a.dtype) if a.size else a
-    self._bump()
     return self
 
 
@@ -375,7 +375,6 @@ def map2_(self, x, y, callable):
     vals = [callable(p, q, r) for p, q, r in zip(a.reshape(-1).tolist(), b.reshape(-1).tolist(),
                                                  c.reshape(-1).tolist())]
     a[...] = np.array(vals, dtype=object).reshape(a.shape).astype(a.dtype) if a.size else a
-    self._bump()
     return self
 
 

@@ -433,3 +433,22 @@ def test_accumulate_grad_node_hooks_run_as_torchs(torch):
         (w * 2).sum().backward()
         return seen, first, w.grad.tolist(), T.autograd.grad((w * 3).sum(), w)[0].tolist()
     assert run(tapegrad) == run(torch)
+
+
+def test_allow_mutation_on_saved_tensors_resize_and_set(torch):
+    """resize_ and set_ of a saved tensor inside allow_mutation_on_saved_tensors: the backward reads the value
+    saved before the change, as torch's."""
+    res = []
+    for m in (tapegrad, torch):
+        w = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        row = []
+        for how in ("resize_", "set_"):
+            with m.autograd.graph.allow_mutation_on_saved_tensors():
+                a = m.tensor([4.0, 5.0, 6.0])
+                y = (a * w).sum()
+                a.resize_(2) if how == "resize_" else a.set_(m.tensor([7.0, 8.0, 9.0]))
+                y.backward()
+            row += [w.grad.tolist(), a.tolist()]
+            w.grad = None
+        res.append(row)
+    assert res[0] == res[1]

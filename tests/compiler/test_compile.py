@@ -627,3 +627,41 @@ def test_error_checks_on_results_are_kept():
         f(tapegrad.zeros(2, 2))
     reasons = tapegrad.compiler.explain(lambda a: tapegrad.linalg.inv(a) * 2, eye).break_reasons
     assert any("error check" in str(r) for r in reasons)
+
+
+def test_single_piece_tuples_stay_tuples():
+    """An op whose forward gives a tuple of one tensor (split into one piece, nonzero(as_tuple=True) of a 0-d
+    tensor): the replay gave the tuple stacked into one array, with an extra dim."""
+    x = tapegrad.tensor(np.arange(8.0).reshape(2, 4), requires_grad=True)
+    for f in (lambda x: x.split(2, 0), lambda x: x.split([4], 1), lambda x: x.chunk(1),
+              lambda x: tapegrad.nonzero(x[0, 1], as_tuple=True), lambda x: x.unbind(0)[0].unsqueeze(0).unbind(0)):
+        eager = f(x)
+        cf = tapegrad.compile(f)
+        for _ in range(2):
+            got = cf(x)
+            assert type(got) is type(eager) and len(got) == len(eager)
+            for a, b in zip(got, eager):
+                _eq(a, b)
+
+
+@pytest.mark.parametrize("how", ["resize_", "set_", "apply_", "map_"])
+def test_data_changed_outside_the_ops_runs_eagerly(how):
+    """resize_/set_ change a tensor outside the op mechanism and apply_/map_ run Python on its values: the region
+    runs eagerly (the replay would not repeat them) and gives eager's results."""
+    def f(x):
+        y = x * 2
+        if how == "resize_":
+            y.resize_(2, 2)
+        elif how == "set_":
+            y.set_(x + 1)
+        elif how == "apply_":
+            y.apply_(lambda v: v + 1)
+        else:
+            y.map_(x, lambda p, q: p * q)
+        return y * 3
+
+    assert compiler.explain(f, tapegrad.arange(4.0)).break_reasons
+    cf = tapegrad.compile(f)
+    for k in range(3):
+        x = tapegrad.arange(4.0) + k
+        _eq(cf(x), f(x))

@@ -44,7 +44,7 @@ class OpRecord:
     obj)`` for a constant) and ``kwargs``, giving the values ``outs`` (None where an output is not a tensor)."""
 
     __slots__ = ("cls", "args", "kwargs", "outs", "nig", "input_meta", "out_meta", "recorded", "site", "out_rg",
-                 "saved")
+                 "saved", "multi")
 
     def __init__(self, cls, args, kwargs, outs, node, out_rg):
         self.cls, self.args, self.kwargs, self.outs, self.out_rg = cls, args, kwargs, outs, out_rg
@@ -57,6 +57,7 @@ class OpRecord:
             self.nig = self.input_meta = self.out_meta = None
         self.site = None
         self.saved = []      # the program values the eager node kept for backward
+        self.multi = False   # the forward gives a tuple (of one: split into one piece)
 
     @property
     def name(self):
@@ -247,6 +248,7 @@ class Capture(_f.Interpreter):
                 out_idx.append(None)
                 out_rg.append(False)
         rec = OpRecord(cls, tuple(spec), dict(kwargs), tuple(out_idx), node, tuple(out_rg))
+        rec.multi = out.__class__ is tuple
         if node is not None:
             sv = node._saved
             if sv is not None and sv is not _f._FREED:
@@ -444,6 +446,9 @@ _DATA = {"item": "Tensor.item() reads a value into Python",
          "__repr__": "print or repr of a tensor reads its values",
          "__str__": "print or str of a tensor reads its values",
          "__format__": "formatting a tensor reads its values",
+         "apply_": "Tensor.apply_() runs a Python callable on the values",
+         "map_": "Tensor.map_() runs a Python callable on the values",
+         "map2_": "Tensor.map2_() runs a Python callable on the values",
          "register_hook": "a hook registered on a tensor inside the region",
          "retain_grad": "retain_grad() inside the region",
          "register_post_accumulate_grad_hook": "a hook registered on a tensor inside the region"}

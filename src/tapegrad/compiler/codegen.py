@@ -183,7 +183,7 @@ def generate(prog, out_values, with_grad, extra=()):
         else:
             c = "_X"
         call = f"{F}({c}, {', '.join(args)}{kw})" if args else f"{F}({c}{kw})"
-        if len(rec.outs) == 1 and not rec.site:
+        if len(rec.outs) == 1 and not rec.site and not rec.multi:
             o = outs[0]
             fwd.append(f"    {o} = {call}")
             fwd.append(f"    if {o}.__class__ is not _nd: {o} = _A({o})")
