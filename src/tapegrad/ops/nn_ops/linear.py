@@ -26,6 +26,7 @@ class _Addmm(Primitive):
 
     node_name = "AddmmBackward0"
     array_backward = True
+    _saved_transposed = (1,)   # (torch's addmm keeps weight.t(): the version error names that view)
 
     @staticmethod
     def jvp(ctx, tbias, tx, tw):
@@ -69,6 +70,7 @@ class _MmT(Primitive):
     _pack_order = (1, 0)      # (saved-tensor hooks see the weight first, as torch's)
     node_name = "MmBackward0"
     array_backward = True
+    _saved_transposed = (1,)   # (the weight, kept as weight.t() by torch's mm)
 
     jvp = staticmethod(multilinear_jvp)     # the product rule
 
