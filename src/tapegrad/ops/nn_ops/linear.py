@@ -142,7 +142,8 @@ def linear(input, weight, bias=None):
     if shape[-1] != weight._array.shape[1]:
         raise _mm_error((math.prod(shape[:-1]), shape[-1]), weight._array.shape[::-1])
     x2 = _View.apply(input, (-1, shape[-1])) if nd > 1 else _View.apply(input, (1, shape[-1]))
-    x2._vc = input._vc    # (a view: a change of input in place before backward is seen where x2 is saved)
+    if np.may_share_memory(x2._array, input._array):
+        x2._vc = input._vc    # (a view: a change of input in place before backward is seen where x2 is saved)
     if bias is not None:
         return _View.apply(_Addmm.apply(bias, x2, weight), out_shape)
     out = _MmT.apply(x2, weight)
