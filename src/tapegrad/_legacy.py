@@ -138,23 +138,36 @@ def type_string(t) -> str:
 
 
 def parse_type(t):
-    """What ``x.type(t)`` accepts: a dtype, a typed class (``torch.LongTensor``) or a type name
-    (``'torch.LongTensor'``, ``'tapegrad.LongTensor'``, ``'LongTensor'``); returns the dtype."""
+    """What ``x.type(t)`` accepts, as torch: a dtype, a typed class (``torch.LongTensor``), ``torch.Tensor`` (the
+    default dtype) or a type name (``'torch.LongTensor'``, ``'torch.Tensor'``; ``'tapegrad.*'`` too); returns the
+    dtype. Another class is an invalid type; anything else a TypeError."""
     if isinstance(t, _TensorType):
         return t.dtype
     if isinstance(t, _CudaTensorType):
         t()     # the CPU-only error
-    if isinstance(t, str):
-        name = t
-        for prefix in ("torch.", "tapegrad."):
-            name = name.removeprefix(prefix)
-        if name.startswith("cuda."):
-            raise RuntimeError(f"tapegrad runs on the CPU only: {t!r} is not available (use "
-                               f"'torch.{name[len('cuda.'):]}')")
-        if name in _BY_LEGACY:
-            return _BY_LEGACY[name].dtype
-        raise ValueError(f"invalid type: {t!r}")
-    return _dtype.to_dtype(t)
+    if isinstance(t, _dtype.dtype):
+        return t
+    if t is Tensor:
+        return _dtype.get_default_dtype()
+    if isinstance(t, type):
+        # torch names the class as CPython's tp_name does: a class made in Python by its name alone, a C one
+        # with its module (numpy.float32), builtins without one
+        heap = t.__flags__ & (1 << 9)
+        name = t.__name__ if heap or t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
+        raise ValueError(f"invalid type: {name!r}")
+    if not isinstance(t, str):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    for prefix in ("torch.", "tapegrad."):
+        if t.startswith(prefix):
+            name = t[len(prefix):]
+            if name.startswith("cuda."):
+                raise RuntimeError(f"tapegrad runs on the CPU only: {t!r} is not available (use "
+                                   f"'torch.{name[len('cuda.'):]}')")
+            if name == "Tensor":
+                return _dtype.get_default_dtype()
+            if name in _BY_LEGACY:
+                return _BY_LEGACY[name].dtype
+    raise ValueError(f"invalid type: {t!r}")
 
 
 def typename(obj) -> str:

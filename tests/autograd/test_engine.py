@@ -402,6 +402,50 @@ def test_inplace_on_non_leaf_is_differentiable():
         y.sum().backward()
 
 
+VERSION_ERROR_CASES = {
+    # linear keeps its weight as torch does, as weight.t(): the message names that view (shape reversed; when the
+    # weight requires grad, the AsStrided node torch regenerates for a view whose tensor changed)
+    "linear_leaf_weight": "w = T.randn(1, 4, requires_grad=True); x = T.randn(3, 4, requires_grad=True)\n"
+                          "y = T.nn.functional.linear(x, w, T.zeros(1)).sum()\nwith T.no_grad(): w.add_(1)",
+    "linear_no_bias": "w = T.randn(2, 4, requires_grad=True); x = T.randn(3, 4, requires_grad=True)\n"
+                      "y = T.nn.functional.linear(x, w).sum()\nwith T.no_grad(): w.add_(1)",
+    "linear_3d_input": "w = T.randn(2, 4, requires_grad=True); x = T.randn(5, 3, 4, requires_grad=True)\n"
+                       "y = T.nn.functional.linear(x, w, T.zeros(2)).sum()\nwith T.no_grad(): w.mul_(2)",
+    "linear_weight_without_grad": "w = T.randn(2, 4); x = T.randn(3, 4, requires_grad=True)\n"
+                                  "y = T.nn.functional.linear(x, w).sum(); w.add_(1)",
+    "linear_nonleaf_weight": "w0 = T.randn(2, 4, requires_grad=True); w = w0 * 2\n"
+                             "x = T.randn(3, 4, requires_grad=True)\n"
+                             "y = T.nn.functional.linear(x, w, T.zeros(2)).sum(); w.add_(1)",
+    "linear_input": "w = T.randn(2, 4, requires_grad=True); x = T.randn(3, 4)\n"
+                    "y = T.nn.functional.linear(x, w, T.zeros(2)).sum(); x.add_(1)",
+    "gan_step_before_backward": "m = T.nn.Sequential(T.nn.Linear(4, 3), T.nn.Linear(3, 1))\n"
+                                "x = T.randn(3, 4); y = m(x).sum()\n"
+                                "o = T.optim.SGD(m.parameters(), lr=0.1); m(x).sum().backward(); o.step()",
+    # (a non-contiguous input is reshaped into a copy: changing the input does not touch what linear saved)
+    "linear_noncontiguous_input": "w = T.randn(2, 4, requires_grad=True); x = T.randn(3, 5, 4).transpose(0, 1)\n"
+                                  "y = T.nn.functional.linear(x, w, T.zeros(2)).sum(); x.add_(1)",
+    # a saved view whose tensor changed (under no_grad, or in grad mode through the view or its base)
+    "view_base_changed_under_no_grad": "w = T.randn(2, 4, requires_grad=True); x = T.randn(3, 4, requires_grad=True)\n"
+                                       "y = (x @ w.t()).sum()\nwith T.no_grad(): w.add_(1)",
+    "view_changed_itself": "w = T.randn(2, 4, requires_grad=True) * 2; v = w[0]; y = (v * v).sum(); v.mul_(2)",
+    "view_base_changed": "w = T.randn(2, 4, requires_grad=True) * 2; v = w[0]; y = (v * v).sum(); w.mul_(2)",
+}
+
+
+@pytest.mark.parametrize("case", list(VERSION_ERROR_CASES))
+def test_version_error_names_the_saved_tensor_as_torch(torch, case):
+    def message(lib):
+        env = {"T": lib}
+        exec(VERSION_ERROR_CASES[case], env)
+        try:
+            env["y"].backward()
+        except RuntimeError as e:
+            return str(e).split(" Hint:")[0].replace(lib.__name__ + ".", "")
+        return None
+    expected = message(torch)
+    assert (expected is not None) == (case != "linear_noncontiguous_input") and message(tapegrad) == expected
+
+
 # --- grad modes --------------------------------------------------------------------------------------------
 def test_no_grad_context_and_decorator():
     x = leaf([1.0])

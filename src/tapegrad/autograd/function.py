@@ -58,9 +58,9 @@ class RemovableHandle:
         self.remove()
 
 
-def _tensor_desc(t) -> str:
+def _tensor_desc(t, shape=None) -> str:
     """``[tapegrad.FloatTensor [2, 3]]`` — how PyTorch names a tensor in autograd errors."""
-    return f"[tapegrad.{t.dtype._legacy}Tensor [{', '.join(map(str, t.shape))}]]"
+    return f"[tapegrad.{t.dtype._legacy}Tensor [{', '.join(map(str, t.shape if shape is None else shape))}]]"
 
 
 def _short(node_name: str) -> str:
@@ -77,8 +77,21 @@ def _version_error(t, where, current, expected):
         "to compute its gradient, with tapegrad.autograd.set_detect_anomaly(True, check_nan=False).")
 
 
-def _input_version_error(t, expected):
-    where = f", which is output {t._output_nr} of {_short(t.grad_fn.name())}," if t.grad_fn else ""
+def _input_version_error(t, expected, transposed=False):
+    if transposed:
+        # torch kept ``t.t()``, a view, and names that: its shape reversed and, when t requires grad, the
+        # AsStridedBackward0 node a view of a tensor changed in place gets
+        where = ", which is output 0 of AsStrided," if t.requires_grad else ""
+        return RuntimeError(_version_error(t, where, t._vcl[0], expected).args[0].replace(
+            _tensor_desc(t), _tensor_desc(t, t.shape[::-1]), 1))
+    if t.grad_fn is None:
+        where = ""
+    elif t._base is not None:
+        # a view whose tensor changed since: torch regenerates its grad_fn (on access, whatever the grad mode of
+        # the change) as AsStridedBackward0
+        where = ", which is output 0 of AsStrided,"
+    else:
+        where = f", which is output {t._output_nr} of {_short(t.grad_fn.name())},"
     return _version_error(t, where, t._vcl[0], expected)
 
 
@@ -413,7 +426,10 @@ class BackwardNode(Node):
             if v is not None:          # a saved input: still the version it had when saved?
                 vc = s._vcl
                 if vc is not None and vc[0] != v:
-                    raise _input_version_error(s, v)
+                    # (an op whose class lists a slot in ``_saved_transposed`` kept that input as torch keeps
+                    # ``input.t()``: linear's weight)
+                    k = next(i for i, x in enumerate(saved) if x is s)
+                    raise _input_version_error(s, v, k in getattr(self._forward_cls, "_saved_transposed", ()))
                 res.append(s._array if arrays else s)
             elif s.__class__ is SavedTensor:
                 res.append(s.unpack(self) if not arrays or s._vc[0] != s._version else s._data)

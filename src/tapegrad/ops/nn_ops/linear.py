@@ -26,6 +26,7 @@ class _Addmm(Primitive):
 
     node_name = "AddmmBackward0"
     array_backward = True
+    _saved_transposed = (1,)   # (torch's addmm keeps weight.t(): the version error names that view)
 
     @staticmethod
     def jvp(ctx, tbias, tx, tw):
@@ -69,6 +70,7 @@ class _MmT(Primitive):
     _pack_order = (1, 0)      # (saved-tensor hooks see the weight first, as torch's)
     node_name = "MmBackward0"
     array_backward = True
+    _saved_transposed = (1,)   # (the weight, kept as weight.t() by torch's mm)
 
     jvp = staticmethod(multilinear_jvp)     # the product rule
 
@@ -140,7 +142,8 @@ def linear(input, weight, bias=None):
     if shape[-1] != weight._array.shape[1]:
         raise _mm_error((math.prod(shape[:-1]), shape[-1]), weight._array.shape[::-1])
     x2 = _View.apply(input, (-1, shape[-1])) if nd > 1 else _View.apply(input, (1, shape[-1]))
-    x2._vc = input._vc    # (a view: a change of input in place before backward is seen where x2 is saved)
+    if np.may_share_memory(x2._array, input._array):
+        x2._vc = input._vc    # (a view: a change of input in place before backward is seen where x2 is saved)
     if bias is not None:
         return _View.apply(_Addmm.apply(bias, x2, weight), out_shape)
     out = _MmT.apply(x2, weight)
