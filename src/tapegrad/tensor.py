@@ -64,7 +64,8 @@ class device:
     """``tapegrad.device("cpu")``, as ``torch.device``: a description of a device. Any device type torch knows
     can be described (``torch.device("cuda")`` is how scripts ask which device to use), but tapegrad computes on
     the CPU only: putting a tensor, a module or a generator on another device is refused clearly
-    (``_require_cpu``)."""
+    (``_require_cpu``; a tensor or module put on an accelerator gets a CPU-only torch build's own error,
+    ``_check_device``)."""
 
     __slots__ = ("type", "index")
 
@@ -227,10 +228,32 @@ def _is_in_format(a: np.ndarray, fmt) -> bool:
     return a.transpose(perm).flags.c_contiguous
 
 
+# The error a CPU-only torch build raises when a tensor or module is put on a device it was not built for: what
+# a script written for a GPU meets on a machine without one (``model.cuda()``, ``x.to("cuda")``, ``device="cuda"``).
+_MTIA_MESSAGE = ("Torch not compiled with MTIA enabled. Ensure you have `import mtia.host_runtime.torch_mtia."
+                 "dynamic_library` in your python src file and include `//mtia/host_runtime/torch_mtia:torch_mtia` "
+                 "as your target dependency!")
+_NOT_BUILT = {"cuda": (AssertionError, "Torch not compiled with CUDA enabled"),
+              "xpu": (AssertionError, "Torch not compiled with XPU enabled"),
+              "mtia": (AssertionError, _MTIA_MESSAGE),
+              "mps": (RuntimeError, "PyTorch is not linked with support for mps devices"),
+              "ipu": (RuntimeError, "PyTorch is not linked with support for ipu devices")}
+
+
+def _not_built(kind):
+    """torch's exception for putting data on a ``kind`` device in a CPU-only build."""
+    cls, message = _NOT_BUILT[kind]
+    return cls(message)
+
+
 def _check_device(d, lay=None):
-    """The checks every creation function makes of its ``device=`` and ``layout=`` (CPU and dense only)."""
+    """The checks every creation function (and ``Tensor.to``, ``Module.to``) makes of its ``device=`` and
+    ``layout=`` (CPU and dense only). An accelerator torch knows raises a CPU-only torch build's own error."""
     if d is not None and d is not _CPU:
-        _require_cpu(d)
+        dev = d if isinstance(d, device) else device(d)
+        if dev.type in _NOT_BUILT:
+            raise _not_built(dev.type)
+        _require_cpu(dev)
     if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
         raise RuntimeError(f"tapegrad's creation functions make dense tensors only: layout={lay!r} is not "
                            "available (use layout=tapegrad.strided, the default; sparse_coo_tensor() and "
@@ -375,7 +398,16 @@ class Tensor:
         return self
 
     def cuda(self, *args, **kwargs):
-        raise RuntimeError("tapegrad runs on the CPU only: .cuda() is not available (keep the tensor on 'cpu')")
+        raise _not_built("cuda")
+
+    def xpu(self, *args, **kwargs):
+        raise _not_built("xpu")
+
+    def ipu(self, *args, **kwargs):
+        raise _not_built("ipu")
+
+    def mtia(self, *args, **kwargs):
+        raise _not_built("mtia")
 
     # --- autograd state -----------------------------------------------------------------------------------
     @property

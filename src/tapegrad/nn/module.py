@@ -21,7 +21,7 @@ from collections import OrderedDict, namedtuple
 from .. import _dtype
 from ..autograd.function import Function
 from ..autograd.grad_mode import no_grad
-from ..tensor import Tensor, _check_device
+from ..tensor import Tensor, _check_device, _not_built
 from .parameter import Buffer, Parameter, is_lazy
 
 __all__ = ["Module", "RemovableHandle", "register_module_forward_hook", "register_module_forward_pre_hook"]
@@ -642,15 +642,13 @@ class Module:
     def cpu(self):
         return self
 
-    def cuda(self, device=None):
-        raise RuntimeError("tapegrad runs on the CPU only: .cuda() is not available (keep the module on 'cpu')")
-
     def _no_device(name):
         def move(self, device=None):
-            raise RuntimeError(f"tapegrad runs on the CPU only: .{name}() is not available (keep the module on "
-                               "'cpu')")
+            raise _not_built(name)           # a CPU-only torch build's own error
         move.__name__ = name
         return move
+
+    cuda = _no_device("cuda")
 
     xpu, ipu, mtia = _no_device("xpu"), _no_device("ipu"), _no_device("mtia")
     del _no_device

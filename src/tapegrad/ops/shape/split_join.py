@@ -650,6 +650,12 @@ def column_stack(tensors, *, out=None):
     return cat(ts, 1, out=out)
 
 
-bind(split=split, chunk=chunk, tensor_split=tensor_split, unbind=unbind, narrow=narrow, select=select,
+def _split_method(self, split_size, dim=0):
+    """``Tensor.split``: torch names its size parameter ``split_size`` (``torch.split``'s is
+    ``split_size_or_sections``), and programs pass it by keyword: ``x.split(split_size=[2, 3], dim=-1)``."""
+    return split(self, split_size, dim)
+
+
+bind(split=_split_method, chunk=chunk, tensor_split=tensor_split, unbind=unbind, narrow=narrow, select=select,
      split_with_sizes=split_with_sizes, hsplit=hsplit, vsplit=vsplit, dsplit=dsplit, narrow_copy=narrow_copy,
      unfold=unfold, adjoint=adjoint, mH=property(_mH), H=property(_H))
