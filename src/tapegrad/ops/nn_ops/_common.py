@@ -116,6 +116,20 @@ class _ClampMin(Primitive):
         return grad * ctx.mask, None
 
 
+def _clamp_min_keep_grad(n, eps):
+    """``n`` clamped below at ``eps`` with ``n``'s gradient everywhere: ``n + (max(n, eps) - n)``, the bracket
+    computed without recording (torch's ``clamp_min_`` under no_grad). Recorded ops throughout, so that a compiled
+    replay recomputes the bracket."""
+    prev = _state.enabled
+    _state.enabled = False
+    try:
+        with np.errstate(invalid="ignore"):        # (an inf norm: NaN, silently, as torch's)
+            c = _ClampMin.apply(n, eps) - n
+    finally:
+        _state.enabled = prev
+    return n + c
+
+
 class _MaskedFill(Primitive):
     """``x.masked_fill(mask, value)`` for a constant bool mask."""
 

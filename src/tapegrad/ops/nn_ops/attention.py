@@ -15,7 +15,7 @@ from ...autograd.function import _active
 from ...autograd.grad_mode import _state
 from .._util import Primitive, Tensor, broadcast_or_error, normalize_dim, shape_str
 from ..reduce.stats import _norm_grad, _vector_norm_np
-from ._common import _ClampMin, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _c, _norm
+from ._common import _ClampMin, _clamp_min_keep_grad, _MaskedFill, _RowGather, _RowScatter, _T, _arr, _norm
 from .linear import Softmax, linear, softmax
 from .dropouts import dropout
 
@@ -50,10 +50,8 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
         x2 = x2.expand(shape)
     d = normalize_dim(dim, len(shape))
     dims = (d,) if shape else ()
-    n1, n2 = _norm(x1, 2, dims, True), _norm(x2, 2, dims, True)
-    with np.errstate(invalid="ignore"):        # (an inf norm: NaN, silently, as torch's)
-        n1 = n1 + _c(np.maximum(n1._array, eps) - n1._array)       # clamp_min_ under no_grad: gradient unchanged
-        n2 = n2 + _c(np.maximum(n2._array, eps) - n2._array)
+    n1 = _clamp_min_keep_grad(_norm(x1, 2, dims, True), eps)
+    n2 = _clamp_min_keep_grad(_norm(x2, 2, dims, True), eps)
     return ((x1 / n1) * (x2 / n2)).sum(d)
 
 

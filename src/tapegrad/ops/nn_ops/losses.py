@@ -13,10 +13,11 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.function import _active, once_differentiable
-from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
+from .._util import Primitive, Tensor, broadcast_or_error, sample_data, shape_str, vmap_per_sample
 from ..elementwise._common import _w
 from ._common import (_ClampMin, _DivScalar, _LogSigmoid, _MaskedFill, _Where, _Xlogy, _arr, _c, _check_no_grad_arg,
-                      _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction, _size_warn)
+                      _clamp_min_keep_grad, _float_only, _legacy_name, _red_back, _red_np, _reduce, _reduction,
+                      _size_warn)
 from .linear import LogSoftmax, _View, linear
 from .._util import autocast_listed
 
@@ -583,8 +584,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if isinstance(var, (int, float)):
         if var < 0:
             raise ValueError("var has negative entry/entries")
-        var = _c(np.full(input.shape, float(var), input._array.dtype))
-    elif (var._array < 0).any():
+        from ... import creation        # (a factory: a compiled region's constant)
+        var = creation.full(tuple(input.shape), float(var), dtype=input.dtype)
+    elif (sample_data(var) < 0).any():
         raise ValueError("var has negative entry/entries")
     vs, xs = tuple(var.shape), tuple(input.shape)
     if vs != xs:
@@ -596,8 +598,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    v = var._array
-    var = var + _c((np.maximum(v, eps) - v).astype(v.dtype))      # clamp(min=eps) that lets the gradient through
+    var = _clamp_min_keep_grad(var, eps)      # clamp(min=eps) that lets the gradient through
     d = input - target
     loss = 0.5 * (var.log() + d * d / var)
     if full:
