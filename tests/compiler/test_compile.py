@@ -684,3 +684,33 @@ def test_cosine_similarity_and_gaussian_nll_are_replayed():
             _eq(gr[0], ref_g[0])
             _eq(gr[1], ref_g[1])
         assert not cf.entries[0].eager, compiler.explain(f, a, b).break_reasons
+
+
+_BAD_ON_REPLAY = {   # name: (fn, good arguments, bad arguments of the same shapes)
+    "gather": (lambda x, i: x.gather(1, i), ([[0.5, 1, 2], [3, 4, 5]], [[0], [2]]), ([[0.5, 1, 2], [3, 4, 5]], [[0], [3]])),
+    "gather_negative": (lambda x, i: x.gather(1, i), ([[0.5, 1, 2], [3, 4, 5]], [[0], [2]]),
+                        ([[0.5, 1, 2], [3, 4, 5]], [[0], [-1]])),
+    "scatter": (lambda x, i: tapegrad.zeros(2, 3, dtype=tapegrad.float64).scatter(1, i, x), ([[0.5], [1]], [[0], [2]]), ([[0.5], [1]], [[0], [3]])),
+    "scatter_add_negative": (lambda x, i: tapegrad.zeros(2, 3, dtype=tapegrad.float64).scatter_add(1, i, x), ([[0.5], [1]], [[0], [2]]),
+                             ([[0.5], [1]], [[-1], [2]])),
+    "cross_entropy": (lambda x, t: F.cross_entropy(x, t), ([[0.5, 1, 2], [3, 4, 5]], [0, 2]), ([[0.5, 1, 2], [3, 4, 5]], [0, 3])),
+    "embedding": (lambda w, i: F.embedding(i, w), ([[0.5, 1], [2, 3]], [0, 1]), ([[0.5, 1], [2, 3]], [0, -1])),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_BAD_ON_REPLAY))
+def test_bad_index_on_a_replay_raises_as_eagerly(name):
+    """A bounds check on data runs in every replay: an index out of range (or negative, which NumPy would wrap)
+    given after the capture raises eager's error, not NumPy's or a silently wrong value."""
+    fn, good, bad = _BAD_ON_REPLAY[name]
+
+    def args(v):
+        return tapegrad.tensor(v[0], dtype=tapegrad.float64), tapegrad.tensor(v[1])
+    cf = tapegrad.compile(fn)
+    cf(*args(good))
+    cf(*args(good))
+    assert not cf.entries[0].eager
+    with pytest.raises(Exception) as eager:
+        fn(*args(bad))
+    with pytest.raises(type(eager.value), match=str(eager.value).replace("(", r"\(").replace(")", r"\)")):
+        cf(*args(bad))
