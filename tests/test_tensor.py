@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from pairs import same
 
 
 def test_default_dtypes_as_torch():
@@ -176,6 +177,41 @@ def test_ragged_and_bad_data_errors():
         tapegrad.tensor([[1, 2], [3]])
     with pytest.raises(ValueError, match="too many dimensions 'str'"):
         tapegrad.tensor(["a"])
+
+
+NESTED = [      # lists holding tensors, ndarrays and NumPy scalars: torch's dtype, shape, values and errors
+    "[a]", "[[a], [a]]", "[[[a], [a]]]", "[a, 1.0]", "[[1.0], a]", "[[a, 1.], [2., a]]", "[b]", "[c, c]", "[[c]]",
+    "[torch.tensor(1), 2.5]", "[torch.tensor(1, dtype=torch.int8), 2]", "[torch.tensor(1, dtype=torch.int8), np.int16(2)]",
+    "[torch.tensor(True), 1]", "[torch.tensor(1+2j)]", "[torch.tensor(1., dtype=torch.float64)]",
+    "[torch.tensor([[1.]]), torch.tensor([[2.]])]", "[torch.zeros(0)]", "[[1., 2.], torch.tensor([3., 4.])]",
+    "[torch.tensor([3., 4.]), [1., 2.]]", "[torch.tensor(1.), [2.]]", "[[2.], torch.tensor(1.)]",
+    "[np.float32(1.5)]", "[np.float64(1.5)]", "[np.int32(1)]", "[np.bool_(True)]", "[np.uint8(3)]",
+    "[np.array([1, 2], np.int32)]", "[np.array([1, 2], np.float32), [3., 4.]]", "[np.array([1, 2]), np.array([1., 2])]",
+    "[np.array(2.5)]", "[np.array([[1., 2.]], np.float32)] * 3", "[np.zeros((2, 0))]", "[[1., 2.], np.array([1., 2., 3.])]",
+    "[np.array([[1., 2.]]), np.array([1., 2.])]", "[[1.], 2.]",
+]
+NESTED_TO = [("[torch.tensor(2.5)]", "torch.long"), ("[torch.tensor([1, 2])]", "torch.float32"),
+             ("[torch.tensor(2.5)]", "torch.bool"), ("[torch.tensor(3)]", "torch.float64"),
+             ("[torch.tensor(1+2j)]", "torch.float32"), ("[np.array([1.5, 2.5])]", "torch.long"),
+             ("[np.float64(2.5)]", "torch.long"), ("[np.float32(2.5)]", "torch.int32"),
+             ("[torch.tensor(70000, dtype=torch.int32)]", "torch.int16"), ("[np.array([70000])]", "torch.int16"),
+             ("[torch.tensor(2**40)]", "torch.float16"), ("[1j]", "torch.float32"), ("[1j]", "torch.long"),
+             ("[1j]", "torch.bool"), ("[np.array([1, 2]), np.array([3, 4])]", "torch.float16")]
+
+
+@pytest.mark.parametrize("data", NESTED)
+def test_lists_of_tensors_and_arrays_as_torch(torch, data):
+    """A tensor inside a list is one number to torch (an ndarray a sequence); dtypes promote over every item."""
+    setup = "a = torch.tensor([0.5]); b = torch.tensor([[1., 2.]]); c = torch.tensor(3.)"
+    same(torch, setup, f"torch.tensor({data})")
+    same(torch, setup, f"torch.as_tensor({data})")
+    same(torch, "torch.set_default_dtype(torch.float64); " + setup, f"torch.tensor({data})")
+
+
+@pytest.mark.parametrize("data,dtype", NESTED_TO)
+def test_lists_of_tensors_and_arrays_to_a_dtype_as_torch(torch, data, dtype):
+    same(torch, "", f"torch.tensor({data}, dtype={dtype})")
+    same(torch, "", f"torch.ones(1, dtype={dtype}).new_tensor({data})")
 
 
 def test_deepcopy_and_pickle_of_leaves():

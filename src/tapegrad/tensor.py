@@ -687,7 +687,13 @@ class Tensor:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         _check_device(device, layout)
-        return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
+        from .creation import _copy_construct_warning, _from_data      # (creation imports this module)
+        if isinstance(data, Tensor):
+            _copy_construct_warning("tensor.new_tensor")
+        t = Tensor._make(_from_data(data, dtype if dtype is not None else self.dtype))   # no inference: self's dtype
+        if requires_grad:
+            t.requires_grad = True
+        return t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         _check_device(device, layout)
