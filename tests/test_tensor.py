@@ -214,6 +214,19 @@ def test_lists_of_tensors_and_arrays_to_a_dtype_as_torch(torch, data, dtype):
     same(torch, "", f"torch.ones(1, dtype={dtype}).new_tensor({data})")
 
 
+@pytest.mark.parametrize("expr", [
+    "np.asarray(torch.ones(2, requires_grad=True))", "np.asarray(torch.nn.Parameter(torch.ones(2)))",
+    "np.array(torch.ones(2), copy=False)", "np.array(torch.ones(2), copy=True).tolist()",
+    "np.asarray(torch.ones(2) * 3).tolist()", "np.asarray(torch.ones(2), dtype=np.float64).dtype.name",
+    "np.array(torch.arange(3), dtype=np.float32).dtype.name", "float(np.float64(torch.tensor(2.5)))",
+    "np.asarray(torch.ones(3)[1:]).base is not None",
+])
+def test_numpy_protocol_as_torch(torch, expr):
+    """np.asarray(t) is t.numpy() (refused for a tensor that requires grad); like torch's, __array__ takes no copy
+    keyword, so NumPy 2 refuses copy=False."""
+    same(torch, "", expr)
+
+
 def test_deepcopy_and_pickle_of_leaves():
     x = tapegrad.tensor([1.0, 2.0], requires_grad=True)
     (x * 2).sum().backward()

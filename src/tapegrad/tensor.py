@@ -598,11 +598,11 @@ class Tensor:
     def __dlpack_device__(self):
         return (1, 0)      # (kDLCPU, device 0)
 
-    def __array__(self, dtype=None, copy=None):
-        a = self._array
-        if dtype is not None and a.dtype != dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+    def __array__(self, dtype=None):
+        """``np.asarray(t)``: ``t.numpy()`` (its checks too: a tensor that requires grad is refused), cast to
+        ``dtype``. No ``copy`` keyword, as torch's: NumPy 2 then copies where asked to and refuses ``copy=False``."""
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     def _scalar(self, kind):
         if self._array.size != 1:
