@@ -47,7 +47,7 @@ def test_item_tolist_numpy_and_conversions():
     a = t.numpy()
     a[0, 0] = 9.0
     assert t[0, 0].item() == 9.0            # numpy() shares memory
-    assert np.asarray(t).shape == (1, 2) and np.array(t, dtype=np.float64).dtype == np.float64
+    assert np.asarray(t).shape == (1, 2) and np.asarray(t, dtype=np.float64).dtype == np.float64
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         tapegrad.ones(2, requires_grad=True).numpy()
     assert [x.item() for x in tapegrad.tensor([1, 2, 3])] == [1, 2, 3]
