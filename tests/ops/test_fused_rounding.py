@@ -13,6 +13,7 @@ EXPRS = [
     "a.addcdiv(b, c, value=0.001)", "a.addcdiv(b, c)", "a.clone().addcdiv_(b, c, value=-3e-4)",
     "a[:1].addcdiv(b, c, value=0.5)", "a.lerp(b, 0.1)", "a.lerp(b, 0.9)", "a.clone().lerp_(b, 0.005)",
     "a.lerp(b, w)", "torch.lerp(a, b, 1.5)", "torch.lerp(a, b, -0.25)", "a.lerp(b[:1], w)", "a[:1].lerp(b, 0.3)",
+    "torch.lerp(a[0], b[0], 0.3)", "a[0].lerp(b[1], w[2])", "a[0].addcdiv(b[1], c[2], value=0.7)",
 ]
 
 
