@@ -122,6 +122,15 @@ torch.multinomial(torch.ones(2, 2, 2), 1)
 torch.multinomial(torch.tensor([1., 1.]), 0)
 torch.multinomial(torch.tensor([1., 1.]), -1)
 torch.ones(3).multinomial(2).shape
+torch.multinomial(torch.empty(0, 3), 2)
+torch.multinomial(torch.empty(0, 3), 2, True)
+torch.multinomial(torch.empty(2, 0), 1, True)
+torch.multinomial(torch.empty(2, 0), 2, True)
+torch.multinomial(torch.tensor([[0., 0.], [1., float('nan')]]), 2, True)
+torch.multinomial(torch.tensor([[1., float('nan')], [0., 0.]]), 2, True)
+torch.multinomial(torch.tensor([[0., 0.], [1., -1.]]), 1, True)
+torch.multinomial(torch.tensor([1., float('inf')]), 1, True)
+torch.multinomial(torch.tensor([[1., 1.], [0., 0.]]), 1, True)
 # normal, bernoulli, poisson
 torch.normal(torch.zeros(2), torch.ones(2)).shape
 torch.normal(torch.zeros(2, 1), torch.ones(3)).shape

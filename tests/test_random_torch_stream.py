@@ -254,6 +254,24 @@ def test_multinomial(torch):
     same(torch, draws)
 
 
+def test_multinomial_one_sample_with_replacement(torch):
+    """One sample with replacement is torch's fast path (w / E, E exponential, drawn in the input's memory order),
+    not the inverse CDF of several samples; Categorical.sample() draws it, as a policy picking an action does."""
+    w = np.random.RandomState(4).rand(5, 6) ** 3
+    w[2, 1] = 0
+
+    def draws(T):
+        x = T.tensor(w, dtype=T.float32)
+        p = T.softmax(T.tensor(w[0, :2], dtype=T.float32), 0)
+        return [T.multinomial(x, 1, True), T.multinomial(x.t(), 1, replacement=True), T.multinomial(x[0], 1, True),
+                T.multinomial(x.double(), 1, True), T.multinomial(x.half(), 1, True), T.multinomial(x.t(), 4),
+                T.multinomial(x.half(), 5, True), T.multinomial(x.bfloat16(), 5, True),
+                T.stack([T.distributions.Categorical(p).sample() for _ in range(30)]),
+                T.distributions.Categorical(logits=x).sample(), T.distributions.Categorical(probs=x).sample((3,))]
+    for seed in SEEDS:
+        same(torch, draws, seed)
+
+
 def test_rrelu_and_gumbel_softmax(torch):
     x = np.random.RandomState(2).randn(6, 10)
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import tapegrad
+from pairs import same
 
 
 def test_default_dtypes_as_torch():
@@ -46,7 +47,7 @@ def test_item_tolist_numpy_and_conversions():
     a = t.numpy()
     a[0, 0] = 9.0
     assert t[0, 0].item() == 9.0            # numpy() shares memory
-    assert np.asarray(t).shape == (1, 2) and np.array(t, dtype=np.float64).dtype == np.float64
+    assert np.asarray(t).shape == (1, 2) and np.asarray(t, dtype=np.float64).dtype == np.float64
     with pytest.raises(RuntimeError, match="Can't call numpy\\(\\) on Tensor that requires grad"):
         tapegrad.ones(2, requires_grad=True).numpy()
     assert [x.item() for x in tapegrad.tensor([1, 2, 3])] == [1, 2, 3]
@@ -177,6 +178,54 @@ def test_ragged_and_bad_data_errors():
         tapegrad.tensor([[1, 2], [3]])
     with pytest.raises(ValueError, match="too many dimensions 'str'"):
         tapegrad.tensor(["a"])
+
+
+NESTED = [      # lists holding tensors, ndarrays and NumPy scalars: torch's dtype, shape, values and errors
+    "[a]", "[[a], [a]]", "[[[a], [a]]]", "[a, 1.0]", "[[1.0], a]", "[[a, 1.], [2., a]]", "[b]", "[c, c]", "[[c]]",
+    "[torch.tensor(1), 2.5]", "[torch.tensor(1, dtype=torch.int8), 2]", "[torch.tensor(1, dtype=torch.int8), np.int16(2)]",
+    "[torch.tensor(True), 1]", "[torch.tensor(1+2j)]", "[torch.tensor(1., dtype=torch.float64)]",
+    "[torch.tensor([[1.]]), torch.tensor([[2.]])]", "[torch.zeros(0)]", "[[1., 2.], torch.tensor([3., 4.])]",
+    "[torch.tensor([3., 4.]), [1., 2.]]", "[torch.tensor(1.), [2.]]", "[[2.], torch.tensor(1.)]",
+    "[np.float32(1.5)]", "[np.float64(1.5)]", "[np.int32(1)]", "[np.bool_(True)]", "[np.uint8(3)]",
+    "[np.array([1, 2], np.int32)]", "[np.array([1, 2], np.float32), [3., 4.]]", "[np.array([1, 2]), np.array([1., 2])]",
+    "[np.array(2.5)]", "[np.array([[1., 2.]], np.float32)] * 3", "[np.zeros((2, 0))]", "[[1., 2.], np.array([1., 2., 3.])]",
+    "[np.array([[1., 2.]]), np.array([1., 2.])]", "[[1.], 2.]",
+]
+NESTED_TO = [("[torch.tensor(2.5)]", "torch.long"), ("[torch.tensor([1, 2])]", "torch.float32"),
+             ("[torch.tensor(2.5)]", "torch.bool"), ("[torch.tensor(3)]", "torch.float64"),
+             ("[torch.tensor(1+2j)]", "torch.float32"), ("[np.array([1.5, 2.5])]", "torch.long"),
+             ("[np.float64(2.5)]", "torch.long"), ("[np.float32(2.5)]", "torch.int32"),
+             ("[torch.tensor(70000, dtype=torch.int32)]", "torch.int16"), ("[np.array([70000])]", "torch.int16"),
+             ("[torch.tensor(2**40)]", "torch.float16"), ("[1j]", "torch.float32"), ("[1j]", "torch.long"),
+             ("[1j]", "torch.bool"), ("[np.array([1, 2]), np.array([3, 4])]", "torch.float16")]
+
+
+@pytest.mark.parametrize("data", NESTED)
+def test_lists_of_tensors_and_arrays_as_torch(torch, data):
+    """A tensor inside a list is one number to torch (an ndarray a sequence); dtypes promote over every item."""
+    setup = "a = torch.tensor([0.5]); b = torch.tensor([[1., 2.]]); c = torch.tensor(3.)"
+    same(torch, setup, f"torch.tensor({data})")
+    same(torch, setup, f"torch.as_tensor({data})")
+    same(torch, "torch.set_default_dtype(torch.float64); " + setup, f"torch.tensor({data})")
+
+
+@pytest.mark.parametrize("data,dtype", NESTED_TO)
+def test_lists_of_tensors_and_arrays_to_a_dtype_as_torch(torch, data, dtype):
+    same(torch, "", f"torch.tensor({data}, dtype={dtype})")
+    same(torch, "", f"torch.ones(1, dtype={dtype}).new_tensor({data})")
+
+
+@pytest.mark.parametrize("expr", [
+    "np.asarray(torch.ones(2, requires_grad=True))", "np.asarray(torch.nn.Parameter(torch.ones(2)))",
+    "np.array(torch.ones(2), copy=False)", "np.array(torch.ones(2), copy=True).tolist()",
+    "np.asarray(torch.ones(2) * 3).tolist()", "np.asarray(torch.ones(2), dtype=np.float64).dtype.name",
+    "np.array(torch.arange(3), dtype=np.float32).dtype.name", "float(np.float64(torch.tensor(2.5)))",
+    "np.asarray(torch.ones(3)[1:]).base is not None",
+])
+def test_numpy_protocol_as_torch(torch, expr):
+    """np.asarray(t) is t.numpy() (refused for a tensor that requires grad); like torch's, __array__ takes no copy
+    keyword, so NumPy 2 refuses copy=False."""
+    same(torch, "", expr)
 
 
 def test_deepcopy_and_pickle_of_leaves():

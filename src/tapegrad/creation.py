@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 
 import numpy as np
@@ -35,7 +36,14 @@ def _infer(data, target=None):
         return data._array
     if isinstance(data, str):
         raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
-    flat = _unwrap(data) if isinstance(data, (list, tuple)) else data
+    if isinstance(data, (list, tuple)) and _holds_typed(data):
+        return _typed_nested(data, target)
+    return _infer_plain(data, target)
+
+
+def _infer_plain(flat, target):
+    """``_infer`` for numbers in nested lists (and, from ``_typed_nested``, ndarray blocks of the right shape)."""
+    data = flat
     if target is _dtype.uint64:
         return _u64(flat)          # (ints past int64's range: only a uint64 tensor holds them)
     try:
@@ -52,6 +60,9 @@ def _infer(data, target=None):
             return arr.astype(np.float64) if kind == "u" else arr
         _check_ints(data)        # [1, 2**63] is an overflow in torch, not a float tensor
     if target is not None:          # (converted to the dtype asked for by the caller, from full precision)
+        if kind == "c" and not target.is_complex and target is not _dtype.bool:   # a complex for a real number
+            raise TypeError("must be real number, not complex" if target.is_floating_point else
+                            "'complex' object cannot be interpreted as an integer")
         return arr.astype(np.int64) if kind in "iu" else arr
     if kind == "f" and not _has_np_float(data):
         arr = arr.astype(_dtype.get_default_dtype().np)
@@ -125,7 +136,7 @@ def _refuse(data, target):
                 raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
             return
         if not isinstance(x, (list, tuple)):
-            raise TypeError(f"'{type(x).__name__}' object is not iterable")
+            raise TypeError("not a sequence")
         if len(x) != sizes[dim]:
             raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
         for e in x:
@@ -139,12 +150,123 @@ def _has_np_float(data):
     return isinstance(data, np.floating)
 
 
-def _unwrap(data):
-    if isinstance(data, (list, tuple)):
-        return [_unwrap(d) for d in data]
-    if isinstance(data, Tensor):
-        return data._array.tolist() if data._array.ndim else data._array.item()
-    return data
+_TYPED = (Tensor, np.ndarray, np.generic)
+
+
+def _holds_typed(data):
+    """Whether nested lists/tuples hold a tensor, an ndarray or a NumPy scalar (values that carry a dtype)."""
+    for v in data:
+        if isinstance(v, (list, tuple)):
+            if _holds_typed(v):
+                return True
+        elif isinstance(v, _TYPED):
+            return True
+    return False
+
+
+def _data_dtype(x):
+    """torch's dtype inference for data: Python numbers as the defaults, tensors, ndarrays and NumPy scalars by
+    their own dtype, a sequence by promoting its items' (an empty one: the default dtype)."""
+    if isinstance(x, Tensor):
+        return x.dtype
+    if isinstance(x, (np.ndarray, np.generic)):
+        return _dtype.from_numpy_dtype(x.dtype)
+    if isinstance(x, (list, tuple)):
+        if all(type(v) is np.ndarray for v in x):         # (a batch of arrays: one look per dtype)
+            kinds = [_dtype.from_numpy_dtype(t) for t in {v.dtype for v in x}]
+        else:
+            kinds = [_data_dtype(v) for v in x]
+        d = None
+        for e in kinds:
+            d = e if d is None else _dtype.promote_types(d, e)
+        return _dtype.get_default_dtype() if d is None else d
+    if isinstance(x, str):
+        raise TypeError(f"new(): invalid data type '{type(x).__name__}'")
+    return _dtype._scalar_dtype(x) if isinstance(x, (bool, int, float, complex)) else _refuse_leaf(x)
+
+
+def _refuse_leaf(x):
+    raise RuntimeError(f"Could not infer dtype of {type(x).__name__}")
+
+
+def _data_sizes(x):
+    """The shape torch reads off nested data: the lengths of the first elements, down to a non-sequence (a tensor
+    is not a sequence to it; an ndarray is)."""
+    sizes = []
+    while isinstance(x, (list, tuple, np.ndarray)):
+        if isinstance(x, np.ndarray):
+            if x.ndim == 0:
+                raise TypeError("len() of unsized object")
+            for n in x.shape:
+                sizes.append(n)
+                if n == 0:
+                    break
+            return sizes
+        sizes.append(len(x))
+        if not x:
+            break
+        x = x[0]
+    return sizes
+
+
+def _typed_nested(data, target):
+    """torch.tensor of lists holding tensors, ndarrays or NumPy scalars, as torch builds it: the dtype promoted
+    from every item's, the shape read off the first elements, and each value stored one by one (a tensor where a
+    number belongs must have one element; an ndarray is a sequence)."""
+    d = target if target is not None else _data_dtype(data)
+    sizes = _data_sizes(data)
+
+    def store(x, dim):
+        if dim == len(sizes):
+            return _leaf_value(x, d)
+        if isinstance(x, Tensor):
+            if x.ndim == 0:
+                raise TypeError("not a sequence")
+            x = list(x.unbind(0))
+        elif isinstance(x, np.ndarray):
+            if x.ndim == 0:
+                raise TypeError("not a sequence")
+            if x.shape == tuple(sizes[dim:]) and x.dtype.kind in "biuf":
+                return x                # (a whole block of numbers, converted as the values one by one are)
+        elif not isinstance(x, (list, tuple)):
+            raise TypeError("not a sequence")
+        if len(x) != sizes[dim]:
+            raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} (got {len(x)})")
+        sub = tuple(sizes[dim + 1:])
+        if sub and all(type(v) is np.ndarray and v.shape == sub and v.dtype.kind in "biuf" for v in x):
+            return np.stack(x)          # (a batch of same-shaped arrays, a replay buffer's states)
+        return [store(v, dim + 1) for v in x]
+    res = store(data, 0)
+    arr = res if isinstance(res, np.ndarray) else _infer_plain(res, d)
+    if arr.dtype == d.np:
+        return np.array(arr, copy=True)
+    with np.errstate(over="ignore"):
+        return _dtype.checked_cast(arr, d)
+
+
+def _leaf_value(x, d):
+    """The Python number torch stores for item ``x`` of a tensor of dtype ``d``."""
+    if isinstance(x, Tensor):
+        if d.is_floating_point or d.is_complex:
+            if x.numel() != 1:
+                raise ValueError("only one element tensors can be converted to Python scalars")
+            if x.is_complex() and not d.is_complex:
+                raise RuntimeError("value cannot be converted to type double without overflow")
+        elif x.numel() != 1 or x.is_floating_point() or x.is_complex():
+            raise TypeError("only integer tensors of a single element can be converted to an index")
+        return x._array.reshape(()).item()
+    if isinstance(x, (list, tuple)):
+        if d.is_floating_point or d.is_complex:
+            raise TypeError(f"must be real number, not {type(x).__name__}")
+        raise TypeError(f"'{type(x).__name__}' object cannot be interpreted as an integer")
+    if isinstance(x, np.ndarray):
+        return complex(x) if d.is_complex else float(x) if d.is_floating_point else operator.index(x)
+    if isinstance(x, (np.floating, np.complexfloating)) and not d.is_floating_point and not d.is_complex \
+            and not isinstance(x, float):       # (np.float64 is a Python float: it converts)
+        raise TypeError(f"'numpy.{type(x).__name__}' object cannot be interpreted as an integer")
+    if isinstance(x, np.complexfloating) and d.is_floating_point:
+        return x.real.item()                    # (NumPy's float() of a complex scalar: its real part)
+    return x.item() if isinstance(x, np.generic) else x
 
 
 def _from_data(data, dtype):
@@ -164,6 +286,12 @@ def _from_data(data, dtype):
         return _dtype.checked_cast(arr, d)
 
 
+def _copy_construct_warning(what):
+    warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.detach().clone() or "
+                  f"sourceTensor.detach().clone().requires_grad_(True), rather than {what}(sourceTensor).",
+                  UserWarning, stacklevel=3)
+
+
 def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False):
     """A new tensor holding a copy of ``data`` (numbers, nested lists, ndarrays).
 
@@ -174,9 +302,7 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     """
     _check_device(device)
     if isinstance(data, Tensor):
-        warnings.warn("To copy construct from a tensor, it is recommended to use sourceTensor.clone().detach() or "
-                      "sourceTensor.clone().detach().requires_grad_(True), rather than tapegrad.tensor(sourceTensor).",
-                      UserWarning, stacklevel=2)
+        _copy_construct_warning("tapegrad.tensor")
     return _finish(_from_data(data, dtype), requires_grad)
 
 

@@ -630,11 +630,11 @@ class Tensor:
     def __dlpack_device__(self):
         return (1, 0)      # (kDLCPU, device 0)
 
-    def __array__(self, dtype=None, copy=None):
-        a = self._array
-        if dtype is not None and a.dtype != dtype:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+    def __array__(self, dtype=None):
+        """``np.asarray(t)``: ``t.numpy()`` (its checks too: a tensor that requires grad is refused), cast to
+        ``dtype``. No ``copy`` keyword, as torch's: NumPy 2 then copies where asked to and refuses ``copy=False``."""
+        a = self.numpy()
+        return a if dtype is None else a.astype(dtype, copy=False)
 
     def _scalar(self, kind):
         if self._array.size != 1:
@@ -719,7 +719,13 @@ class Tensor:
 
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
         _check_device(device, layout)
-        return self._new(np.array(data._array if isinstance(data, Tensor) else data), dtype, requires_grad)
+        from .creation import _copy_construct_warning, _from_data      # (creation imports this module)
+        if isinstance(data, Tensor):
+            _copy_construct_warning("tensor.new_tensor")
+        t = Tensor._make(_from_data(data, dtype if dtype is not None else self.dtype))   # no inference: self's dtype
+        if requires_grad:
+            t.requires_grad = True
+        return t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
         _check_device(device, layout)

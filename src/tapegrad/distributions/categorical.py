@@ -2,30 +2,14 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 import tapegrad
-from tapegrad import _random
-from tapegrad.tensor import Size, Tensor
+from tapegrad.tensor import Size
 
 from . import constraints
 from .distribution import Distribution
 from .utils import lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical"]
-
-
-def _draw_categories(probs, n):
-    """``n`` category indices per row of the (rows, K) array ``probs``, as torch's ``multinomial`` with replacement
-    draws them: row by row, the first category whose cumulative probability reaches a float64 uniform."""
-    rows, k = probs.shape
-    cdf = np.cumsum(probs, axis=-1, dtype=np.float64)
-    cdf /= cdf[:, -1:]
-    u = _random.uniform01(_random.default_generator, rows * n).reshape(rows, n)
-    idx = np.empty((rows, n), np.int64)
-    for r in range(rows):
-        idx[r] = np.searchsorted(cdf[r], u[r], side="left")
-    return np.minimum(idx, k - 1)
 
 
 class Categorical(Distribution):
@@ -100,10 +84,9 @@ class Categorical(Distribution):
     def sample(self, sample_shape=Size()):
         if not isinstance(sample_shape, Size):
             sample_shape = Size(sample_shape)
-        probs_2d = self.probs.detach()._array.reshape(-1, self._num_events)
-        n = int(np.prod(tuple(sample_shape), dtype=np.int64))
-        samples_2d = _draw_categories(probs_2d, n).T
-        return Tensor._make(np.ascontiguousarray(samples_2d).reshape(tuple(self._extended_shape(sample_shape))))
+        probs_2d = self.probs.detach().reshape(-1, self._num_events)
+        samples_2d = tapegrad.multinomial(probs_2d, sample_shape.numel(), True).T     # torch's draw, number for number
+        return samples_2d.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -205,30 +205,49 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without replacement")
     if n > 2 ** 24:
         raise RuntimeError("number of categories cannot exceed 2^24")
-    rows = a.reshape(-1, n).astype(np.float64)
-    bad = ~(np.isfinite(rows) & (rows >= 0))
-    if bad.any():
-        if not replacement:
-            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
-        first = rows.reshape(-1)[np.argmax(bad.reshape(-1))]     # the with-replacement kernel: the first bad entry
-        raise RuntimeError("invalid multinomial distribution (encountering probability entry "
-                           f"{'= infinity or NaN' if first >= 0 else '< 0'})")
-    totals = rows.sum(1)
-    if rows.size == 0 or not (totals > 0).all():
-        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    shape = a.shape[:-1] + (num_samples,)
+    if a.ndim == 2 and a.shape[0] == 0:
+        return _out(Tensor._make(np.zeros(shape, np.int64)), out)
+    rows = a.reshape(a.size // n if n else a.shape[0] if a.ndim == 2 else 1, n)
     g = _gen(generator)
-    if replacement:        # inverse CDF: the first category whose cumulative weight reaches a float64 uniform
-        cdf = np.cumsum(rows, axis=1) / totals[:, None]
+    if not replacement or num_samples == 1:
+        # torch's fast path: the k largest of w / E (E exponential(1) in the input's dtype, drawn in its memory
+        # order), after checks on the whole tensor
+        if n == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the operation has no "
+                               "identity.")
+        if not (np.isfinite(a).all() and (a >= 0).all()):
+            raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+        if not (rows.sum(1) > 0).all():
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        e = R.in_memory_order(a, R.exponential(g, a.size, 1.0)).astype(a.dtype).reshape(rows.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            keys = rows / e
+        if num_samples == 1:
+            idx = np.argmax(keys, axis=1)[:, None]
+        else:
+            idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
+    else:                  # inverse CDF: the first category whose cumulative weight reaches a float64 uniform
+        acc = np.float64 if a.dtype == np.float64 else np.float32   # the kernel's accumulator (float for halves)
+        rows = rows.astype(acc)
+        # the kernel checks row by row: each entry (negative or NaN first, then infinite), then the row's sum
+        bad = ~(np.isfinite(rows) & (rows >= 0))
+        cum = np.cumsum(rows, axis=1)          # one running sum in the accumulator's precision, as the kernel's
+        with np.errstate(invalid="ignore"):
+            zero = ~(cum[:, -1] > 0) if n else np.ones(len(rows), bool)
+        bad_row = bad.any(1)
+        if (bad_row | zero).any():
+            i = int(np.argmax(bad_row | zero))
+            if bad_row[i]:
+                first = rows[i, np.argmax(bad[i])]
+                raise RuntimeError("invalid multinomial distribution (encountering probability entry "
+                                   f"{'= infinity or NaN' if first >= 0 else '< 0'})")
+            raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+        cdf = (cum / cum[:, -1:]).astype(np.float64)
+        cdf[:, -1] = 1.0
         u = R.uniform01(g, rows.shape[0] * num_samples).reshape(rows.shape[0], num_samples)
         idx = np.stack([np.searchsorted(c, r, side="left") for c, r in zip(cdf, u)])
-        idx = np.minimum(idx, n - 1)
-    else:                  # torch's: the k largest of w / E, E exponential(1) in the input's dtype
-        e = R.exponential(g, a.size, 1.0).astype(a.dtype).reshape(rows.shape)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            keys = a.reshape(rows.shape) / e
-        idx = np.argsort(-keys, axis=1, kind="stable")[:, :num_samples]
-    res = Tensor._make(idx.reshape(a.shape[:-1] + (num_samples,)).astype(np.int64))
-    return _out(res, out)
+    return _out(Tensor._make(idx.reshape(shape).astype(np.int64)), out)
 
 
 # --- in-place fills ---------------------------------------------------------------------------------------------

@@ -76,6 +76,18 @@ def _w(mask, a, b):
     return Where.apply(mask, a, b)
 
 
+def fma32(x, y, z):
+    """``x * y + z`` on float32 values rounded once, as torch's vectorised CPU kernels fuse it (lerp): the
+    product of two float32 numbers is exact in float64, and the float64 sum rounded to
+    float32 is the fused result except at double-rounding ties (about one element in 2**29)."""
+    p = np.multiply(x, y, dtype=np.float64)      # (cast on the fly: no float64 copies of the operands)
+    if isinstance(p, np.ndarray) and p.shape == np.broadcast_shapes(p.shape, np.shape(z)):
+        p = np.add(p, z, out=p)
+    else:
+        p = np.add(p, z, dtype=np.float64)
+    return np.asarray(p).astype(np.float32)
+
+
 def _zeros_like(g):
     return Tensor._make(np.zeros_like(g._array))
 

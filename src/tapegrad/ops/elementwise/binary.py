@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _two_numbers, _w, _with_out, _zeros_like, scalar_first)
+                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -314,6 +314,11 @@ def _lerp_np(a, b, w):
         w = w.astype(np.float32) if isinstance(w, np.ndarray) else w
     w = w if isinstance(w, np.ndarray) else a.dtype.type(w)
     diff = b - a
+    if d == np.float32:         # torch: fma(w or w - 1, end - start, start or end), w small below 0.5
+        if not isinstance(w, np.ndarray):
+            return fma32(w, diff, a) if abs(w) < 0.5 else fma32(w - np.float32(1), diff, b)
+        small = np.abs(w) < 0.5
+        return fma32(np.where(small, w, w - np.float32(1)), diff, np.where(small, a, b))
     # torch's formula: exact at both ends
     return np.asarray(np.where(np.abs(w) < 0.5, a + w * diff, b - diff * (1 - w))).astype(d, copy=False)
 
@@ -392,6 +397,8 @@ class Addcdiv(Primitive):
             if d == np.float16:     # torch computes Half in float32 and rounds once
                 x, t1, t2 = (a.astype(np.float32) for a in (x, t1, t2))
                 return np.asarray(x + np.float32(value) * (t1 / t2)).astype(d)
+            if d == np.float32:     # torch: x + (value * t1) / t2
+                return np.asarray(x + (np.float32(value) * t1) / t2)
             return np.asarray(x + d.type(value) * (t1 / t2))
 
     @staticmethod
