@@ -57,3 +57,17 @@ def test_sparse_accessors_on_strided_tensors_vs_torch(torch, setup, expr):
 @pytest.mark.parametrize("setup,expr", LAYOUT_ERRORS_CLASS_ONLY, ids=[e[:60] for _, e in LAYOUT_ERRORS_CLASS_ONLY])
 def test_sparse_private_accessors_on_strided_tensors_vs_torch(torch, setup, expr):
     same(torch, setup.replace(" ;; ", "\n"), expr, words=False)
+
+
+# torch._C's names that programs use directly are tapegrad's objects (torchdiffeq: `except torch._C._LinAlgError`)
+C_NAMES = cases("""
+torch._C._LinAlgError is torch.linalg.LinAlgError
+torch._C.Generator is torch.Generator
+torch._C._get_tracing_state()
+exec("try:\\n    torch.linalg.solve(torch.zeros(2, 2), torch.ones(2))\\nexcept torch._C._LinAlgError as e:\\n    r = str(e)") or r
+""")
+
+
+@pytest.mark.parametrize("setup,expr", C_NAMES, ids=[e[:60] for _, e in C_NAMES])
+def test_c_extension_names_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr)
