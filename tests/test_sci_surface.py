@@ -71,3 +71,41 @@ exec("try:\\n    torch.linalg.solve(torch.zeros(2, 2), torch.ones(2))\\nexcept t
 @pytest.mark.parametrize("setup,expr", C_NAMES, ids=[e[:60] for _, e in C_NAMES])
 def test_c_extension_names_vs_torch(torch, setup, expr):
     same(torch, setup.replace(" ;; ", "\n"), expr)
+
+
+# NumPy's ufuncs on tensors compute with NumPy and come back as tensors, as in torch (normflows' Uniform takes
+# np.log of a tensor); NumPy scalars on the left of an operator still give tapegrad's (differentiable) result
+UFUNCS = cases("""
+np.log(torch.tensor(2.0))
+np.log(torch.tensor([1.0, 4.0]))
+np.sqrt(torch.arange(6.).reshape(2, 3).t())
+np.exp(torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+np.log(torch.tensor([1, 4]))
+np.add(torch.tensor([1, 4]), 1.5)
+np.add(torch.tensor([1.0, 4.0]), 1)
+np.maximum(torch.tensor([1.0, 4.0]), 2)
+np.isnan(torch.tensor([1.0, float("nan")]))
+np.greater(torch.tensor([1.0, 4.0]), 2)
+np.log1p(torch.tensor([1.0, 4.0]).half())
+np.modf(torch.tensor([1.5, -2.25]))
+np.divmod(torch.tensor([7.0, 4.0]), 3)
+np.add.reduce(torch.tensor([1.0, 4.0]))
+np.maximum.accumulate(torch.tensor([1.0, 4.0, 2.0]))
+(lambda r: (type(r).__name__, r.tolist()))(np.add.outer(torch.tensor([1.0, 4.0]), torch.tensor([1.0, 2.0])))
+(lambda r: (type(r).__name__, r.tolist()))(np.add(torch.tensor([1.0, 4.0]), 1, out=np.zeros(2, np.float32)))
+np.log(torch.ones(2, requires_grad=True))
+np.add.at(torch.ones(2), [0], 1)
+-2 * np.log(torch.tensor(2.0) - torch.tensor(-1.0))
+np.float64(2) * torch.tensor([1.0, 4.0])
+np.float32(1.5) + torch.tensor([1, 4])
+np.int64(3) * torch.tensor([1.0, 4.0])
+np.float64(2.0) ** torch.tensor([1.0, 3.0])
+np.float64(2.0) > torch.tensor([1.0, 3.0])
+np.prod(torch.ones(2, 3).shape)
+w = torch.ones(2, requires_grad=True) ;; (np.float64(2) * w).sum().backward() or w.grad
+""")
+
+
+@pytest.mark.parametrize("setup,expr", UFUNCS, ids=[e[:60] for _, e in UFUNCS])
+def test_numpy_ufuncs_on_tensors_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr)
