@@ -109,3 +109,21 @@ w = torch.ones(2, requires_grad=True) ;; (np.float64(2) * w).sum().backward() or
 @pytest.mark.parametrize("setup,expr", UFUNCS, ids=[e[:60] for _, e in UFUNCS])
 def test_numpy_ufuncs_on_tensors_vs_torch(torch, setup, expr):
     same(torch, setup.replace(" ;; ", "\n"), expr)
+
+
+# NumPy conversion of a tensor that requires grad is refused outside no_grad, as torch's __array__ refuses it
+# (magnusross/pytorch-lagrangian-nn's q2xy tries np.zeros_like(x) and falls back to torch.zeros_like on that error)
+ARRAY_CONVERSION = cases("""
+w = torch.ones(2, requires_grad=True) ;; np.asarray(w)
+w = torch.ones(2, requires_grad=True) ;; np.zeros_like(w)
+w = torch.ones(2, requires_grad=True) ;; np.array([w[0], w[1]])
+w = torch.ones(2, requires_grad=True) ;; np.sin(w * 2)
+w = torch.ones(2, requires_grad=True) ;; np.asarray(w.detach()).tolist()
+w = torch.ones(2, requires_grad=True) ;; exec("with torch.no_grad(): r = (np.asarray(w).tolist(), np.log(w))") or r
+w = torch.ones(2) ;; np.zeros_like(w).tolist()
+""")
+
+
+@pytest.mark.parametrize("setup,expr", ARRAY_CONVERSION, ids=[e[:60] for _, e in ARRAY_CONVERSION])
+def test_numpy_conversion_of_grad_tensors_vs_torch(torch, setup, expr):
+    same(torch, setup.replace(" ;; ", "\n"), expr)

@@ -1,7 +1,7 @@
 """NumPy's ufuncs on tensors, as torch lets them run: ``np.log(t)``, ``np.sqrt(t)``, ``np.add(t, 1.5)`` and
 ``np.maximum.accumulate(t)`` compute on the tensor's values with NumPy (NumPy's result dtype) and come back as a
 tensor (a boolean result as ``uint8``, as torch's ``__array_wrap__`` does); a tensor that requires grad is refused
-with torch's error. ``np.add.outer`` gives an ndarray, as in torch.
+with torch's error outside ``no_grad``. ``np.add.outer`` gives an ndarray, as in torch.
 
 An ndarray or NumPy scalar on the left of a Python operator (``np.float64(2) * t``, ``arr < t``) reaches
 ``Tensor.__array_ufunc__`` as the ufunc of that operator: it is answered by the tensor's reflected operator, so the
@@ -36,10 +36,7 @@ def array_ufunc(ufunc, method, inputs, kwargs):
     arrays = []
     for x in inputs:
         if isinstance(x, Tensor):
-            if x.requires_grad:
-                raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-                                   "instead.")
-            x = x._array
+            x = x.numpy()      # (torch's error for a tensor that requires grad, outside no_grad)
         arrays.append(x)
     result = getattr(ufunc, method)(*arrays, **kwargs)
     if method not in _WRAPPED or "out" in kwargs:

@@ -604,7 +604,9 @@ class Tensor:
         return (1, 0)      # (kDLCPU, device 0)
 
     def __array__(self, dtype=None, copy=None):
-        a = self._array
+        # (np.asarray(t) of a tensor that requires grad is refused as numpy() refuses it: torch's error, which
+        # programs catch to fall back to torch's own functions)
+        a = self.numpy() if self._rg else self._array
         if dtype is not None and a.dtype != dtype:
             return a.astype(dtype)
         return a.copy() if copy else a
