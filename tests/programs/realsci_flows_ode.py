@@ -2,8 +2,9 @@
 # them: RealNVP affine couplings with a parity swap and a logistic prior (TransformedDistribution of a Uniform by
 # SigmoidTransform().inv), a MADE-masked autoregressive layer (MAF), a planar flow, an ActNorm initialised from the
 # first batch, a neural ODE integrated by a hand-written RK4 and by a small adaptive Dormand-Prince loop (step-size
-# control with .item() on the error norm), and a Bayes-by-backprop layer (softplus scales by logaddexp, a
-# two-Gaussian mixture prior, samples accumulated into preallocated tensors). Seeded with torch.manual_seed.
+# control with .item() on the error norm), a Bayes-by-backprop layer (softplus scales by logaddexp, a
+# two-Gaussian mixture prior, samples accumulated into preallocated tensors), and NumPy ufuncs applied to tensors.
+# Seeded with torch.manual_seed.
 import math
 
 import numpy as np
@@ -270,3 +271,39 @@ for epoch in range(6):
     print(f"bnn {epoch}: loss {loss.item():.6f} kl {kls.mean().item():.4f} acc {acc:.4f}")
 q, p = Normal(torch.tensor([0.3]), torch.tensor([0.8])), Normal(torch.tensor([0.0]), torch.tensor([1.0]))
 print("kl", torch.distributions.kl_divergence(q, p), q.rsample((2,)).shape, q.entropy())
+
+
+# ---- NumPy on tensors: a box density's constant by np.log of a tensor, and a NumPy-first helper that falls back
+# to torch's functions when NumPy refuses a tensor that requires grad ------------------------------------------
+class BoxBase(nn.Module):
+    def __init__(self, d, low=-1.0, high=1.0):
+        super().__init__()
+        self.low, self.high = torch.tensor(low), torch.tensor(high)
+        self.log_prob_val = -d * np.log(self.high - self.low)
+
+    def log_prob(self, z):
+        log_p = self.log_prob_val * torch.ones(z.shape[0])
+        outside = torch.logical_or(z < self.low, z > self.high)
+        log_p[torch.any(torch.reshape(outside, (z.shape[0], -1)), dim=-1)] = -np.inf
+        return log_p
+
+
+def polar_to_xy(ql):
+    try:
+        xy = np.zeros_like(ql)
+        sin, cos = np.sin, np.cos
+    except RuntimeError:
+        xy = torch.zeros_like(ql)
+        sin, cos = torch.sin, torch.cos
+    xy[:, 0] = ql[:, 0] * sin(ql[:, 1])
+    xy[:, 1] = -ql[:, 0] * cos(ql[:, 1])
+    return xy
+
+
+box = BoxBase(3)
+print("box", box.log_prob_val, box.log_prob(torch.tensor([[0.5, 0.2, -0.1], [1.5, 0.0, 0.0]])))
+ql = torch.tensor([[1.1, 0.5], [0.9, -0.3]])
+polar = ql.clone().requires_grad_(True)
+xy = polar_to_xy(polar)
+xy.sum().backward()
+print("polar", polar_to_xy(ql), xy, polar.grad, np.exp(ql), np.maximum.accumulate(ql[:, 1]))
