@@ -450,3 +450,30 @@ bind(
     to_dense=lambda self, dtype=None, *, masked_grad=None: self if dtype is None else self.to(dtype),
     const_data_ptr=lambda self: self.data_ptr(), cdouble=lambda self, memory_format=None: self.to(_dtype.complex128),
     cfloat=lambda self, memory_format=None: self.to(_dtype.complex64))
+
+
+def _needs_layout(name, wanted, error=RuntimeError):
+    """A sparse tensor's accessor on a strided tensor: torch's error, naming the layout it wanted (``x.values``
+    without a call is still a bound method, as in torch: code may take it and never call it); ``SparseTensor``
+    (sparse.py) has its own."""
+    def method(self):
+        got = "Sparse" if self.is_sparse else "Strided"
+        if error is NotImplementedError:
+            raise NotImplementedError(f"Could not run 'aten::{name}' with arguments from the 'CPU' backend. This "
+                                      "could be because the operator doesn't exist for this backend")
+        raise RuntimeError(f"{name} expected {wanted} tensor layout but got {got}")
+    method.__name__ = name
+    return method
+
+
+Tensor.values = _needs_layout("values", "sparse")
+for _name in ("indices", "coalesce", "is_coalesced"):
+    setattr(Tensor, _name, _needs_layout(_name, "sparse coordinate"))
+for _name in ("_values", "_indices", "_nnz"):
+    setattr(Tensor, _name, _needs_layout(_name, None, NotImplementedError))
+for _name in ("crow_indices", "col_indices"):
+    setattr(Tensor, _name, _needs_layout(_name, "sparse row compressed"))
+for _name in ("ccol_indices", "row_indices"):
+    setattr(Tensor, _name, _needs_layout(_name, "sparse column compressed"))
+Tensor.sparse_dim = lambda self: 0
+Tensor.dense_dim = lambda self: self._array.ndim

@@ -17,6 +17,7 @@ import weakref
 import numpy as np
 
 from . import _aliases, _dtype
+from ._ufunc import array_ufunc as _array_ufunc
 from .autograd import engine as _engine
 from .autograd import function as _function
 from .autograd import grad_mode as _grad_mode
@@ -273,8 +274,12 @@ class Tensor:
     __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__",
                  "__dict__")
     __array_priority__ = 1000
-    __array_ufunc__ = None    # ndarray (op) Tensor defers to Tensor's reflected operator
     __hash__ = object.__hash__
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """``np.log(t)`` computes with NumPy and returns a tensor, as in torch; ``ndarray (op) Tensor`` is answered
+        by the Tensor's reflected operator (``_ufunc.py``)."""
+        return _array_ufunc(ufunc, method, inputs, kwargs)
 
     def __init__(self, *args, device=None):
         """Legacy constructor, as ``torch.Tensor``: ``Tensor([1, 2])`` (data, the default dtype), ``Tensor(2, 3)``

@@ -56,9 +56,20 @@ def tile(input, dims):
     >>> tapegrad.tile(tapegrad.tensor([1, 2]), (2,))
     tensor([1, 2, 1, 2])
     """
+    if not isinstance(dims, (tuple, list)):
+        raise TypeError(f"tile(): argument 'dims' (position 2) must be tuple of ints, not {type(dims).__name__}")
     dims = tuple(int(d) for d in dims)
     dims = (1,) * (_nd(input) - len(dims)) + dims
     return Repeat.apply(input, dims)
+
+
+def _tile(self, *dims, **kw):
+    """``x.tile(2, 3)``: the method also takes its dims as separate ints (``x.tile(2)``), as ``repeat`` does."""
+    if kw:
+        dims = _varargs_keyword(dims, kw, "tile", "dims")
+    if not dims:
+        raise TypeError('tile() missing 1 required positional arguments: "dims"')
+    return tile(self, _size_arg(dims))
 
 
 class _IndexSelect(Primitive):
@@ -452,7 +463,7 @@ def diagflat(input, offset=0):
     return DiagEmbed.apply(flat, int(offset), 0, 1)
 
 
-bind(repeat=_repeat, tile=tile, repeat_interleave=repeat_interleave, flip=flip, fliplr=fliplr, flipud=flipud,
+bind(repeat=_repeat, tile=_tile, repeat_interleave=repeat_interleave, flip=flip, fliplr=fliplr, flipud=flipud,
      roll=roll, rot90=rot90, tril=tril, triu=triu, diag=diag, diagonal=diagonal, diag_embed=diag_embed,
      diagflat=diagflat,
      tril_=lambda self, diagonal=0: apply_inplace(self, tril, diagonal),
