@@ -67,6 +67,19 @@ def eig(self, eigenvectors=False, *, e=None, v=None):
     _removed("eig")
 
 
+def _method(name):
+    """The Tensor method of a removed function, with torch's parameters (``x.lstsq(other)``)."""
+    def method(self, other):
+        _removed(name)
+    method.__name__, method.__doc__ = name, solve.__doc__
+    return method
+
+
+def _symeig_method(self, eigenvectors=False):
+    """Removed from torch (1.9 deprecated it): raises torch's error naming the replacement."""
+    _removed("symeig")
+
+
 from .._util import bind  # noqa: E402
 
-bind(solve=solve, eig=eig, lstsq=lstsq, symeig=symeig)
+bind(solve=_method("solve"), eig=eig, lstsq=_method("lstsq"), symeig=_symeig_method)
