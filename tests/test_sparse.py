@@ -146,3 +146,43 @@ def test_a_sparse_tensor_too_large_to_hold_dense_is_refused_clearly():
         tapegrad.sparse_coo_tensor(i, v, (100000, 100000))
     small = tapegrad.tensor([[0, 9999], [5, 99]])
     assert tapegrad.sparse_coo_tensor(small, v, (10000, 100)).to_dense().sum().item() == 3.0
+
+
+LEGACY_SPARSE = [
+    lambda m: m.sparse.FloatTensor(m.tensor([[0, 1], [1, 0]]), m.tensor([1., 2.]), m.Size([2, 2])),
+    lambda m: m.sparse.FloatTensor(m.tensor([[0, 1], [1, 0]]), m.tensor([1., 2.])),
+    lambda m: m.sparse.FloatTensor(m.tensor([[0, 1], [1, 0]]), m.tensor([1., 2.], dtype=m.float64), (3, 3)),
+    lambda m: m.sparse.LongTensor(m.tensor([[0, 1], [1, 0]]), m.tensor([1., 2.]), [2, 2]),
+    lambda m: m.sparse.DoubleTensor(m.tensor([[0, 2]]), m.ones(2, 3, dtype=m.float64), (4, 3)),
+    lambda m: m.sparse.FloatTensor(2, 3),
+    lambda m: m.sparse.LongTensor(m.Size([2, 3])),
+    lambda m: m.sparse.DoubleTensor(),
+]
+
+
+@pytest.mark.parametrize("make", LEGACY_SPARSE, ids=range(len(LEGACY_SPARSE)))
+def test_legacy_sparse_constructors_as_torch(torch, make):
+    # torch.sparse.FloatTensor(indices, values, size) (pygcn's utils): the values keep their dtype, as torch's
+    ours, theirs = _both(torch, make)
+    _same_repr(ours, theirs)
+    assert ours.is_sparse and ours.dtype.name == str(theirs.dtype).replace("torch.", "")
+    assert ours.type() == theirs.type()
+    np.testing.assert_array_equal(ours.to_dense().numpy(), theirs.to_dense().numpy())
+
+
+def test_legacy_sparse_types_check_layout_and_dtype(torch):
+    for m in (tapegrad, torch):
+        s = m.tensor([[0, 1.]]).to_sparse()
+        assert isinstance(s, m.sparse.FloatTensor) and not isinstance(s, m.sparse.DoubleTensor)
+        assert not isinstance(s, m.FloatTensor) and not isinstance(m.zeros(1), m.sparse.FloatTensor)
+        assert m.sparse.FloatTensor.is_sparse and m.sparse.FloatTensor.dtype is m.float32
+        assert m.zeros(1).to_sparse().type() == "torch.sparse.FloatTensor"
+        assert s.type(m.sparse.DoubleTensor).dtype is m.float64
+    for args in ([[1., 2.]], [tapegrad.tensor([[0.]]), tapegrad.tensor([1.]), (1,)]):
+        with pytest.raises((TypeError, RuntimeError)) as ours:
+            tapegrad.sparse.FloatTensor(*args)
+        with pytest.raises((TypeError, RuntimeError)) as theirs:
+            torch.sparse.FloatTensor(*[torch.tensor(a.numpy()) if isinstance(a, tapegrad.Tensor) else a for a in args])
+        assert type(ours.value) is type(theirs.value)
+    with pytest.warns(UserWarning, match="torch.sparse.SparseTensor.indices, values, shape, .*deprecated"):
+        tapegrad.sparse.FloatTensor(tapegrad.tensor([[0]]), tapegrad.tensor([1.]), (1,))

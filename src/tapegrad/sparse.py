@@ -18,7 +18,9 @@ from . import _dtype
 from .autograd.function import Primitive
 from .tensor import Tensor, _check_device, sparse_coo
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse"]
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "legacy_sparse_new", "FloatTensor",
+           "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
+           "LongTensor"]
 
 
 class SparseCooTensorWithDimsAndTensors(Primitive):
@@ -254,6 +256,44 @@ def spmm(input, mat2):  # noqa: A002
     from .ops.linalg.products import mm as _mm
     return _mm(input, mat2)
 
+
+def legacy_sparse_new(d, args, device=None):
+    """torch's legacy sparse constructors (``torch.sparse.FloatTensor(indices, values, size)``, as pre-1.0 graph
+    code builds its adjacency matrix; ``torch.sparse.FloatTensor(2, 3)``, an empty one): deprecated in torch, with
+    its warning. As torch's, the ``(indices, values)`` form keeps the values' dtype (``d`` is not applied) and
+    wants int64 indices."""
+    import warnings
+
+    from ._legacy import _sizes_only
+    _check_device(device)
+    shape = _sizes_only(args)
+    if not args or shape is not None:
+        if args:
+            warnings.warn("torch.sparse.SparseTensor(shape, *, device=) is deprecated.  Please use "
+                          "torch.sparse_coo_tensor(shape, dtype=, device=).", UserWarning, stacklevel=3)
+        shape = shape or (0,)
+        return sparse_coo_tensor(np.zeros((len(shape), 0), np.int64), Tensor._make(np.zeros((0,), d.np)), shape)
+    if len(args) in (2, 3) and isinstance(args[0], Tensor) and isinstance(args[1], Tensor):
+        form = "indices, values, shape" if len(args) == 3 else "indices, values"
+        warnings.warn(f"torch.sparse.SparseTensor({form}, *, device=) is deprecated.  Please use "
+                      f"torch.sparse_coo_tensor({form}, dtype=, device=).", UserWarning, stacklevel=3)
+        if args[0].dtype is not _dtype.int64:
+            raise RuntimeError("indices must be an int64 tensor")
+        return sparse_coo_tensor(*args)
+    raise TypeError(f"new() received an invalid combination of arguments - got "
+                    f"({', '.join(type(a).__name__ for a in args)}), but expected one of: (*, device), "
+                    "(Tensor indices, Tensor values, *, device), (Tensor indices, Tensor values, tuple of ints size, "
+                    "*, device), (tuple of ints size, *, device)")
+
+
+def _legacy_types():
+    from ._legacy import sparse_typed
+    return tuple(sparse_typed(d) for d in (_dtype.float32, _dtype.float64, _dtype.float16, _dtype.bfloat16,
+                                           _dtype.uint8, _dtype.int8, _dtype.int16, _dtype.int32, _dtype.int64))
+
+
+(FloatTensor, DoubleTensor, HalfTensor, BFloat16Tensor, ByteTensor, CharTensor, ShortTensor, IntTensor,
+ LongTensor) = _legacy_types()
 
 Tensor.to_sparse = to_sparse
 Tensor.to_sparse_coo = lambda self: to_sparse(self)
