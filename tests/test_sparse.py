@@ -186,3 +186,90 @@ def test_legacy_sparse_types_check_layout_and_dtype(torch):
         assert type(ours.value) is type(theirs.value)
     with pytest.warns(UserWarning, match="torch.sparse.SparseTensor.indices, values, shape, .*deprecated"):
         tapegrad.sparse.FloatTensor(tapegrad.tensor([[0]]), tapegrad.tensor([1.]), (1,))
+
+
+def _sparse_lookups(m, module, kind):
+    # two backwards without zero_grad (the gradient adds up, sparse + sparse) over repeated and padding indices
+    m.manual_seed(0)
+    if kind == "embedding":
+        e = m.nn.Embedding(7, 3, padding_idx=6, sparse=True)
+        first, second = e(m.tensor([[1, 2, 1], [6, 0, 2]])), e(m.tensor([4]))
+    else:
+        e = m.nn.EmbeddingBag(7, 3, mode=kind, sparse=True)
+        first, second = e(m.tensor([0, 3, 3, 1, 5]), m.tensor([0, 2, 4])), e(m.tensor([[4, 4]]))
+    (first ** 2).sum().backward()
+    (second * 3).sum().backward()
+    return e.weight.grad
+
+
+@pytest.mark.parametrize("kind", ["embedding", "sum", "mean"])
+def test_sparse_embedding_gradients_are_sparse_as_torch(torch, kind):
+    # word2vec's and DLRM's sparse=True tables: .grad is a COO tensor (its coalesced form equals torch's)
+    ours, theirs = _both(torch, lambda m: _sparse_lookups(m, m.nn, kind))
+    assert ours.is_sparse and theirs.is_sparse and ours.data.is_sparse and not ours.is_coalesced()
+    assert ours.grad_fn is None and not ours.requires_grad
+    assert ours.type() == theirs.type() == "torch.sparse.FloatTensor"
+    np.testing.assert_array_equal(ours.coalesce().indices().numpy(), theirs.coalesce().indices().numpy())
+    np.testing.assert_allclose(ours.coalesce().values().numpy(), theirs.coalesce().values().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.to_dense().numpy(), theirs.to_dense().numpy(), rtol=1e-6)
+
+
+def test_a_table_also_used_densely_gets_a_dense_gradient(torch):
+    for m in (tapegrad, torch):
+        with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+            m.nn.EmbeddingBag(3, 2, mode="max", sparse=True)(m.tensor([[0, 1]]))
+        e = m.nn.Embedding(4, 2, sparse=True)
+        (e(m.tensor([1])).sum() + e.weight.sum()).backward()
+        assert not e.weight.grad.is_sparse
+        e2 = m.nn.Embedding(4, 2, sparse=False)
+        e2(m.tensor([1])).sum().backward()
+        assert not e2.weight.grad.is_sparse
+
+
+def test_sparse_mask_and_new_as_torch(torch):
+    def run(m):
+        d = m.arange(8.).reshape(4, 2).requires_grad_()
+        mask = m.sparse_coo_tensor([[2, 0, 2], [0, 1, 0]], [1., 1., 1.], (4, 2))
+        s = d.sparse_mask(mask)
+        s.to_dense().sum().backward()
+        rows = s.new(m.tensor([[0, 3]]), m.tensor([5., 6.]), [4])
+        return s, d.grad, rows
+    (s, g, rows), (ts, tg, trows) = _both(torch, run)
+    assert s.is_sparse and s.is_coalesced() == ts.is_coalesced()
+    np.testing.assert_array_equal(s._indices().numpy(), ts._indices().numpy())
+    np.testing.assert_array_equal(s._values().detach().numpy(), ts._values().detach().numpy())
+    _same_repr(rows, trows)
+    np.testing.assert_array_equal(g.numpy(), tg.numpy())
+    for m in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="Could not run 'aten::sparse_mask' with arguments from the 'CPU'"):
+            m.ones(2).sparse_mask(m.ones(2))
+
+
+def _row_wise_adagrad_step(m, p, state, lr=0.1, eps=1e-10):
+    # DLRM's row-wise sparse Adagrad (optim/rwsadagrad.py): one accumulator per row, the mean squared gradient
+    grad = p.grad.data.coalesce()
+    ind, val = grad._indices(), grad._values()
+    upd = grad.new(ind, val.pow(2).mean(dim=1), [grad.size()[0]])
+    state.add_(upd)
+    std = state.sparse_mask(upd.coalesce())._values().sqrt_().add_(eps)
+    p.data.add_(grad.new(ind, val / std.view(std.size()[0], 1), grad.size()), alpha=-lr)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adagrad", "SparseAdam", "row-wise"])
+def test_optimizers_step_on_sparse_gradients_as_torch(torch, opt):
+    def run(m):
+        m.manual_seed(3)
+        e = m.nn.EmbeddingBag(10, 4, mode="sum", sparse=True)
+        state = m.zeros(10)
+        o = None if opt == "row-wise" else getattr(m.optim, opt)(e.parameters(), lr=0.1)
+        for step in range(4):
+            e.zero_grad()
+            idx = m.randint(0, 10, (6,))
+            (e(idx, m.tensor([0, 3])) ** 2).sum().backward()
+            if o is None:
+                _row_wise_adagrad_step(m, e.weight, state)
+            else:
+                o.step()
+        return e.weight.detach().numpy()
+    ours, theirs = _both(torch, run)
+    np.testing.assert_allclose(ours, theirs, rtol=1e-5, atol=1e-6)

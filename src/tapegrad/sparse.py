@@ -114,6 +114,19 @@ class SparseTensor(Tensor):
         _coo_only(layout)
         return self
 
+    @property
+    def data(self):
+        """The same COO tensor outside autograd (``p.grad.data.is_sparse`` stays true, as torch's)."""
+        return _wrap(Tensor.data.fget(self), self._coo_indices, self._coo_values.detach(), self._coalesced)
+
+    @data.setter
+    def data(self, value):
+        Tensor.data.fset(self, value)
+
+    def new(self, *args, device=None):
+        """``grad.new(indices, values, size)``: the legacy constructor of a sparse tensor makes a sparse one."""
+        return legacy_sparse_new(self.dtype, args, device)
+
     def __repr__(self):
         from ._tensor_str import _add_suffixes, _array_str
         ind, val = self._coo_indices, self._coo_values._array
@@ -170,6 +183,36 @@ def _from_dense(t, sparse_dim, keep=None, node=ToSparse):
         present = a.reshape(a.shape[:sparse_dim] + (-1,)).any(axis=-1)
     indices = np.stack(np.nonzero(present)).astype(np.int64)
     return _wrap(dense, indices, dense[tuple(Tensor._make(i) for i in indices)], True)
+
+
+def sparse_grad(var, rows):
+    """Make ``var.grad`` (already added up) the COO gradient of a ``sparse=True`` embedding: entries at ``rows``,
+    the rows its lookups read. torch's holds one entry per lookup, uncoalesced; this one holds each row once (its
+    coalesced form, still marked uncoalesced, as torch's). A gradient with values outside those rows (the weight
+    was also used densely) stays dense, as torch's sparse + dense sum."""
+    g = var._grad
+    if g.__class__ is SparseTensor:
+        rows = np.union1d(g._coo_indices[0], rows)
+    a = g._array
+    outside = np.ones(a.shape[0], bool)
+    outside[rows] = False
+    if a[outside].any():
+        return
+    var._grad = _wrap(g, rows.astype(np.int64)[None], Tensor._make(a[rows]), False)
+
+
+def sparse_mask(self, mask):
+    """``dense.sparse_mask(mask)``: a COO tensor of ``self``'s values at ``mask``'s entries (its indices, coalesced
+    or not, as they are)."""
+    if not getattr(mask, "is_sparse", False):
+        raise RuntimeError("Could not run 'aten::sparse_mask' with arguments from the 'CPU' backend: the mask must "
+                           "be a sparse COO tensor")
+    if tuple(self.shape) != tuple(mask.shape):
+        raise RuntimeError("sparse_mask(): operands have incompatible sizes; self has size "
+                           f"{list(self.shape)} but mask has size {list(mask.shape)}")
+    ind = mask._coo_indices
+    values = self[tuple(Tensor._make(i) for i in ind)]
+    return sparse_coo_tensor(ind, values, tuple(self.shape), is_coalesced=mask.is_coalesced())
 
 
 def to_sparse(self, sparseDims=None, *, layout=None, blocksize=None, dense_dim=None):  # noqa: N803
@@ -296,4 +339,5 @@ def _legacy_types():
  LongTensor) = _legacy_types()
 
 Tensor.to_sparse = to_sparse
+Tensor.sparse_mask = sparse_mask
 Tensor.to_sparse_coo = lambda self: to_sparse(self)
