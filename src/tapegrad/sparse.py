@@ -1,13 +1,17 @@
 """Sparse COO tensors (layout ``sparse_coo``) as graph code uses them, and ``tapegrad.sparse`` (torch.sparse).
 
-``sparse_coo_tensor(indices, values, size)`` and ``dense.to_sparse()`` make a ``SparseTensor``: a Tensor that
-keeps the indices and values it was made from (``_indices()``, ``_values()``, ``_nnz()``, ``coalesce()``,
-``indices()``/``values()`` once coalesced, torch's printing) and holds its *dense* values as its array. Every op
-computes with that array, so ``sparse @ dense``, ``torch.mm``/``spmm``/``sparse.mm``, ``dense + sparse`` and
-``to_dense()`` give torch's values and torch's dense results, with gradients for the dense operand and for the
-values. What differs from torch (documented in docs/design.md): the memory is the dense tensor's; an op whose
-result torch keeps sparse (``sparse * 2``, ``.t()``, ``.double()``, ``sum(dim)``) returns a dense tensor; an op
-torch has no sparse kernel for (``exp``, ``>``) computes on the dense values instead of raising.
+``sparse_coo_tensor(indices, values, size)``, ``torch.sparse.FloatTensor(indices, values, size)`` and
+``dense.to_sparse()`` make a ``SparseTensor``: a Tensor that keeps the indices and values it was made from
+(``_indices()``, ``_values()``, ``_nnz()``, ``coalesce()``, ``indices()``/``values()`` once coalesced, torch's
+printing) and holds its *dense* values as its array. Every op computes with that array, so ``sparse @ dense``,
+``torch.mm``/``spmm``/``sparse.mm``/``sparse.addmm``, ``dense + sparse`` and ``to_dense()`` give torch's values and
+torch's dense results, with gradients for the dense operand and for the values. The methods whose result torch
+keeps sparse (``sparse * 2``, ``/``, ``-``, ``.t()``, ``.double()``, ``clone``, ``abs``/``sqrt``/``pow``,
+``sparse + sparse``) and ``sparse.sum``/``softmax``/``log_softmax`` return a SparseTensor with torch's entries;
+``Embedding(sparse=True)`` gives its weight a sparse gradient (``sparse_grad``). What differs from torch
+(documented in docs/design.md): the memory is the dense tensor's; the same ops called as ``torch.*`` functions
+(``torch.mul(sparse, 2)``) and ops torch has no sparse kernel for (``exp``, ``>``) compute on the dense values
+and return a dense tensor.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from . import _dtype
 from .autograd.function import Primitive
 from .tensor import Tensor, _check_device, sparse_coo
 
-__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "to_sparse", "legacy_sparse_new", "FloatTensor",
+__all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "sum", "softmax", "log_softmax", "addmm",
+           "to_sparse", "legacy_sparse_new", "FloatTensor",
            "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
            "LongTensor"]
 
@@ -160,6 +165,130 @@ def _wrap(dense, indices, values, coalesced):
     return s
 
 
+# --- ops whose result torch keeps sparse: the dense result, with the COO entries torch's has ----------------------
+def _entries(out, ind):
+    """``out``'s values at the COO indices ``ind`` (differentiable: a gather from the dense result)."""
+    return out[tuple(Tensor._make(i) for i in ind)]
+
+
+def _pattern_kept(name):
+    """A method whose result keeps the input's entries (a cast, a copy, a negation): the op applied to the dense
+    values and to the COO values, torch's entries exactly (uncoalesced ones too)."""
+    base = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        out = base(self, *args, **kwargs)
+        if out is self or not isinstance(out, Tensor) or out.shape != self.shape:
+            return out
+        return _wrap(out, self._coo_indices, base(self._coo_values, *args, **kwargs), self._coalesced)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``sparse.{name}(...)``: a COO tensor with the same entries, as torch's."
+    return method
+
+
+def _is_scalar(other):
+    return not isinstance(other, Tensor) or other.ndim == 0
+
+
+def _scaled(name, divide=False):
+    """``sparse * c``, ``sparse / c`` (a number or a 0-d tensor: the values scaled, torch's entries);
+    ``sparse * dense`` (the entries of the product at the sparse tensor's indices)."""
+    base = getattr(Tensor, name)
+
+    def method(self, other):
+        if divide and not _is_scalar(other):
+            raise RuntimeError(f"Sparse division requires a scalar or zero-dim dense tensor divisor (got shape "
+                               f"{list(other.shape)} for divisor)")
+        if isinstance(other, SparseTensor) and not divide:
+            return _elementwise_pair(self, other, base)
+        out = base(self, other)
+        if not isinstance(out, Tensor) or out.shape != self.shape:
+            return out
+        values = base(self._coo_values, other) if _is_scalar(other) else _entries(out, self._coo_indices)
+        return _wrap(out, self._coo_indices, values, self._coalesced)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``sparse.{name}(other)``: a COO tensor, as torch's."
+    return method
+
+
+def _elementwise_pair(a, b, op):
+    """sparse (op) sparse of one shape, with torch's entries: equal indices give the values combined entry by
+    entry; two coalesced inputs give the coalesced union of their entries (their intersection for a product);
+    otherwise the entries are concatenated, uncoalesced."""
+    if tuple(a.shape) != tuple(b.shape) or a.sparse_dim() != b.sparse_dim():
+        return op(a, b)
+    out = op(a, b)
+    product = op.__name__ in ("__mul__", "mul", "__rmul__")
+    ia, ib = a._coo_indices, b._coo_indices
+    if not product and ia.shape == ib.shape and np.array_equal(ia, ib):
+        return _wrap(out, ia, op(a._coo_values, b._coo_values), a._coalesced and b._coalesced)
+    if product or (a._coalesced and b._coalesced):
+        shape = a.shape[:a.sparse_dim()]
+        fa, fb = np.ravel_multi_index(tuple(ia), shape), np.ravel_multi_index(tuple(ib), shape)
+        flat = np.intersect1d(fa, fb) if product else np.union1d(fa, fb)
+        ind = np.stack(np.unravel_index(flat, shape)).astype(np.int64).reshape(len(shape), -1)
+        return _wrap(out, ind, _entries(out, ind), True)
+    from .ops.shape import cat
+    vb = b._coo_values if op.__name__ in ("__add__", "add") else -b._coo_values
+    return _wrap(out, np.concatenate([ia, ib], axis=1), cat([a._coo_values, vb]), False)
+
+
+def _summed(name):
+    base = getattr(Tensor, name)
+
+    def method(self, other, *args, **kwargs):
+        if isinstance(other, SparseTensor) and not args and not kwargs:
+            return _elementwise_pair(self, other, base)
+        return base(self, other, *args, **kwargs)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``sparse.{name}(other)``: sparse with a sparse ``other`` (as torch), else dense."
+    return method
+
+
+def _transposed(self, dim0, dim1):
+    """``sparse.transpose(d0, d1)`` of two sparse dims: the index rows swapped (uncoalesced, as torch's)."""
+    out = Tensor.transpose(self, dim0, dim1)
+    n = self._array.ndim
+    d0, d1 = dim0 % n if n else 0, dim1 % n if n else 0
+    if max(d0, d1) >= self.sparse_dim():
+        return out
+    ind = self._coo_indices.copy()
+    ind[[d0, d1]] = ind[[d1, d0]]
+    return _wrap(out, ind, self._coo_values, self._coalesced and self._nnz() <= 1)
+
+
+def _zero_kept(name):
+    """A unary op that maps 0 to 0 (``abs``, ``sqrt``, ``pow(2)``, ...): torch keeps the result sparse, on the
+    coalesced entries."""
+    base = getattr(Tensor, name)
+
+    def method(self, *args, **kwargs):
+        out = base(self, *args, **kwargs)
+        if not isinstance(out, Tensor) or out.shape != self.shape:
+            return out
+        c = self if self._coalesced else self.coalesce()
+        return _wrap(out, c._coo_indices, base(c._coo_values, *args, **kwargs), True)
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = f"``sparse.{name}(...)``: a COO tensor of the coalesced entries, as torch's."
+    return method
+
+
+for _name in ("to", "type", "double", "float", "half", "bfloat16", "clone", "detach", "neg", "__neg__"):
+    setattr(SparseTensor, _name, _pattern_kept(_name))
+for _name in ("abs", "sqrt", "square", "sin", "tan", "tanh", "sinh", "asin", "atan", "asinh", "atanh", "expm1",
+              "log1p", "relu", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac", "neg_", "__abs__"):
+    if _name != "neg_":
+        setattr(SparseTensor, _name, _zero_kept(_name))
+SparseTensor.pow = SparseTensor.__pow__ = _zero_kept("pow")
+for _name, _div in (("__mul__", False), ("__rmul__", False), ("mul", False), ("__truediv__", True),
+                    ("div", True)):
+    setattr(SparseTensor, _name, _scaled(_name, _div))
+for _name in ("__add__", "add", "__sub__", "sub"):
+    setattr(SparseTensor, _name, _summed(_name))
+SparseTensor.transpose = _transposed
+SparseTensor.t = lambda self: _transposed(self, 0, 1) if self._array.ndim == 2 else Tensor.t(self)
+
+
 def _coo_only(layout):
     if layout is not None and layout is not sparse_coo:
         raise RuntimeError(f"tapegrad has the sparse_coo layout only, not {layout!r} (to_sparse() makes a COO "
@@ -284,6 +413,64 @@ def _check_dense_size(size, dtype):
                            f"{tuple(size)} of {np.dtype(dtype).name} would take {nbytes / 2**30:.1f} GiB (the limit "
                            f"is {DENSE_LIMIT / 2**30:.0f} GiB): tapegrad has no sparse storage; use a dense "
                            "formulation (index_add / scatter over the edges) for graphs this large")
+
+
+def sum(input, dim=None, dtype=None):  # noqa: A001, A002 - torch's names
+    """torch.sparse.sum: over every dim, a 0-d dense tensor; over some sparse dims, a coalesced COO tensor of the
+    remaining index tuples (over every sparse dim, the dense sum)."""
+    from .ops.reduce.sums import sum as _sum
+    if not getattr(input, "is_sparse", False):
+        raise RuntimeError("_sparse_sum: expected input to be a sparse COO tensor, but got a strided tensor")
+    if dim is None:
+        return _sum(input) if dtype is None else _sum(input, dtype=dtype)
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    n = input._array.ndim
+    dims = sorted({d % n for d in dims})
+    out = _sum(input, dims) if dtype is None else _sum(input, dims, dtype=dtype)
+    keep = [d for d in range(input.sparse_dim()) if d not in dims]
+    if not keep:
+        return out
+    c = input.coalesce()
+    shape = tuple(input.shape[d] for d in keep)
+    flat = np.unique(np.ravel_multi_index(tuple(c._coo_indices[keep]), shape))
+    ind = np.stack(np.unravel_index(flat, shape)).astype(np.int64).reshape(len(keep), -1)
+    return _wrap(out, ind, _entries(out, ind), True)
+
+
+def _masked_softmax(input, dim, log):
+    from .nn.functional import log_softmax as _log_softmax, softmax as _softmax
+    from .ops.elementwise._common import where
+    if not getattr(input, "is_sparse", False):
+        raise RuntimeError("softmax: expected input to be a sparse COO tensor")
+    c = input.coalesce()
+    present = np.zeros(input.shape, bool)
+    present[tuple(c._coo_indices)] = True
+    mask = Tensor._make(present)
+    anywhere = Tensor._make(present.any(axis=dim, keepdims=True) | np.zeros_like(present))
+    x = where(mask, ToDense.apply(c), Tensor._make(np.array(-np.inf, c._array.dtype)))
+    x = where(anywhere, x, Tensor._make(np.zeros((), c._array.dtype)))      # (a row with no entry: all zero)
+    out = (_log_softmax if log else _softmax)(x, dim)
+    out = where(mask, out, Tensor._make(np.zeros((), c._array.dtype)))
+    return _wrap(out, c._coo_indices, _entries(out, c._coo_indices), True)
+
+
+def softmax(input, dim, dtype=None):  # noqa: A002
+    """torch.sparse.softmax: the softmax over each slice's *entries* (a missing entry is -inf, not 0); the result
+    has the coalesced input's entries."""
+    out = _masked_softmax(input, dim, log=False)
+    return out if dtype is None else out.to(dtype)
+
+
+def log_softmax(input, dim, dtype=None):  # noqa: A002
+    """torch.sparse.log_softmax: ``log(sparse.softmax(input, dim))`` on the entries."""
+    out = _masked_softmax(input, dim, log=True)
+    return out if dtype is None else out.to(dtype)
+
+
+def addmm(mat, mat1, mat2, *, beta=1, alpha=1):
+    """torch.sparse.addmm: ``beta * mat + alpha * (mat1 @ mat2)`` with a sparse ``mat1`` (a dense result)."""
+    from .ops.linalg.products import addmm as _addmm
+    return _addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 
 
 def mm(mat1, mat2, reduce="sum"):
