@@ -77,10 +77,32 @@ def test_uncoalesced_indices_and_errors_as_torch(torch):
     with pytest.raises(RuntimeError, match="sparse_coo layout only"):
         tapegrad.ones(2, 2).to_sparse(layout=tapegrad.sparse_csr)
 
-def test_saving_a_sparse_tensor_is_refused_clearly(tmp_path):
-    with pytest.raises(RuntimeError, match="cannot save sparse tensors"):
-        tapegrad.save({"adj": tapegrad.ones(2).to_sparse()}, tmp_path / "sparse.pt")
-    assert not (tmp_path / "sparse.pt").exists()
+@pytest.mark.parametrize("coalesced", [True, False])
+def test_sparse_tensors_save_and_load_in_torch_s_format(torch, tmp_path, coalesced):
+    # a GCN checkpoint holding its adjacency: files either library wrote load in the other, weights_only too
+    def make(m):
+        a = m.sparse_coo_tensor([[1, 0, 1], [2, 1, 0]], [1., 2., 3.], (3, 3))
+        return {"adj": a.coalesce() if coalesced else a, "w": m.ones(2), "ints": m.tensor([[0, 1]]).to_sparse()}
+    ours, theirs = _both(torch, make)
+    tapegrad.save(ours, tmp_path / "ours.pt")
+    torch.save(theirs, tmp_path / "theirs.pt")
+    for loaded, reference in ((torch.load(tmp_path / "ours.pt"), theirs), (tapegrad.load(tmp_path / "theirs.pt"), ours),
+                              (tapegrad.load(tmp_path / "ours.pt"), ours)):
+        for key in ("adj", "ints"):
+            assert str(loaded[key].dtype).split(".")[1] == str(reference[key].dtype).split(".")[1]
+            assert loaded[key].is_sparse and loaded[key].is_coalesced() == reference[key].is_coalesced()
+            np.testing.assert_array_equal(loaded[key]._indices().numpy(), reference[key]._indices().numpy())
+            np.testing.assert_array_equal(loaded[key]._values().numpy(), reference[key]._values().numpy())
+
+
+def test_sparse_tensors_pickle_and_deepcopy():
+    import copy
+    import pickle
+    a = tapegrad.sparse_coo_tensor([[1, 0, 1], [2, 1, 0]], [1., 2., 3.], (3, 3), requires_grad=True)
+    for b in (copy.deepcopy(a), pickle.loads(pickle.dumps(a))):
+        assert b.is_sparse and b.requires_grad and not b.is_coalesced() and b is not a
+        _same_repr(b.detach(), a.detach())
+        np.testing.assert_array_equal(b.to_dense().detach().numpy(), a.to_dense().detach().numpy())
 
 
 PRODUCTS = [lambda m, s, d: m.mm(s, d), lambda m, s, d: m.spmm(s, d), lambda m, s, d: m.sparse.mm(s, d),

@@ -148,8 +148,23 @@ class SparseTensor(Tensor):
         return _add_suffixes(body, suffixes, 7, force_newline=True)
 
     def __reduce_ex__(self, proto):
-        raise RuntimeError("tapegrad cannot pickle sparse tensors: pickle t.to_dense(), or its _indices() and "
-                           "_values(), instead")
+        return (_rebuild_coo, (self._coo_indices, self._coo_values.detach()._array, tuple(self._array.shape),
+                               self._coalesced, self._rg))
+
+    def __deepcopy__(self, memo):
+        if id(self) in memo:
+            return memo[id(self)]
+        new = Tensor.__deepcopy__(self, memo)
+        new._coo_indices = self._coo_indices.copy()
+        new._coo_values = Tensor._make(self._coo_values._array.copy())
+        new._coalesced = self._coalesced
+        return new
+
+
+def _rebuild_coo(indices, values, size, coalesced, requires_grad):
+    """Unpickle a COO tensor (pickle, deepcopy through pickling, DataLoader workers)."""
+    out = sparse_coo_tensor(indices, Tensor._make(values), size, is_coalesced=coalesced)
+    return out.requires_grad_() if requires_grad else out
 
 
 def _body(a, indent, array_str):
