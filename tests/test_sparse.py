@@ -312,6 +312,8 @@ KEPT_SPARSE = [
     lambda m, a: a.abs(), lambda m, a: a.sqrt(), lambda m, a: a.pow(2), lambda m, a: a ** 2, lambda m, a: a.tanh(),
     lambda m, a: m.sparse.sum(a, 1), lambda m, a: m.sparse.sum(a, (0,)), lambda m, a: m.sparse.softmax(a, 1),
     lambda m, a: m.sparse.log_softmax(a, 0), lambda m, a: m.sparse.softmax(a, -1, dtype=m.float64),
+    lambda m, a: m.sparse.mm(a, a.t()), lambda m, a: a @ a, lambda m, a: a.mm(a), lambda m, a: m.spmm(a, a),
+    lambda m, a: a.matmul(a.coalesce()),
 ]
 
 
@@ -345,7 +347,8 @@ def test_sparse_reductions_and_products_as_torch(torch):
 
 
 @pytest.mark.parametrize("fn", [lambda m, a: m.sparse.softmax(a, 1), lambda m, a: m.sparse.log_softmax(a, 0),
-                                lambda m, a: m.sparse.sum(a, 1), lambda m, a: (a * 3).t() + a])
+                                lambda m, a: m.sparse.sum(a, 1), lambda m, a: (a * 3).t() + a,
+                                lambda m, a: m.sparse.mm(a, a * 2)])
 def test_gradients_reach_the_values_as_torch(torch, fn):
     def run(m):
         v = m.tensor([1., -2., 3., 4.], dtype=m.float64, requires_grad=True)

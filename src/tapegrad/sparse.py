@@ -488,18 +488,45 @@ def addmm(mat, mat1, mat2, *, beta=1, alpha=1):
     return _addmm(mat, mat1, mat2, beta=beta, alpha=alpha)
 
 
+def _product(mat1, mat2):
+    """``mat1 @ mat2`` of matrices; sparse @ sparse is a coalesced COO tensor of the structural entries (the
+    pairs some product reaches, as torch's), anything else dense."""
+    from .ops.linalg.products import mm as _mm
+    out = _mm(mat1, mat2)
+    if getattr(mat1, "is_sparse", False) and getattr(mat2, "is_sparse", False):
+        reach = _presence(mat1).astype(np.float64) @ _presence(mat2).astype(np.float64) > 0
+        ind = np.stack(np.nonzero(reach)).astype(np.int64).reshape(2, -1)
+        return _wrap(out, ind, _entries(out, ind), True)
+    return out
+
+
+def _presence(s):
+    present = np.zeros(s.shape, bool)
+    present[tuple(s._coo_indices)] = True
+    return present
+
+
 def mm(mat1, mat2, reduce="sum"):
-    """torch.sparse.mm: ``mat1 @ mat2`` where either may be sparse; the result of sparse @ dense is dense."""
+    """torch.sparse.mm: ``mat1 @ mat2`` where either may be sparse; sparse @ dense is dense, sparse @ sparse
+    sparse."""
     if reduce != "sum":
         raise RuntimeError(f"tapegrad.sparse.mm: reduce={reduce!r} is not available (only 'sum')")
-    from .ops.linalg.products import mm as _mm
-    return _mm(mat1, mat2)
+    return _product(mat1, mat2)
 
 
 def spmm(input, mat2):  # noqa: A002
     """torch.spmm: ``input @ mat2`` (``input`` sparse or dense)."""
-    from .ops.linalg.products import mm as _mm
-    return _mm(input, mat2)
+    return _product(input, mat2)
+
+
+def _matmul(self, other):
+    if isinstance(other, SparseTensor) and self._array.ndim == 2 and other._array.ndim == 2:
+        return _product(self, other)
+    return Tensor.matmul(self, other)
+
+
+SparseTensor.mm = _product
+SparseTensor.matmul = SparseTensor.__matmul__ = _matmul
 
 
 def legacy_sparse_new(d, args, device=None):
