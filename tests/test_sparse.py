@@ -388,3 +388,17 @@ def test_optimizers_take_or_refuse_sparse_gradients_as_torch(torch, name, kw):
         assert ours == theirs
     else:       # (SGD with momentum cancels a row to ~1e-7: float32 rounding, not the update rule)
         np.testing.assert_allclose(ours, theirs, rtol=1e-6, atol=1e-6)
+
+
+def test_what_torch_refuses_with_sparse_gradients_is_refused(torch):
+    for m in (tapegrad, torch):
+        e = m.nn.Embedding(4, 2, sparse=True)
+        e(m.tensor([1, 2])).sum().backward()
+        with pytest.raises(RuntimeError, match=r"add\(sparse, dense\) is not supported"):
+            m.optim.SGD(e.parameters(), lr=0.1, weight_decay=0.1).step()
+        with pytest.raises(NotImplementedError, match="Could not run 'aten::linalg_vector_norm' with arguments from "
+                                                      "the 'SparseCPU' backend"):
+            m.nn.utils.clip_grad_norm_(e.parameters(), 1.0)
+        by_freq = m.nn.Embedding(4, 2, sparse=True, scale_grad_by_freq=True)
+        with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
+            by_freq(m.tensor([1, 1])).sum().backward()

@@ -40,12 +40,14 @@ class Embedding(Primitive):
                 scale = scale / counts[idx]
             if padding_idx is not None:
                 scale[idx == padding_idx] = 0
-        ctx.idx, ctx.n, ctx.scale, ctx.acc = idx, n, scale, acc
+        ctx.idx, ctx.n, ctx.scale, ctx.acc, ctx.by_freq = idx, n, scale, acc, scale_grad_by_freq
         return w[idx]
 
     @staticmethod
     def backward(ctx, grad):
         if ctx.acc is not None:
+            if ctx.by_freq:
+                raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
             _sparse_rows(ctx.acc, ctx.idx if ctx.scale is None else ctx.idx[ctx.scale != 0])
         return kernel(_RowScatter, grad, ctx.idx, ctx.n, ctx.scale), None, None, None, None
 
