@@ -206,6 +206,33 @@ def test_nn_parallel_names_as_torch_without_accelerator_or_process_group(torch):
     assert data_parallel is tapegrad.nn.parallel.data_parallel
 
 
+def test_multi_gpu_primitives_import_and_raise_as_torch_on_the_cpu(torch):
+    # DLRM imports these by their module paths and calls them only with several GPUs
+    from tapegrad._ops import ops
+    from tapegrad.nn.parallel.parallel_apply import parallel_apply
+    from tapegrad.nn.parallel.replicate import replicate
+    from tapegrad.nn.parallel.scatter_gather import gather, scatter, scatter_kwargs
+    assert ops is tapegrad.ops and parallel_apply is tapegrad.nn.parallel.parallel_apply
+    import torch.nn.parallel.scatter_gather as tsg
+    from torch.nn.parallel.parallel_apply import parallel_apply as t_apply
+    from torch.nn.parallel.replicate import replicate as t_replicate
+    for m, (sc, sk, ga, re, pa) in ((tapegrad, (scatter, scatter_kwargs, gather, replicate, parallel_apply)),
+                                    (torch, (tsg.scatter, tsg.scatter_kwargs, tsg.gather, t_replicate, t_apply))):
+        with pytest.raises(ValueError, match="Expected a non cpu device, but got: cpu"):
+            sc(m.ones(4), ["cpu"])
+        with pytest.raises(ValueError, match="Expected a non cpu device, but got: cpu"):
+            sk((m.ones(4),), {}, ["cpu"])
+        for outputs in ([m.ones(2), m.ones(2)], m.ones(2)):
+            with pytest.raises(AssertionError, match="Gather function not implemented for CPU tensors"):
+                ga(outputs, "cpu")
+        with pytest.raises(AssertionError, match="Broadcast function not implemented for CPU tensors"):
+            re(m.nn.Linear(2, 2), [0])
+        with pytest.raises(AssertionError, match="number of modules 1 is not equal to the number of inputs 2"):
+            pa([m.nn.Linear(2, 2)], [m.ones(1, 2), m.ones(1, 2)])
+        with pytest.raises(RuntimeError, match="Cannot access accelerator device when none is available"):
+            pa([m.nn.Linear(2, 2)], [m.ones(1, 2)])
+
+
 def test_onnx_names_programs_use(torch):
     import tapegrad.onnx
     assert tapegrad.onnx.is_in_onnx_export() is torch.onnx.is_in_onnx_export() is False

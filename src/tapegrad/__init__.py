@@ -95,6 +95,7 @@ def _lazy_sparse_method(name):
 
 
 Tensor.to_sparse, Tensor.to_sparse_coo = _lazy_sparse_method("to_sparse"), _lazy_sparse_method("to_sparse_coo")
+Tensor.sparse_mask = _lazy_sparse_method("sparse_mask")
 for _mod, (_, _methods) in _LAZY_OPS.items():
     for _name in _methods.split():
         setattr(Tensor, _name, _lazy_method(_name, _mod))

@@ -89,10 +89,19 @@ class _TensorType(type):
         return legacy_new(cls.dtype, args, device)
 
     def __instancecheck__(cls, obj):
-        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype and obj.is_sparse is cls.is_sparse
 
     def __subclasscheck__(cls, sub):
-        return isinstance(sub, _TensorType) and sub.dtype is cls.dtype
+        return type(sub) is type(cls) and sub.dtype is cls.dtype
+
+
+class _SparseTensorType(_TensorType):
+    """``torch.sparse.FloatTensor`` and friends: calling one makes a COO tensor (``sparse.legacy_sparse_new``),
+    ``isinstance`` checks the layout and the dtype."""
+
+    def __call__(cls, *args, device=None):
+        from .sparse import legacy_sparse_new
+        return legacy_sparse_new(cls.dtype, args, device)
 
 
 def _typed(d):
@@ -101,6 +110,15 @@ def _typed(d):
                                  "__doc__": f"torch.{name}: ``{name}(2, 3)`` (a shape), ``{name}([1, 2])`` (data), "
                                             f"``isinstance(x, {name})`` (dtype {d.name})."})
     return cls
+
+
+def sparse_typed(d):
+    """``torch.sparse.<Name>Tensor`` for dtype ``d`` (bound in ``tapegrad.sparse``)."""
+    name = f"{d._legacy}Tensor"
+    return _SparseTensorType(name, (), {
+        "dtype": d, "is_cuda": False, "is_sparse": True, "__module__": "tapegrad.sparse",
+        "__doc__": f"torch.sparse.{name}: ``{name}(indices, values, size)`` (a COO tensor with the values' dtype), "
+                   f"``{name}(2, 3)`` (an empty one), ``isinstance(x, {name})`` (sparse, dtype {d.name})."})
 
 
 FloatTensor = _typed(_dtype.float32)
@@ -133,8 +151,9 @@ CUDA_TYPES = {name: _CudaTensorType(name, (), {"dtype": c.dtype, "is_cuda": True
 
 
 def type_string(t) -> str:
-    """``x.type()``: torch's name of the tensor's type, ``'torch.FloatTensor'``."""
-    return f"torch.{t.dtype._legacy}Tensor"
+    """``x.type()``: torch's name of the tensor's type, ``'torch.FloatTensor'`` (``'torch.sparse.FloatTensor'``
+    for a COO tensor)."""
+    return f"torch.{'sparse.' if t.is_sparse else ''}{t.dtype._legacy}Tensor"
 
 
 def parse_type(t):
@@ -184,7 +203,7 @@ def typename(obj) -> str:
         module = obj.__class__.__module__ or ""
         qualname = obj.__class__.__qualname__
     if isinstance(obj, _TensorType):
-        return f"torch.{obj.__name__}"
+        return f"torch.{'sparse.' if obj.is_sparse else ''}{obj.__name__}"
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 

@@ -285,6 +285,7 @@ class AccumulateGrad(Node):
     _name = "AccumulateGrad"
     _out_meta = (None,)
     _post_hooks = None       # Tensor.register_post_accumulate_grad_hook: fn(leaf) after .grad was updated
+    _sparse_rows = None      # rows a sparse=True embedding's backward read: .grad becomes a COO tensor of them
 
     def __init__(self, variable):
         self._variable = weakref.ref(variable)   # weak: the leaf owns its node, not the other way round
@@ -316,6 +317,8 @@ class AccumulateGrad(Node):
         else:
             var._grad._array += grad._array
             var._grad._vc[0] += 1
+        if self._sparse_rows is not None:
+            self._sparse_grad(var)
 
     def accumulate_array(self, grad):
         """``accumulate`` for a gradient that arrives as an ndarray (a backward without create_graph)."""
@@ -337,6 +340,14 @@ class AccumulateGrad(Node):
             else:
                 old._array += grad
                 old._vc[0] += 1
+        if self._sparse_rows is not None:
+            self._sparse_grad(var)
+
+    def _sparse_grad(self, var):
+        """``leaf.grad`` as the sparse gradient torch gives an ``Embedding(sparse=True)`` weight."""
+        from ..sparse import sparse_grad
+        rows, self._sparse_rows = self._sparse_rows, None
+        sparse_grad(var, rows)
 
 
 _NO_GRAD_NEEDED = (False,) * 64

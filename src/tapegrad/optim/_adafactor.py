@@ -23,6 +23,8 @@ class Adafactor(Optimizer):
     >>> opt = tapegrad.optim.Adafactor(model.parameters())
     """
 
+    _sparse_refusal = "Adafactor does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, beta2_decay=-0.8, eps=(None, 1e-3), d=1.0, weight_decay=0.0, *,
                  foreach=None, maximize=False):
         one_element_lr(lr)

@@ -68,6 +68,8 @@ class Muon(Optimizer):
     >>> opt = tapegrad.optim.Muon([linear.weight], lr=0.02)
     """
 
+    _sparse_refusal = "Muon does not support sparse gradients"
+
     def __init__(self, params, lr=1e-3, weight_decay=0.1, momentum=0.95, nesterov=True,
                  ns_coefficients=(DEFAULT_A, DEFAULT_B, DEFAULT_C), eps=EPS, ns_steps=DEFAULT_NS_STEPS,
                  adjust_lr_fn=None):

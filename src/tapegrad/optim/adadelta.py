@@ -13,6 +13,8 @@ __all__ = ["Adadelta"]
 class Adadelta(Optimizer):
     """Step sizes from running averages of squared gradients and squared updates."""
 
+    _sparse_refusal = "Adadelta does not support sparse gradients"
+
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *, capturable=False,
                  maximize=False, differentiable=False):
         one_element_lr(lr)

@@ -41,6 +41,8 @@ class Adagrad(Optimizer):
             for p, g in params_with_grad(group):
                 state = self.state[p]
                 step = incr_step(state)
+                if wd != 0 and p._grad.is_sparse:
+                    raise RuntimeError("weight_decay option is not compatible with sparse gradients")
                 g = weight_decay(p, g, lr, wd)
                 clr = lr / (1 + (step - 1) * lr_decay)
                 s = state["sum"]._array

@@ -14,6 +14,8 @@ __all__ = ["Adamax"]
 class Adamax(Optimizer):
     """Adam with the infinity norm: ``u = max(beta2 * u, |g| + eps)``."""
 
+    _sparse_refusal = "Adamax does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, foreach=None, *,
                  maximize=False, differentiable=False, capturable=False):
         _check_adam(lr, eps, betas, weight_decay)

@@ -19,6 +19,8 @@ class ASGD(Optimizer):
     >>> opt = tapegrad.optim.ASGD(model.parameters(), lr=0.01)
     """
 
+    _sparse_refusal = "ASGD does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0, foreach=None,
                  maximize=False, differentiable=False, capturable=False):
         one_element_lr(lr)

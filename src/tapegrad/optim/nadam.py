@@ -19,6 +19,8 @@ def _one_f32():
 class NAdam(Optimizer):
     """Adam with Nesterov momentum (``momentum_decay`` schedule of torch)."""
 
+    _sparse_refusal = "NAdam does not support sparse gradients"
+
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, momentum_decay=4e-3,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False, capturable=False,
                  differentiable=False):

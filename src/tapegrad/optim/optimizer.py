@@ -123,7 +123,14 @@ class Optimizer:
                         p._grad._array[...] = 0
                         p._grad._vc[0] += 1
 
+    _sparse_refusal = None      # torch's error for a sparse gradient (None: this optimizer takes them)
+
     def _begin_step(self):
+        if self._sparse_refusal is not None:
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p._grad is not None and p._grad.is_sparse:
+                        raise RuntimeError(self._sparse_refusal)
         if _debug.enabled:
             _debug.on_optimizer_step(self)
         self._step_count += 1

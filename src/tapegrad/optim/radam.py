@@ -14,6 +14,8 @@ __all__ = ["RAdam"]
 class RAdam(Optimizer):
     """Rectified Adam: the adaptive step only once the variance estimate is trustworthy (rho_t > 5)."""
 
+    _sparse_refusal = "RAdam does not support sparse gradients"
+
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0, decoupled_weight_decay=False,
                  *, foreach=None, maximize=False, capturable=False, differentiable=False):
         _check_adam(lr, eps, betas, weight_decay)

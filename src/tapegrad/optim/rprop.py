@@ -20,6 +20,8 @@ class Rprop(Optimizer):
     >>> opt = tapegrad.optim.Rprop(model.parameters(), lr=0.01)
     """
 
+    _sparse_refusal = "Rprop does not support sparse gradients"
+
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *, capturable=False, foreach=None,
                  maximize=False, differentiable=False):
         one_element_lr(lr)

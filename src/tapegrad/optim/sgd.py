@@ -35,6 +35,8 @@ class SGD(Optimizer):
             lr, momentum, dampening = number(group["lr"]), group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
             for p, g in params_with_grad(group):
+                if wd != 0 and p._grad.is_sparse:      # (torch adds the dense parameter to the sparse gradient)
+                    raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
                 g = weight_decay(p, g, lr, wd)
                 if momentum != 0:
                     state = self.state[p]

@@ -1,9 +1,8 @@
 """SparseAdam: Adam whose moments and parameters change only where the gradient has entries — torch's rule.
 
-tapegrad has no sparse tensors: a gradient is always dense. SparseAdam reads the rows (the slices along the first
-dimension) whose gradient is not all zero as the entries a sparse gradient would hold — what ``nn.Embedding``'s
-gradient holds (the rows looked up; the ``padding_idx`` row never). Every other row keeps its moments and its value,
-as in torch.
+The gradient of an ``Embedding(sparse=True)`` weight is a COO tensor: SparseAdam updates the rows its entries name
+(the rows looked up; the ``padding_idx`` row never). A dense gradient (which torch refuses) is read as one whose
+entries are its rows that are not all zero. Every other row keeps its moments and its value, as in torch.
 """
 
 from __future__ import annotations
@@ -56,7 +55,11 @@ class SparseAdam(Optimizer):
                     state["exp_avg_sq"] = Tensor._make(np.zeros_like(p._array))
                 state["step"] += 1
                 step = state["step"]
-                rows = (g != 0).reshape(g.shape[0], -1).any(1) if g.ndim else np.asarray(g != 0)
+                if p._grad.is_sparse:      # the rows its entries name (an embedding's lookups)
+                    rows = np.zeros(g.shape[0], bool)
+                    rows[p._grad._indices()._array[0]] = True
+                else:
+                    rows = (g != 0).reshape(g.shape[0], -1).any(1) if g.ndim else np.asarray(g != 0)
                 if not rows.any():
                     continue
                 gv = g[rows]

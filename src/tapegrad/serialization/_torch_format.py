@@ -99,6 +99,13 @@ class _Storages:
         return ref, offset, tuple(arr.shape), tuple(s // item for s in arr.strides)
 
 
+class _LayoutName:
+    """A layout as torch pickles it: ``torch.serialization._get_layout(name)``."""
+
+    def __init__(self, name):
+        self.name = name
+
+
 class _Pickler(pickle._Pickler):
     """Python's own pickler (the pure-Python one, whose name writing can be changed), naming tapegrad's tensors,
     dtypes, sizes and devices as torch's and their storages as persistent ids."""
@@ -121,6 +128,8 @@ class _Pickler(pickle._Pickler):
             return self._reduce_tensor(obj)
         if type(obj) is Size:
             return (Size, (tuple(obj),))
+        if type(obj) is _LayoutName:
+            return (names._get_layout, (obj.name,))
         if type(obj) is device:
             return (device, (obj.type,) if obj.index is None else (obj.type, obj.index))
         return NotImplemented
@@ -128,9 +137,10 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
         kind = type(t)
-        if t.is_sparse:
-            raise RuntimeError("tapegrad cannot save sparse tensors: save t.to_dense(), or its _indices() and "
-                               "_values(), instead")
+        if t.is_sparse:          # torch's form: the layout by name, then (indices, values, size, is_coalesced)
+            data = (Tensor._make(t._coo_indices), Tensor._make(t._coo_values._array), Size(t.shape),
+                    t.is_coalesced())
+            return (names._rebuild_sparse_tensor, (_LayoutName("torch.sparse_coo"), data))
         if kind in (UninitializedParameter, UninitializedBuffer):
             return (kind, (t.requires_grad,))
         if kind is Parameter:

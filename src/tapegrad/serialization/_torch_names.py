@@ -355,7 +355,21 @@ def _unsupported(name, what):
 
 
 _rebuild_qtensor = _unsupported("_rebuild_qtensor", "quantized tensors")
-_rebuild_sparse_tensor = _unsupported("_rebuild_sparse_tensor", "sparse tensors")
+_sparse_layouts_unsupported = _unsupported("_rebuild_sparse_tensor", "sparse CSR/CSC/BSR tensors")
+
+
+def _rebuild_sparse_tensor(layout, data):
+    """A COO tensor from ``(indices, values, size[, is_coalesced])`` (the other sparse layouts are refused)."""
+    from ..tensor import sparse_coo
+    if layout is not sparse_coo:
+        _sparse_layouts_unsupported()
+    if not isinstance(data, tuple) or len(data) not in (3, 4) or not all(isinstance(d, Tensor) for d in data[:2]):
+        raise Corrupt("a sparse tensor's data is not (indices, values, size[, is_coalesced])")
+    from ..sparse import sparse_coo_tensor
+    indices, values, size = data[:3]
+    return sparse_coo_tensor(indices, values, tuple(size), is_coalesced=data[3] if len(data) == 4 else None)
+
+
 _rebuild_nested_tensor = _unsupported("_rebuild_nested_tensor", "nested tensors")
 _rebuild_wrapper_subclass = _unsupported("_rebuild_wrapper_subclass", "tensor subclasses without storage")
 _rebuild_meta_tensor_no_storage = _unsupported("_rebuild_meta_tensor_no_storage", "meta tensors (no data)")
@@ -410,6 +424,9 @@ _LAYOUTS = {}
 def _get_layout(name):
     if not isinstance(name, str):
         raise Corrupt(f"a layout is {name!r}, not a layout name")
+    if name == "torch.sparse_coo":
+        from ..tensor import sparse_coo
+        return sparse_coo
     return _LAYOUTS.setdefault(name, _Marker(name))
 
 
@@ -463,6 +480,7 @@ def torch_names():
     from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
     names = {fn: f"torch._utils.{fn.__name__}" for fn in REBUILDS}
     names.update({_rebuild_from_type_v2: "torch._tensor._rebuild_from_type_v2", Size: "torch.Size",
+                  _get_layout: "torch.serialization._get_layout",
                   device: "torch.device", Tensor: "torch.Tensor", Parameter: "torch.nn.parameter.Parameter",
                   UninitializedParameter: "torch.nn.parameter.UninitializedParameter",
                   UninitializedBuffer: "torch.nn.parameter.UninitializedBuffer"})

@@ -43,6 +43,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
     norm_type = float(norm_type)
     if not tensors:
         return Tensor._make(np.array(0.0, np.float32))
+    if any(t.is_sparse for t in tensors):      # (an Embedding(sparse=True) gradient: torch has no sparse norm)
+        raise NotImplementedError("Could not run 'aten::linalg_vector_norm' with arguments from the 'SparseCPU' "
+                                  "backend.")
     dtype = np.result_type(*[t._array.dtype for t in tensors])
     norms = np.array([_vector_norm(t._array, norm_type) for t in tensors], dtype=dtype)
     total = np.asarray(_vector_norm(norms, norm_type), dtype=dtype)

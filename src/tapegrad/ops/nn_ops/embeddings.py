@@ -28,7 +28,7 @@ class Embedding(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, w, idx, padding_idx, scale_grad_by_freq):
+    def forward(ctx, w, idx, padding_idx, scale_grad_by_freq, acc=None):
         n = w.shape[0]
         if idx.size and (idx.min() < -n or idx.max() >= n or idx.min() < 0):
             raise IndexError("index out of range in self")
@@ -40,12 +40,30 @@ class Embedding(Primitive):
                 scale = scale / counts[idx]
             if padding_idx is not None:
                 scale[idx == padding_idx] = 0
-        ctx.idx, ctx.n, ctx.scale = idx, n, scale
+        ctx.idx, ctx.n, ctx.scale, ctx.acc, ctx.by_freq = idx, n, scale, acc, scale_grad_by_freq
         return w[idx]
 
     @staticmethod
     def backward(ctx, grad):
-        return kernel(_RowScatter, grad, ctx.idx, ctx.n, ctx.scale), None, None, None
+        if ctx.acc is not None:
+            if ctx.by_freq:
+                raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse gradients")
+            _sparse_rows(ctx.acc, ctx.idx if ctx.scale is None else ctx.idx[ctx.scale != 0])
+        return kernel(_RowScatter, grad, ctx.idx, ctx.n, ctx.scale), None, None, None, None
+
+
+def _sparse_rows(acc, idx):
+    """A sparse=True lookup's backward: the rows read join those the weight's ``.grad`` will hold as a COO tensor
+    (its AccumulateGrad node makes the gradient sparse once it has added it up)."""
+    rows = np.unique(idx)
+    acc._sparse_rows = rows if acc._sparse_rows is None else np.union1d(acc._sparse_rows, rows)
+
+
+def _sparse_sink(weight, sparse):
+    """The AccumulateGrad node of a leaf weight looked up with ``sparse=True`` (None otherwise)."""
+    if sparse and weight._rg and weight.grad_fn is None:
+        return weight._accumulator()
+    return None
 
 
 def _renorm_(weight, idx, max_norm, norm_type):
@@ -90,14 +108,14 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0, sca
             raise IndexError("index out of range in self")
         with no_grad():
             _renorm_(weight, idx, max_norm, norm_type)
-    return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq))
+    return Embedding.apply(weight, idx, padding_idx, bool(scale_grad_by_freq), _sparse_sink(weight, sparse))
 
 
 class EmbeddingBag(Primitive):
     """Sum, mean or max of the embedding rows of each bag."""
 
     @staticmethod
-    def forward(ctx, w, psw, idx, bag, nbags, mode, padding_idx):
+    def forward(ctx, w, psw, idx, bag, nbags, mode, padding_idx, acc=None):
         n, D = w.shape
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise IndexError("index out of range in self")
@@ -106,7 +124,7 @@ class EmbeddingBag(Primitive):
         if psw is not None:
             rows = rows * psw[:, None]
         counts = np.bincount(bag[keep], minlength=nbags).astype(w.dtype)
-        ctx.idx, ctx.bag, ctx.n, ctx.mode, ctx.keep = idx, bag, n, mode, keep
+        ctx.idx, ctx.bag, ctx.n, ctx.mode, ctx.keep, ctx.acc = idx, bag, n, mode, keep, acc
         ctx.save_inputs(0, 1)
         if mode == "max":
             out = np.full((nbags, D), -np.inf, w.dtype)
@@ -134,6 +152,8 @@ class EmbeddingBag(Primitive):
     def backward(ctx, grad):
         w, psw = ctx.saved_tensors
         need = ctx.needs_input_grad
+        if ctx.acc is not None:          # (sparse=True: mode is not max)
+            _sparse_rows(ctx.acc, ctx.idx[ctx.keep])
         if ctx.mode == "max":
             arg = ctx.arg
             valid = arg >= 0
@@ -141,7 +161,7 @@ class EmbeddingBag(Primitive):
             flat = np.where(valid, ctx.idx[np.maximum(arg, 0)] * D + np.arange(D), 0).reshape(-1)
             gw = _RowScatter.apply(grad.reshape(-1, 1), flat, ctx.n * D, valid.reshape(-1).astype(grad._array.dtype))
             gw = gw.reshape(ctx.n, D)
-            return gw, None, None, None, None, None, None
+            return gw, None, None, None, None, None, None, None
         g_rows = _RowGather.apply(grad, ctx.bag)                 # (len(idx), D)
         gw = gpsw = None
         if need[0]:
@@ -151,7 +171,7 @@ class EmbeddingBag(Primitive):
             gw = _RowScatter.apply(rows, ctx.idx, ctx.n, None)
         if need[1]:
             gpsw = (g_rows * _RowGather.apply(w, ctx.idx)).sum(1) * ctx.scale
-        return gw, gpsw, None, None, None, None, None
+        return gw, gpsw, None, None, None, None, None, None
 
 
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale_grad_by_freq=False, mode="mean",
@@ -171,6 +191,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     _check_indices(idx, "embedding_bag")
     if mode not in ("sum", "mean", "max"):
         raise ValueError(f"mode has to be one of sum, mean or max, but got {mode}")
+    if mode == "max" and sparse:
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. per_sample_weights is only "
                                   f"supported for mode='sum' (got mode='{mode}'). Please open a feature request on "
@@ -210,4 +232,4 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if max_norm is not None:
         with no_grad():
             _renorm_(weight, idx, max_norm, norm_type)
-    return EmbeddingBag.apply(weight, psw, idx, bag, nbags, mode, padding_idx)
+    return EmbeddingBag.apply(weight, psw, idx, bag, nbags, mode, padding_idx, _sparse_sink(weight, sparse))
