@@ -10,6 +10,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 from torch.optim.swa_utils import SWALR, AveragedModel, get_ema_multi_avg_fn, update_bn
+from torch.utils._pytree import tree_flatten, tree_unflatten
 from torch.utils.checkpoint import checkpoint
 
 torch.manual_seed(7)
@@ -116,10 +117,14 @@ for step in range(3):
     loss.backward()
     opt.step()
     with torch.no_grad():
-        for po, pt in zip(online.parameters(), target.parameters()):
-            pt.lerp_(po, 0.01)
-        for bo, bt in zip(online.buffers(), target.buffers()):
-            bt.copy_(bo)
+        if step % 2 == 0:
+            for po, pt in zip(online.parameters(), target.parameters()):
+                pt.lerp_(po, 0.01)
+        else:  # the same update as one list op, and the buffers through torch's pytree helpers
+            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), 0.01)
+        flat, spec = tree_flatten({"b": list(online.buffers()), "meta": (step, None)})
+        torch._foreach_copy_([b for b in target.buffers()], [t for t in flat if torch.is_tensor(t)])
+        assert tree_unflatten(flat, spec)["meta"] == (step, None)
     print("byol", step, round(loss.item(), 5), round(sum(p.sum() for p in target.parameters()).item(), 5))
 
 # --- distillation, label smoothing, mixup and cutmix on a small classifier, with EMA and SWA copies
