@@ -211,12 +211,11 @@ class NativeBatchNorm(Primitive):
                 mean = x.mean(dims)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
-                if rm is not None:
-                    rm._array[...] = (1 - momentum) * rm._array + momentum * mean
-                    rm._vc[0] += 1
-                if rv is not None:
-                    rv._array[...] = (1 - momentum) * rv._array + momentum * unbiased
-                    rv._vc[0] += 1
+                for r, new in ((rm, mean), (rv, unbiased)):
+                    if r is not None:      # (Half running statistics: updated in float32, rounded once, as torch)
+                        old = r._array.astype(np.float32) if r._array.dtype == np.float16 else r._array
+                        r._array[...] = (1 - momentum) * old + momentum * new
+                        r._vc[0] += 1
         else:
             mean = rm._array.reshape(bshape).astype(x.dtype, copy=False)
             var = rv._array.reshape(bshape)
@@ -229,9 +228,7 @@ class NativeBatchNorm(Primitive):
         ctx.save_inputs(0, 1)
         ctx.dims, ctx.bshape, ctx.eps, ctx.training = dims, bshape, eps, training
         ctx.mean = None if training else mean
-        if dtype == np.float16:     # (the backward keeps working in the tensor's dtype)
-            rstd, xhat = rstd.astype(dtype), xhat.astype(dtype)
-            ctx.mean = None if training else mean.astype(dtype)
+        # (for Half the statistics stay float32: the backward works in float32 as torch's CPU kernel does)
         ctx.rstd, ctx.xhat = rstd, xhat
         return np.asarray(out, dtype)
 
@@ -241,22 +238,26 @@ class NativeBatchNorm(Primitive):
         need = ctx.needs_input_grad
         dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            gdt, wdt = grad.dtype, (None if w is None else w.dtype)
+            if gdt == np.float16:  # Half: computed in float32 (torch's opmath), each gradient rounded once
+                grad, w = grad.astype(np.float32), (None if w is None else w.astype(np.float32))
             xhat = ctx.xhat if ctx.xhat is not None else (x - ctx.mean) * ctx.rstd
             gxhat = grad * w.reshape(bshape) if w is not None else grad
             if need[0]:
                 gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if ctx.training else gxhat * ctx.rstd
-                gx = np.asarray(gx, grad.dtype)
+                gx = np.asarray(gx, gdt)
             else:
                 gx = None
-            gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
-            gb = grad.sum(dims).reshape(C) if need[2] else None
+            gw = np.asarray((grad * xhat).sum(dims).reshape(C), wdt) if need[1] else None
+            gb = np.asarray(grad.sum(dims).reshape(C), wdt if wdt is not None else gdt) if need[2] else None
             return gx, gw, gb, None, None, None, None
         gxhat = grad * w.reshape(bshape) if w is not None else grad
         if ctx.training:
             gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
         else:
-            gx = gxhat * ctx.rstd
-            xhat = (x - ctx.mean) * ctx.rstd
+            rstd, mean = (a.astype(x._array.dtype, copy=False) for a in (ctx.rstd, ctx.mean))
+            gx = gxhat * rstd
+            xhat = (x - mean) * rstd
         gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
         gb = grad.sum(dims).reshape(C) if need[2] else None
         return (gx if need[0] else None), gw, gb, None, None, None, None
