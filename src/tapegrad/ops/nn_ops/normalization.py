@@ -6,6 +6,7 @@ local_response_norm (the fused ones with torch's node names and a NumPy fast pat
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -38,6 +39,21 @@ def _stats(x, dims, eps):
     return mean, var, rstd, xc * rstd
 
 
+def _opmath(grad, w):
+    """A Half backward of the normalisations runs in float32 (torch's CPU kernels: opmath) and rounds each gradient
+    once: (grad, weight) in float32, and the dtypes to round back to (None: nothing to do)."""
+    if grad.dtype != np.float16:
+        return grad, w, None
+    return grad.astype(np.float32), (None if w is None else w.astype(np.float32)), \
+        (grad.dtype, grad.dtype if w is None else w.dtype)
+
+
+def _rounded(dts, gx, gw, gb):
+    if dts is None:
+        return gx, gw, gb
+    return tuple(None if g is None else np.asarray(g, d) for g, d in ((gx, dts[0]), (gw, dts[1]), (gb, dts[1])))
+
+
 class NativeLayerNorm(Primitive):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last ``k`` dims."""
 
@@ -65,12 +81,13 @@ class NativeLayerNorm(Primitive):
         dims = ctx.dims
         lead = tuple(range(x.ndim - len(dims)))
         if x.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            grad, w, dts = _opmath(grad, w)
             xhat = ctx.xhat
             gxhat = grad * w if w is not None else grad
             gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if need[0] else None
             gw = np.add.reduce(grad * xhat, axis=lead) if need[1] else None
             gb = np.add.reduce(grad, axis=lead) if need[2] else None
-            return gx, gw, gb, None, None
+            return _rounded(dts, gx, gw, gb) + (None, None)
         gxhat = grad * w if w is not None else grad
         gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
         gw = (grad * xhat).sum(lead) if need[1] and lead else (grad * xhat if need[1] else None)
@@ -238,9 +255,8 @@ class NativeBatchNorm(Primitive):
         need = ctx.needs_input_grad
         dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
-            gdt, wdt = grad.dtype, (None if w is None else w.dtype)
-            if gdt == np.float16:  # Half: computed in float32 (torch's opmath), each gradient rounded once
-                grad, w = grad.astype(np.float32), (None if w is None else w.astype(np.float32))
+            gdt = grad.dtype
+            grad, w, dts = _opmath(grad, w)
             xhat = ctx.xhat if ctx.xhat is not None else (x - ctx.mean) * ctx.rstd
             gxhat = grad * w.reshape(bshape) if w is not None else grad
             if need[0]:
@@ -248,9 +264,9 @@ class NativeBatchNorm(Primitive):
                 gx = np.asarray(gx, gdt)
             else:
                 gx = None
-            gw = np.asarray((grad * xhat).sum(dims).reshape(C), wdt) if need[1] else None
-            gb = np.asarray(grad.sum(dims).reshape(C), wdt if wdt is not None else gdt) if need[2] else None
-            return gx, gw, gb, None, None, None, None
+            gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
+            gb = grad.sum(dims).reshape(C) if need[2] else None
+            return _rounded(dts, gx, gw, gb) + (None, None, None, None)
         gxhat = grad * w.reshape(bshape) if w is not None else grad
         if ctx.training:
             gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
@@ -345,12 +361,13 @@ class NativeGroupNorm(Primitive):
         G, bshape = ctx.G, ctx.bshape
         red = tuple(d for d in range(len(shape)) if d != 1)
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            grad, w, dts = _opmath(grad, w)
             gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
             xhat = ctx.xhat
             gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape) if need[0] else None
             gw = (grad * xhat.reshape(shape)).sum(red) if need[1] else None
             gb = grad.sum(red) if need[2] else None
-            return gx, gw, gb, None, None
+            return _rounded(dts, gx, gw, gb) + (None, None)
         gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
         gx, xhat = _xhat_grad_tg(x.reshape(N, G, _per_group(shape, G)), gxhat, (2,), ctx.eps)
         xhat = xhat.reshape(shape)
@@ -419,16 +436,31 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         normalized_shape = (normalized_shape,)
     ns = _check_normalized_shape(input, normalized_shape, weight, rms=True)
     shape = tuple(input.shape)
-    if eps is None:
-        eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind in "fc" else 1.1920928955078125e-07
-    dims = tuple(range(len(shape) - len(ns), len(shape)))
     half = input._array.dtype == np.float16        # torch computes Half in float32 and rounds the output once
+    if eps is None:                                 # the eps of the computation dtype (float32 for Half)
+        eps = 2.220446049250313e-16 if input._array.dtype in (np.float64, np.complex128) else 1.1920928955078125e-07
+    if weight is not None and weight.dtype is not input.dtype:
+        _warn_rms_mismatch(input.dtype, weight.dtype)
+    dims = tuple(range(len(shape) - len(ns), len(shape)))
     x = input.float() if half else input
     r = ((x * x).mean(dims, keepdim=True) + eps) ** -0.5
     out = x * r
     if weight is not None:
         out = out * (weight.float() if half and weight._array.dtype == np.float16 else weight)
-    return out.half() if half else out
+    return out if out.dtype is input.dtype else out.to(input.dtype)    # (the input's dtype, whatever the weight's)
+
+
+_RMS_WARNED = [False]
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _warn_rms_mismatch(x_dtype, w_dtype):
+    """torch warns once per process (TORCH_WARN_ONCE) when the weight's dtype differs from the input's."""
+    if not _RMS_WARNED[0]:
+        _RMS_WARNED[0] = True
+        name = lambda d: _CPP_NAMES.get(str(d).split(".")[-1], str(d).split(".")[-1])  # noqa: E731
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {name(x_dtype)}, weight dtype = "
+                      f"{name(w_dtype)}, Cannot dispatch to fused implementation.", UserWarning, stacklevel=3)
 
 
 class _ChannelWindowMean(Primitive):
