@@ -409,11 +409,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     b, c = shape[:2]
 
-    def rep(t):
-        if t is None:
-            return None
-        return t.unsqueeze(0).expand(b, c).reshape(b * c)
+    def rep(t):            # (torch repeats them over the batch; batch_norm's size check then words the counts)
+        return None if t is None else t.repeat(b)
 
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t.dim() <= 1 and t._array.size * b != b * c:
+            raise RuntimeError(f"{name} should contain {b * c} elements not {t._array.size * b}")
     rm = _c(np.tile(running_mean._array, b)) if running_mean is not None else None
     rv = _c(np.tile(running_var._array, b)) if running_var is not None else None
     x = input.reshape((1, b * c) + shape[2:])
