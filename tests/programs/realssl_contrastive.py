@@ -1,5 +1,6 @@
 """Self-supervised and training-trick surface, condensed: an NT-Xent loss with the diagonal masked out, a MoCo-style
-key queue and momentum encoder, a BYOL-style target network updated with lerp_, knowledge distillation with a
+key queue and momentum encoder, a BYOL-style target network updated with lerp_ (and torch._foreach_lerp_), a
+Barlow Twins cross-correlation loss under a LARS-style custom optimizer, knowledge distillation with a
 temperature, mixup and cutmix, label smoothing, gradient accumulation and clipping, EMA/SWA averaging, warmup +
 cosine schedules (get_lr between steps), activation checkpointing, early stopping."""
 import copy
@@ -126,6 +127,46 @@ for step in range(3):
         torch._foreach_copy_([b for b in target.buffers()], [t for t in flat if torch.is_tensor(t)])
         assert tree_unflatten(flat, spec)["meta"] == (step, None)
     print("byol", step, round(loss.item(), 5), round(sum(p.sum() for p in target.parameters()).item(), 5))
+
+# --- Barlow Twins: a cross-correlation loss (off-diagonal through a flatten/view trick) and a LARS-style optimizer
+class TrustRatioSGD(torch.optim.Optimizer):
+    def __init__(self, params, lr, weight_decay=1e-4, momentum=0.9, eta=0.02):
+        super().__init__(params, dict(lr=lr, weight_decay=weight_decay, momentum=momentum, eta=eta))
+
+    @torch.no_grad()
+    def step(self):
+        for g in self.param_groups:
+            for p in g["params"]:
+                if p.grad is None:
+                    continue
+                d = p.grad if p.ndim == 1 else p.grad.add(p, alpha=g["weight_decay"])
+                if p.ndim > 1:
+                    pn, dn = torch.norm(p), torch.norm(d)
+                    one = torch.ones_like(pn)
+                    d = d.mul(torch.where(pn > 0.0, torch.where(dn > 0, g["eta"] * pn / dn, one), one))
+                buf = self.state[p].setdefault("mu", torch.zeros_like(p))
+                buf.mul_(g["momentum"]).add_(d)
+                p.add_(buf, alpha=-g["lr"])
+
+
+def off_diag(c):
+    n = c.shape[0]
+    return c.flatten()[:-1].view(n - 1, n + 1)[:, 1:].flatten()
+
+
+twin = Encoder()
+norm = nn.BatchNorm1d(8, affine=False)
+opt = TrustRatioSGD([{"params": [p for p in twin.parameters() if p.ndim > 1]},
+                     {"params": [p for p in twin.parameters() if p.ndim == 1]}], lr=0.5)
+for step in range(3):
+    z1, z2 = twin(x_all[:16] + 0.1 * torch.randn(16, 12)), twin(x_all[:16].roll(1, dims=1))
+    c = norm(z1).T @ norm(z2)
+    c.div_(16)
+    loss = torch.diagonal(c).add_(-1).pow_(2).sum() + 0.01 * off_diag(c).pow_(2).sum()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    print("barlow", step, round(loss.item(), 5), len(opt.state), round(twin.head.weight.norm().item(), 5))
 
 # --- distillation, label smoothing, mixup and cutmix on a small classifier, with EMA and SWA copies
 teacher = nn.Sequential(nn.Linear(12, 32), nn.ReLU(), nn.Linear(32, 4)).eval()
