@@ -18,6 +18,7 @@ def _trees(T):
         collections.defaultdict(int, a=1, b=[2]),
         collections.deque([1, (2, 3)]),
         [collections.UserList([1, 2]), {"k": (t,)}],
+        T.Size([2, 3]), T.max(T.tensor([[1.0, 5.0], [3.0, 2.0]]), 0),
     ]
 
 
@@ -40,7 +41,7 @@ def _plain(x):
     return x
 
 
-@pytest.mark.parametrize("i", range(12))
+@pytest.mark.parametrize("i", range(14))
 def test_flatten_and_unflatten_match_torch(torch, i):
     import tapegrad.utils._pytree  # noqa: F401
     import torch.utils._pytree  # noqa: F401

@@ -25,7 +25,7 @@ from ..autograd import forward_ad as _fw
 from ..autograd.engine import grad as _grad
 from ..autograd.function import active_interpreters
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
 
@@ -103,6 +103,8 @@ def _flatten(tree, leaves):
         leaves.append(tree)
         return _LEAF
     # torch's registered node types; any other subclass of list/tuple/dict is a leaf, as in torch.utils._pytree
+    if kind is Size or (hasattr(kind, "_fields") and kind.__module__.endswith("return_types")):
+        return _Spec(kind, None, tuple(_flatten(c, leaves) for c in tree))    # (torch.Size, structseq results)
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
         return _Spec(_NAMEDTUPLE, type(tree), tuple(_flatten(c, leaves) for c in tree))
     if kind is OrderedDict:
@@ -135,6 +137,10 @@ def _build(s, it):
     kids = [_build(c, it) for c in s.children]
     if s.kind is _NAMEDTUPLE:
         return s.context(*kids)
+    if hasattr(s.kind, "_fields"):           # a structseq result (return_types.max...)
+        return s.kind(*kids)
+    if s.kind is Size:                        # (torch's Size node unflattens to a tuple)
+        return tuple(kids)
     if s.kind is defaultdict:
         return defaultdict(s.context[0], zip(s.context[1], kids))
     if s.kind is deque:
