@@ -41,6 +41,12 @@ torch.cuda.Event()
 torch.cuda.Stream()
 torch.cuda.set_rng_state(torch.ByteTensor(1))
 d = torch.cuda.device(0) ;; exec("with d: pass")
+d = torch.cuda.device(-1) ;; exec("with d: pass") ;; d.idx
+d = torch.cuda.device(None) ;; exec("with d: pass")
+d = torch.cuda.device("cuda:1") ;; exec("with d: pass")
+d = torch.cuda.device(torch.cuda.device(-1)) ;; exec("with d: pass") ;; d.idx
+torch.cuda.device("cpu")
+torch.cuda.device(torch.device("cpu"))
 exec("with torch.cuda.stream(None): pass")
 issubclass(torch.cuda.OutOfMemoryError, RuntimeError)
 torch.cpu.is_available()

@@ -219,6 +219,18 @@ def test_instance_norm_running_stats(torch):
     close(rv_a, rv_b)
 
 
+@pytest.mark.parametrize("kw", ["weight=T.ones(6)", "bias=T.ones(3)", "running_mean=T.zeros(5), running_var=T.ones(5)",
+                                "running_mean=T.zeros(4), running_var=T.ones(5)", "weight=T.ones(4, 1)"])
+def test_instance_norm_parameter_size_errors_as_torch(torch, kw):
+    """torch repeats the per-channel tensors over the batch and batch_norm checks them: its words and counts."""
+    def run(T):
+        try:
+            eval(f"T.nn.functional.instance_norm(T.ones(2, 4, 6), {kw})")
+        except RuntimeError as e:
+            return str(e)
+    assert run(tapegrad) == run(torch) is not None
+
+
 def test_layer_norm_first_order_fast_path_matches_graph_path(torch):
     """The NumPy backward (no create_graph) and the tapegrad-ops backward (create_graph) agree with torch."""
     r = np.random.default_rng(2)

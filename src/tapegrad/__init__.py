@@ -131,6 +131,11 @@ def __getattr__(name):
             fn = _aliases.with_aliases(fn, name=name)
         globals()[name] = fn
         return fn
+    if name.startswith("_foreach_"):             # torch._foreach_* (ops/foreach.py: the op over each tensor)
+        from .ops import foreach
+        if name in foreach.NAMES:
+            fn = globals()[name] = getattr(foreach, name)
+            return fn
     raise AttributeError(f"module 'tapegrad' has no attribute {name!r}")
 
 

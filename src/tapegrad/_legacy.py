@@ -139,8 +139,9 @@ class _CudaTensorType(type):
     """``torch.cuda.FloatTensor`` and friends: no tensor is one; making one is the CPU-only error."""
 
     def __call__(cls, *args, **kwargs):
-        raise RuntimeError(f"tapegrad runs on the CPU only: torch.cuda.{cls.__name__} is not available (use "
-                           f"torch.{cls.__name__})")
+        # torch's CPU build's words and class (a TypeError); tapegrad's hint after them
+        raise TypeError(f"type torch.cuda.{cls.__name__} not available. Torch not compiled with CUDA enabled. "
+                        f"(tapegrad runs on the CPU only: use torch.{cls.__name__})")
 
     def __instancecheck__(cls, obj):
         return False

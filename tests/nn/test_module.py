@@ -273,3 +273,21 @@ def test_linear_uses_whatever_self_weight_and_self_bias_are(torch):
     for ours, theirs in zip(_linear_variants(tapegrad), _linear_variants(torch)):
         np.testing.assert_array_equal(ours(tapegrad.tensor(x)).detach().numpy(),
                                       theirs(torch.tensor(x)).detach().numpy())
+
+
+def test_repr_of_child_with_blank_extra_repr_lines_matches_torch(torch):
+    # an extra_repr ending in "\n" (MAML's hand-written Learner) leaves a blank line: a nested repr keeps it empty
+    def build(nn_):
+        class Learner(nn_.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = nn_.Linear(2, 2)
+
+            def extra_repr(self):
+                return "conv2d:(ch_in:1)\n\nlinear:(in:2)\n"
+
+        outer = nn_.Module()
+        outer.net = Learner()
+        outer.seq = nn_.Sequential(Learner(), Learner())
+        return outer
+    assert repr(build(nn)) == repr(build(torch.nn))

@@ -197,3 +197,22 @@ def test_matrix_exp_float32_is_as_accurate_as_float32_allows(torch):
     b = rng.standard_normal((3, 2, 4, 4))
     np.testing.assert_allclose(tapegrad.matrix_exp(tapegrad.tensor(b)).numpy(),
                                torch.matrix_exp(torch.tensor(b)).numpy(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("src,dst", [("float64", "float32"), ("float32", "float16"), ("float32", "float64"),
+                                     ("int64", "float32"), ("complex128", "complex64"), ("complex64", "float32"),
+                                     ("float32", "complex64"), ("float16", "bfloat16"), ("complex64", "complex128"),
+                                     ("float16", "float32")])
+def test_vector_norm_dtype_checks_match_torch(torch, src, dst):
+    """``dtype=`` is refused when it narrows the input, changes real/complex, or the input is not floating
+    (torch._foreach_norm(..., dtype=) reaches the same checks)."""
+    import tapegrad
+
+    def run(T):
+        x = T.tensor([3.0, 4.0]).to(getattr(T, src))
+        try:
+            r = T.linalg.vector_norm(x, dtype=getattr(T, dst))
+        except RuntimeError as e:
+            return str(e)
+        return str(r.dtype).split(".")[-1], r.real.item() if r.is_complex() else r.item()
+    assert run(tapegrad) == run(torch)

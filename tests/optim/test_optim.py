@@ -369,3 +369,40 @@ def test_cyclic_lr_state_dict_round_trip(torch):
     assert s2.last_epoch == 5 and s2.get_last_lr() == sds[1]["_last_lr"]
     s2.step()
     assert s2.scale_fn(2) == 0.9 ** 2
+
+
+def _get_lr_and_resume(m, name):
+    """get_lr() called outside step() (SimCLR logs `scheduler.get_lr()[0]`), and a scheduler made with
+    last_epoch=k over an optimizer that has 'initial_lr' (a resumed run): torch's step counts decide the formula."""
+    import warnings
+    out = []
+    for resume in (False, True):
+        w = m.nn.Parameter(m.ones(2))
+        opt = m.optim.SGD([w], lr=0.3)
+        if resume:
+            opt.param_groups[0]["initial_lr"] = 0.5
+        sched = SCHEDULERS[name](m, opt) if not resume else _resumed(m, name, opt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for _ in range(4):
+                out.append(list(sched.get_lr()) + sched.get_last_lr() + [opt.param_groups[0]["lr"]])
+                opt.step()
+                sched.step()
+    return out
+
+
+def _resumed(m, name, opt):
+    s = m.optim.lr_scheduler
+    return {"exponential": lambda: s.ExponentialLR(opt, gamma=0.9, last_epoch=3),
+            "cosine": lambda: s.CosineAnnealingLR(opt, T_max=8, eta_min=0.01, last_epoch=3),
+            "linear": lambda: s.LinearLR(opt, start_factor=0.1, total_iters=6, last_epoch=3),
+            "polynomial": lambda: s.PolynomialLR(opt, total_iters=6, power=2.0, last_epoch=3),
+            "multiplicative": lambda: s.MultiplicativeLR(opt, lambda e: 0.9, last_epoch=3),
+            "step": lambda: s.StepLR(opt, step_size=2, gamma=0.5, last_epoch=3),
+            "constant": lambda: s.ConstantLR(opt, factor=0.3, total_iters=5, last_epoch=3)}[name]()
+
+
+@pytest.mark.parametrize("name", ["exponential", "cosine", "linear", "polynomial", "multiplicative", "step",
+                                  "constant"])
+def test_scheduler_get_lr_outside_step_and_resumed_match_torch(torch, name):
+    _close(np.array(_get_lr_and_resume(tapegrad, name)), np.array(_get_lr_and_resume(torch, name)), rtol=1e-12)

@@ -80,12 +80,24 @@ default_stream = _no_cuda("default_stream")
 
 
 class device:
-    """``torch.cuda.device(i)``: made as torch makes it; entering it needs a GPU."""
+    """``torch.cuda.device(i)``: made as torch makes it. A negative index (``args.gpu_index = -1``, a CPU run) is a
+    no-op, as torch's docs promise; entering any other device needs a GPU."""
 
     def __init__(self, device):
+        if isinstance(device, str):
+            from ..tensor import device as _device
+            device = _device(device)
+        if isinstance(device, type(self)):
+            device = device.idx
+        elif not isinstance(device, int) and device is not None:
+            if device.type != "cuda":
+                raise ValueError(f"Expected a cuda device, but got: {device}")
+            device = device.index
         self.idx = device
 
     def __enter__(self):
+        if self.idx < 0:  # None (the current device, which a CPU build has none of) fails here as in torch
+            return None
         raise RuntimeError("PyTorch was compiled without CUDA support (tapegrad runs on the CPU only)")
 
     def __exit__(self, *exc):

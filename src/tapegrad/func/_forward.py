@@ -17,7 +17,7 @@ Inputs and outputs are pytrees (tuples, lists, dicts, namedtuples of Tensors), a
 
 from __future__ import annotations
 
-from collections import OrderedDict
+from collections import OrderedDict, defaultdict, deque
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from ..autograd import forward_ad as _fw
 from ..autograd.engine import grad as _grad
 from ..autograd.function import active_interpreters
 from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
-from ..tensor import Tensor
+from ..tensor import Size, Tensor
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
 
@@ -54,11 +54,32 @@ class _Spec:
         kids = (",\n" + " " * (indent + 2)).join(c._text(indent + 2) for c in self.children)
         ctx = "None" if self.context is None else repr(self.context) if self.kind is not _NAMEDTUPLE else \
             str(self.context)
+        if self.kind is defaultdict:
+            ctx = f"[{self.context[0]}, {self.context[1]!r}]"
         name = "namedtuple" if self.kind is _NAMEDTUPLE else self.kind.__name__
         return f"TreeSpec({name}, {ctx}, [{kids}])"
 
     def __repr__(self):
         return self._text(0)
+
+    # (torch.utils._pytree's TreeSpec surface)
+    @property
+    def num_leaves(self):
+        return 1 if self.kind is None else sum(c.num_leaves for c in self.children)
+
+    @property
+    def num_children(self):
+        return len(self.children)
+
+    def is_leaf(self):
+        return self.kind is None
+
+    def unflatten(self, leaves):
+        leaves = list(leaves)
+        if len(leaves) != self.num_leaves:
+            raise ValueError(f"treespec.unflatten(leaves): `leaves` has length {len(leaves)} but the spec refers to "
+                             f"a pytree that holds {self.num_leaves} items ({self}).")
+        return _build(self, iter(leaves))
 
 
 class _NAMEDTUPLE:
@@ -81,13 +102,19 @@ def _flatten(tree, leaves):
     if isinstance(tree, Tensor):
         leaves.append(tree)
         return _LEAF
+    # torch's registered node types; any other subclass of list/tuple/dict is a leaf, as in torch.utils._pytree
+    if kind is Size or (hasattr(kind, "_fields") and kind.__module__.endswith("return_types")):
+        return _Spec(kind, None, tuple(_flatten(c, leaves) for c in tree))    # (torch.Size, structseq results)
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
         return _Spec(_NAMEDTUPLE, type(tree), tuple(_flatten(c, leaves) for c in tree))
-    if isinstance(tree, (tuple, list)):
-        return _Spec(type(tree), None, tuple(_flatten(c, leaves) for c in tree))
-    if isinstance(tree, dict):
+    if kind is OrderedDict:
         keys = list(tree)
-        return _Spec(type(tree), keys, tuple(_flatten(tree[k], leaves) for k in keys))
+        return _Spec(kind, keys, tuple(_flatten(tree[k], leaves) for k in keys))
+    if kind is defaultdict:
+        keys = list(tree)
+        return _Spec(kind, (tree.default_factory, keys), tuple(_flatten(tree[k], leaves) for k in keys))
+    if kind is deque:
+        return _Spec(kind, tree.maxlen, tuple(_flatten(c, leaves) for c in tree))
     leaves.append(tree)
     return _LEAF
 
@@ -110,7 +137,15 @@ def _build(s, it):
     kids = [_build(c, it) for c in s.children]
     if s.kind is _NAMEDTUPLE:
         return s.context(*kids)
-    if s.kind in (dict, OrderedDict) or issubclass(s.kind, dict):
+    if hasattr(s.kind, "_fields"):           # a structseq result (return_types.max...)
+        return s.kind(*kids)
+    if s.kind is Size:                        # (torch's Size node unflattens to a tuple)
+        return tuple(kids)
+    if s.kind is defaultdict:
+        return defaultdict(s.context[0], zip(s.context[1], kids))
+    if s.kind is deque:
+        return deque(kids, s.context)
+    if s.kind is dict or s.kind is OrderedDict:
         return s.kind(zip(s.context, kids))
     return s.kind(kids)
 

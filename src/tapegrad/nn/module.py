@@ -38,7 +38,7 @@ def _addindent(s_, num_spaces):
     if len(s) == 1:
         return s_
     first = s.pop(0)
-    s = [(num_spaces * " ") + line for line in s]
+    s = [(num_spaces * " ") + line if line.strip() else "" for line in s]  # blank lines stay empty, as torch
     return first + "\n" + "\n".join(s)
 
 

@@ -20,6 +20,7 @@ class LRScheduler:
     """Base class: ``step()`` advances ``last_epoch`` and sets each group's ``lr``; ``get_last_lr()``."""
 
     _get_lr_called_within_step = False
+    _is_initial = False  # True only during the constructor's step (torch's _initial_mode)
 
     def __init__(self, optimizer, last_epoch=-1):
         if not isinstance(optimizer, Optimizer):
@@ -113,7 +114,7 @@ class MultiplicativeLR(LambdaLR):
     """``lr = lr * lr_lambda(epoch)`` each step."""
 
     def get_lr(self):
-        if self.last_epoch > 0:
+        if not self._is_initial:
             return [g["lr"] * lmbda(self.last_epoch) for lmbda, g in zip(self.lr_lambdas,
                                                                           self.optimizer.param_groups)]
         return self._lrs()
@@ -183,7 +184,7 @@ class LinearLR(LRScheduler):
     def get_lr(self):
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in self._lrs()]
-        if self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         return [lr * (1.0 + (self.end_factor - self.start_factor) / (
             self.total_iters * self.start_factor + (self.last_epoch - 1) * (self.end_factor - self.start_factor)))
@@ -202,7 +203,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0:
+        if self._is_initial:  # the constructor's step (last_epoch 0, or k when resuming) keeps the lr
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
 
@@ -218,7 +219,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
-        if self.last_epoch == 0 or self.last_epoch > self.total_iters:
+        if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         f = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) \
             ** self.power
@@ -234,7 +235,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def get_lr(self):
         e, T, m = self.last_epoch, self.T_max, self.eta_min
-        if e == 0:
+        if self._is_initial:  # not `e == 0`: get_lr() called between steps at epoch 0 takes the recursion, as torch
             return self._lrs()
         if self._step_count == 1 and e > 0:
             return [m + (base - m) * (1 + math.cos(e * math.pi / T)) / 2 for base in self.base_lrs]

@@ -7,7 +7,7 @@ from ._swap import swap_tensors  # noqa: F401
 
 
 def __getattr__(name):
-    if name in ("checkpoint", "hooks", "tensorboard", "dlpack", "benchmark"):
+    if name in ("checkpoint", "hooks", "tensorboard", "dlpack", "benchmark", "_pytree"):
         import importlib
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tapegrad.utils' has no attribute {name!r}")

@@ -162,6 +162,18 @@ def _norm_dims(dim, ndim):
     return dims
 
 
+def _vector_norm_dtype_check(x, dtype):
+    """torch's checks of ``dtype=``, in its order: the input itself floating (an integer input is refused even
+    with a floating ``dtype``), complex matching complex, and a cast that does not narrow."""
+    _check_float("linalg.vector_norm", x._array)
+    src, kind = x.dtype, "complex" if x.dtype.is_complex else "real"
+    if src.is_complex != dtype.is_complex:
+        raise RuntimeError(f"linalg.vector_norm: dtype should be {kind} for {kind} inputs, but got {dtype._legacy}")
+    if _dtype.promote_types(src, dtype) is not dtype:
+        raise RuntimeError(f"linalg.vector_norm: the dtype of the input ({src._legacy}) should be convertible "
+                           f"without narrowing to the specified dtype ({dtype._legacy})")
+
+
 @writes_out
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     """Vector norm of ``x`` over ``dim`` (all elements when None): ord = 2, 1, inf, -inf, 0 or any float.
@@ -173,7 +185,9 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"linalg.vector_norm: Expected a number for ord, but got {ord!r}")
     a = x._array
     if dtype is not None:
-        x = x.to(_dtype.to_dtype(dtype))
+        dtype = _dtype.to_dtype(dtype)
+        _vector_norm_dtype_check(x, dtype)
+        x = x.to(dtype)
         a = x._array
     _check_float("linalg.vector_norm", a)
     ndim = a.ndim

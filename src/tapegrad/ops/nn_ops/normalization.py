@@ -6,6 +6,7 @@ local_response_norm (the fused ones with torch's node names and a NumPy fast pat
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -38,6 +39,21 @@ def _stats(x, dims, eps):
     return mean, var, rstd, xc * rstd
 
 
+def _opmath(grad, w):
+    """A Half backward of the normalisations runs in float32 (torch's CPU kernels: opmath) and rounds each gradient
+    once: (grad, weight) in float32, and the dtypes to round back to (None: nothing to do)."""
+    if grad.dtype != np.float16:
+        return grad, w, None
+    return grad.astype(np.float32), (None if w is None else w.astype(np.float32)), \
+        (grad.dtype, grad.dtype if w is None else w.dtype)
+
+
+def _rounded(dts, gx, gw, gb):
+    if dts is None:
+        return gx, gw, gb
+    return tuple(None if g is None else np.asarray(g, d) for g, d in ((gx, dts[0]), (gw, dts[1]), (gb, dts[1])))
+
+
 class NativeLayerNorm(Primitive):
     """(x - mean) / sqrt(var + eps) * weight + bias over the last ``k`` dims."""
 
@@ -65,12 +81,13 @@ class NativeLayerNorm(Primitive):
         dims = ctx.dims
         lead = tuple(range(x.ndim - len(dims)))
         if x.__class__ is not Tensor:          # arrays (no graph of the backward is recorded)
+            grad, w, dts = _opmath(grad, w)
             xhat = ctx.xhat
             gxhat = grad * w if w is not None else grad
             gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if need[0] else None
             gw = np.add.reduce(grad * xhat, axis=lead) if need[1] else None
             gb = np.add.reduce(grad, axis=lead) if need[2] else None
-            return gx, gw, gb, None, None
+            return _rounded(dts, gx, gw, gb) + (None, None)
         gxhat = grad * w if w is not None else grad
         gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
         gw = (grad * xhat).sum(lead) if need[1] and lead else (grad * xhat if need[1] else None)
@@ -211,12 +228,11 @@ class NativeBatchNorm(Primitive):
                 mean = x.mean(dims)
                 with np.errstate(invalid="ignore", divide="ignore"):
                     unbiased = var.reshape(C) * (n / (n - 1)) if n > 1 else var.reshape(C)
-                if rm is not None:
-                    rm._array[...] = (1 - momentum) * rm._array + momentum * mean
-                    rm._vc[0] += 1
-                if rv is not None:
-                    rv._array[...] = (1 - momentum) * rv._array + momentum * unbiased
-                    rv._vc[0] += 1
+                for r, new in ((rm, mean), (rv, unbiased)):
+                    if r is not None:      # (Half running statistics: updated in float32, rounded once, as torch)
+                        old = r._array.astype(np.float32) if r._array.dtype == np.float16 else r._array
+                        r._array[...] = (1 - momentum) * old + momentum * new
+                        r._vc[0] += 1
         else:
             mean = rm._array.reshape(bshape).astype(x.dtype, copy=False)
             var = rv._array.reshape(bshape)
@@ -229,9 +245,7 @@ class NativeBatchNorm(Primitive):
         ctx.save_inputs(0, 1)
         ctx.dims, ctx.bshape, ctx.eps, ctx.training = dims, bshape, eps, training
         ctx.mean = None if training else mean
-        if dtype == np.float16:     # (the backward keeps working in the tensor's dtype)
-            rstd, xhat = rstd.astype(dtype), xhat.astype(dtype)
-            ctx.mean = None if training else mean.astype(dtype)
+        # (for Half the statistics stay float32: the backward works in float32 as torch's CPU kernel does)
         ctx.rstd, ctx.xhat = rstd, xhat
         return np.asarray(out, dtype)
 
@@ -241,22 +255,25 @@ class NativeBatchNorm(Primitive):
         need = ctx.needs_input_grad
         dims, bshape, C = ctx.dims, ctx.bshape, ctx.bshape[1] if len(ctx.bshape) > 1 else 1
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            gdt = grad.dtype
+            grad, w, dts = _opmath(grad, w)
             xhat = ctx.xhat if ctx.xhat is not None else (x - ctx.mean) * ctx.rstd
             gxhat = grad * w.reshape(bshape) if w is not None else grad
             if need[0]:
                 gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, dims) if ctx.training else gxhat * ctx.rstd
-                gx = np.asarray(gx, grad.dtype)
+                gx = np.asarray(gx, gdt)
             else:
                 gx = None
             gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
             gb = grad.sum(dims).reshape(C) if need[2] else None
-            return gx, gw, gb, None, None, None, None
+            return _rounded(dts, gx, gw, gb) + (None, None, None, None)
         gxhat = grad * w.reshape(bshape) if w is not None else grad
         if ctx.training:
             gx, xhat = _xhat_grad_tg(x, gxhat, dims, ctx.eps)
         else:
-            gx = gxhat * ctx.rstd
-            xhat = (x - ctx.mean) * ctx.rstd
+            rstd, mean = (a.astype(x._array.dtype, copy=False) for a in (ctx.rstd, ctx.mean))
+            gx = gxhat * rstd
+            xhat = (x - mean) * rstd
         gw = (grad * xhat).sum(dims).reshape(C) if need[1] else None
         gb = grad.sum(dims).reshape(C) if need[2] else None
         return (gx if need[0] else None), gw, gb, None, None, None, None
@@ -344,12 +361,13 @@ class NativeGroupNorm(Primitive):
         G, bshape = ctx.G, ctx.bshape
         red = tuple(d for d in range(len(shape)) if d != 1)
         if x.__class__ is not Tensor:          # arrays: the first-order formula over the saved statistics
+            grad, w, dts = _opmath(grad, w)
             gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
             xhat = ctx.xhat
             gx = _xhat_grad_np(xhat, gxhat, ctx.rstd, (2,)).reshape(shape) if need[0] else None
             gw = (grad * xhat.reshape(shape)).sum(red) if need[1] else None
             gb = grad.sum(red) if need[2] else None
-            return gx, gw, gb, None, None
+            return _rounded(dts, gx, gw, gb) + (None, None)
         gxhat = (grad * w.reshape(bshape) if w is not None else grad).reshape(N, G, _per_group(shape, G))
         gx, xhat = _xhat_grad_tg(x.reshape(N, G, _per_group(shape, G)), gxhat, (2,), ctx.eps)
         xhat = xhat.reshape(shape)
@@ -422,11 +440,12 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
         raise RuntimeError("Expected running_mean and running_var to be defined when use_input_stats is false")
     b, c = shape[:2]
 
-    def rep(t):
-        if t is None:
-            return None
-        return t.unsqueeze(0).expand(b, c).reshape(b * c)
+    def rep(t):            # (torch repeats them over the batch; batch_norm's size check then words the counts)
+        return None if t is None else t.repeat(b)
 
+    for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
+        if t is not None and t.dim() <= 1 and t._array.size * b != b * c:
+            raise RuntimeError(f"{name} should contain {b * c} elements not {t._array.size * b}")
     x = input.reshape((1, b * c) + shape[2:])
     out = _NativeInstanceNorm.apply(x, rep(weight), rep(bias), (running_mean, running_var), bool(use_input_stats),
                                     0.1 if momentum is None else momentum, eps)
@@ -443,16 +462,31 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
         normalized_shape = (normalized_shape,)
     ns = _check_normalized_shape(input, normalized_shape, weight, rms=True)
     shape = tuple(input.shape)
-    if eps is None:
-        eps = float(np.finfo(input._array.dtype).eps) if input._array.dtype.kind in "fc" else 1.1920928955078125e-07
-    dims = tuple(range(len(shape) - len(ns), len(shape)))
     half = input._array.dtype == np.float16        # torch computes Half in float32 and rounds the output once
+    if eps is None:                                 # the eps of the computation dtype (float32 for Half)
+        eps = 2.220446049250313e-16 if input._array.dtype in (np.float64, np.complex128) else 1.1920928955078125e-07
+    if weight is not None and weight.dtype is not input.dtype:
+        _warn_rms_mismatch(input.dtype, weight.dtype)
+    dims = tuple(range(len(shape) - len(ns), len(shape)))
     x = input.float() if half else input
     r = ((x * x).mean(dims, keepdim=True) + eps) ** -0.5
     out = x * r
     if weight is not None:
         out = out * (weight.float() if half and weight._array.dtype == np.float16 else weight)
-    return out.half() if half else out
+    return out if out.dtype is input.dtype else out.to(input.dtype)    # (the input's dtype, whatever the weight's)
+
+
+_RMS_WARNED = [False]
+_CPP_NAMES = {"float16": "c10::Half", "bfloat16": "c10::BFloat16", "float32": "float", "float64": "double"}
+
+
+def _warn_rms_mismatch(x_dtype, w_dtype):
+    """torch warns once per process (TORCH_WARN_ONCE) when the weight's dtype differs from the input's."""
+    if not _RMS_WARNED[0]:
+        _RMS_WARNED[0] = True
+        name = lambda d: _CPP_NAMES.get(str(d).split(".")[-1], str(d).split(".")[-1])  # noqa: E731
+        warnings.warn(f"Mismatch dtype between input and weight: input dtype = {name(x_dtype)}, weight dtype = "
+                      f"{name(w_dtype)}, Cannot dispatch to fused implementation.", UserWarning, stacklevel=3)
 
 
 class _ChannelWindowMean(Primitive):
