@@ -3,13 +3,11 @@ outputs, gradients (inputs and parameters) and buffers (running statistics), on 
 replays, for torch's sample inputs (float64 and float32, training and eval). Eager tapegrad is checked against
 torch on the same samples in tests/nn/test_torch_module_db.py, so compiled agrees with torch too."""
 
-import warnings
-
 import numpy as np
 import pytest
 
 import tapegrad
-from nn.test_torch_module_db import _MODULE_DB, KNOWN, _flat, _to_tg
+from nn.test_torch_module_db import _MODULE_DB, KNOWN, _flat, _to_tg, module_samples
 from ops import torch_op_db as R
 
 MODULES = sorted({m.module_cls.__name__ for m in _MODULE_DB})
@@ -54,35 +52,24 @@ def test_compiled_module_equals_eager(torch, name):
         pytest.skip(KNOWN[name])
     info = next(m for m in _MODULE_DB if m.module_cls.__name__ == name)
     compared, failures = 0, []
-    for dtype_name in ("float64", "float32"):
-        if getattr(torch, dtype_name) not in info.supported_dtypes("cpu"):
+    for dtype_name, training, k, sample in module_samples(torch, info, SAMPLES_PER_MODE):
+        try:
+            eager = _run(torch, info, sample, dtype_name, training, False)
+        except Exception:  # noqa: BLE001 - a sample eager refuses (torch's error): nothing to compare
             continue
-        for training in (True, False):
-            torch.manual_seed(0)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore")
-                samples = info.module_inputs_func(info, device="cpu", dtype=getattr(torch, dtype_name),
-                                                  requires_grad=True, training=training)
-                for k, sample in enumerate(samples[:SAMPLES_PER_MODE]):
-                    if sample.forward_input is None:
-                        continue
-                    try:
-                        eager = _run(torch, info, sample, dtype_name, training, False)
-                    except Exception:  # noqa: BLE001 - a sample eager refuses (torch's error): nothing to compare
-                        continue
-                    compared += 1
-                    where = f"{dtype_name} {'train' if training else 'eval'} #{k} {sample.desc}"
-                    try:
-                        comp = _run(torch, info, sample, dtype_name, training, True)
-                    except Exception as e:  # noqa: BLE001 - reported with the sample
-                        failures.append(f"{where}: raised {type(e).__name__}: {e}")
-                        continue
-                    for call, (a, b) in enumerate(zip(comp, eager)):
-                        same = len(a) == len(b) and all(
-                            (x is None and y is None) or (x is not None and y is not None and x.shape == y.shape
-                                                          and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True))
-                            for x, y in zip(a, b))
-                        if not same:
-                            failures.append(f"{where}: call {call} differs from eager")
+        compared += 1
+        where = f"{dtype_name} {'train' if training else 'eval'} #{k} {sample.desc}"
+        try:
+            comp = _run(torch, info, sample, dtype_name, training, True)
+        except Exception as e:  # noqa: BLE001 - reported with the sample
+            failures.append(f"{where}: raised {type(e).__name__}: {e}")
+            continue
+        for call, (a, b) in enumerate(zip(comp, eager)):
+            same = len(a) == len(b) and all(
+                (x is None and y is None) or (x is not None and y is not None and x.shape == y.shape
+                                              and x.dtype == y.dtype and np.array_equal(x, y, equal_nan=True))
+                for x, y in zip(a, b))
+            if not same:
+                failures.append(f"{where}: call {call} differs from eager")
     assert not failures, "\n".join(failures)
     assert compared, "no sample compared"

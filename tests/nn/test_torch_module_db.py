@@ -124,12 +124,10 @@ def _check(info, sample, dtype_name, training):
     return None
 
 
-@pytest.mark.parametrize("name", MODULES)
-def test_module_agrees_with_torch(torch, name):
-    if name in KNOWN:
-        pytest.skip(KNOWN[name])
-    info = next(m for m in _MODULE_DB if m.module_cls.__name__ == name)
-    compared, failures = 0, []
+def module_samples(torch, info, per_mode=SAMPLES_PER_MODE):
+    """(dtype name, training, k, sample): the first ``per_mode`` of torch's ModuleInputs of ``info`` that have a
+    forward input, in float64 and float32 where the module supports them, training and eval (warnings silenced
+    while they are made and used)."""
     for dtype_name in TOL:
         if getattr(torch, dtype_name) not in info.supported_dtypes("cpu"):
             continue
@@ -139,15 +137,24 @@ def test_module_agrees_with_torch(torch, name):
                 warnings.simplefilter("ignore")
                 samples = info.module_inputs_func(info, device="cpu", dtype=getattr(torch, dtype_name),
                                                   requires_grad=True, training=training)
-                for k, sample in enumerate(samples[:SAMPLES_PER_MODE]):
-                    if sample.forward_input is None:
-                        continue
-                    bad = _check(info, sample, dtype_name, training)
-                    if bad == "skip":
-                        continue
-                    compared += 1
-                    if bad:
-                        failures.append(f"{dtype_name} {'train' if training else 'eval'} #{k} {sample.desc}: {bad}")
+                for k, sample in enumerate(samples[:per_mode]):
+                    if sample.forward_input is not None:
+                        yield dtype_name, training, k, sample
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_module_agrees_with_torch(torch, name):
+    if name in KNOWN:
+        pytest.skip(KNOWN[name])
+    info = next(m for m in _MODULE_DB if m.module_cls.__name__ == name)
+    compared, failures = 0, []
+    for dtype_name, training, k, sample in module_samples(torch, info):
+        bad = _check(info, sample, dtype_name, training)
+        if bad == "skip":
+            continue
+        compared += 1
+        if bad:
+            failures.append(f"{dtype_name} {'train' if training else 'eval'} #{k} {sample.desc}: {bad}")
     assert not failures, "\n".join(failures)
     assert compared, "no sample compared"
 
