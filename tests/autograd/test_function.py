@@ -293,3 +293,28 @@ def test_outputs_that_differ_under_no_grad_are_an_error():
 
     with pytest.raises(GradcheckError, match="gave 0 floating outputs under no_grad"):
         tapegrad.autograd.gradcheck(f, (x,))
+
+
+def test_non_tensor_outputs_get_none_in_backward(torch):
+    """A custom Function returning non-tensor outputs (``(loss, None)``, a number between tensors): backward gets
+    None for them, also with materialized grads (entmax's losses return ``(loss, None)``), as in torch."""
+    def run(m):
+        seen = []
+
+        class F(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 3, 5, (x * 4).sum(), None
+
+            @staticmethod
+            def backward(ctx, g1, g2, g3, g4):
+                seen.append([None if g is None else g.tolist() for g in (g1, g2, g3, g4)])
+                return g1 * 3 + g3 * 4
+
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        a, k, s, n = F.apply(x)
+        s.backward(retain_graph=True)
+        g1 = x.grad.tolist()
+        (a.sum() + s).backward()
+        return k, n, g1, x.grad.tolist(), seen
+    assert run(tapegrad) == run(torch)

@@ -97,9 +97,9 @@ def run_node(node, grads):
     if n_none:
         if n_none == len(grads):
             return [None] * len(node._next_fns)
-        if node._materialize:
+        if node._materialize:       # (zeros for the tensor outputs; a non-tensor output's stays None, as torch's)
             for i, g in enumerate(grads):
-                if g is None:
+                if g is None and node._out_meta[i] is not None:
                     shape, dtype = node._out_meta[i]
                     grads[i] = _f._Tensor._make(np.zeros(shape, dtype))
     fcls = node._forward_cls
@@ -152,7 +152,7 @@ def _run_arrays(node, grads):
     against the inputs' shapes and dtypes (the walk checks each one as it routes it, see ``_conformed``)."""
     if len(grads) > 1 and node._materialize:
         for i, g in enumerate(grads):
-            if g is None:
+            if g is None and node._out_meta[i] is not None:
                 shape, dtype = node._out_meta[i]
                 grads[i] = np.zeros(shape, dtype)
     if node._saved is _FREED:
