@@ -222,6 +222,26 @@ def test_dropouts(torch, seed):
     same(torch, draws, seed)
 
 
+@pytest.mark.parametrize("make", ["t", "permute", "slice"])
+def test_dropout_masks_follow_a_strided_input_and_bernoulli_results_are_contiguous(torch, make):
+    """torch's dropout draws its mask into empty_like(input) (the input's strides, memory order), so a transposed
+    input gets torch's mask only when drawn in memory order; torch.bernoulli(x) / bernoulli(x, p) make a fresh
+    contiguous result whose draws go in index order whatever x's layout. Strides compared too."""
+    def base(T):
+        x = T.arange(120.0).reshape(4, 6, 5) / 50 + 0.1
+        return {"t": x[0].t(), "permute": x.permute(2, 0, 1), "slice": x[:, ::2]}[make]
+
+    def draws(T):
+        F = T.nn.functional
+        x = base(T)
+        out = [F.dropout(x, 0.3), F.alpha_dropout(x, 0.2, True), F.dropout(x.clone(), 0.4, inplace=True),
+               F.dropout1d(x, 0.5), F.feature_alpha_dropout(x, 0.3, True), T.bernoulli(x.clamp(0, 1)),
+               T.bernoulli(x, 0.3), x.bernoulli(0.6)]
+        strided = out[:3] + out[5:]       # (feature noise is broadcast: the product's layout is the binary ops')
+        return out + [T.tensor([list(o.stride()) for o in strided])]
+    same(torch, draws)
+
+
 # --- other samplers -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
 def test_continuous_fills(torch, dtype):

@@ -159,11 +159,12 @@ def bernoulli(input, p=None, *, generator=None, out=None):
         if a.dtype.kind not in "fc":
             raise NotImplementedError(f"\"bernoulli_tensor_cpu_p_\" not implemented for "
                                       f"'{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
-        probs = _probabilities(a)
-        sample = (_bernoulli_uniforms(_gen(generator), a, a.dtype) < probs).astype(a.dtype)
+        probs = _probabilities(a)     # (a fresh contiguous result: draws in index order, whatever a's layout)
+        u = R.uniform01(_gen(generator), a.size, np.float64 if a.dtype == np.float64 else np.float32)
+        sample = (u.reshape(a.shape) < probs).astype(a.dtype)
         return _out(_result(sample, "BernoulliBackward0", input), out)
     _check_p(p)
-    sample = (_uniforms(_gen(generator), a, np.float64) < p).astype(a.dtype)
+    sample = (R.uniform01(_gen(generator), a.size, np.float64).reshape(a.shape) < p).astype(a.dtype)
     if input._rg:
         return _out(_NotDifferentiable.apply(input, sample), out)
     return _out(Tensor._make(sample), out)

@@ -29,9 +29,11 @@ class _Noise(Primitive):
     tensor inputs, so never recorded) so that ``tapegrad.compile``'s replay draws it anew on every call."""
 
     @staticmethod
-    def forward(ctx, shape, p, dtype, alpha):
+    def forward(ctx, shape, p, dtype, alpha, like=None):
         n = math.prod(shape)          # torch's bernoulli_(1 - p): a float64 uniform per element below 1 - p
-        noise = (_random.uniform01(_random.default_generator, n).reshape(shape) < (1 - p)).astype(dtype)
+        u = _random.uniform01(_random.default_generator, n)     # in the memory order of ``like`` (the input,
+        u = u.reshape(shape) if like is None else _random.in_memory_order(like, u)   # as torch's empty_like)
+        noise = (u < (1 - p)).astype(dtype)
         if alpha:
             a = 1.0 / math.sqrt((_ALPHA * _ALPHA * p + 1) * (1 - p))
             b = (noise - 1) * (_ALPHA * a) + _ALPHA * a * p
@@ -50,7 +52,8 @@ def _dropout_impl(input, p, train, inplace, alpha, feature):
     a = input._array
     shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one mask per sample)
-    noise = _Noise.apply(shape, p, a.dtype, alpha)
+    like = None if feature or wrap is not None or a.flags.c_contiguous else a
+    noise = _Noise.apply(shape, p, a.dtype, alpha, like)
     if wrap is not None:                          # a batched mask (vmap): ordinary ops on it
         out = input * wrap(noise[0]) + wrap(noise[1]) if alpha else input * wrap(noise)
         return input.copy_(out) if inplace else out
