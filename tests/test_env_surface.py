@@ -322,3 +322,18 @@ def test_torch_functional_module_names_the_top_level_functions(torch):
     assert F.einsum("ij->j", x).tolist() == TF.einsum("ij->j", torch.arange(6.0).view(2, 3)).tolist()
     with pytest.raises(AttributeError, match="max_pool2d"):
         F.max_pool2d
+
+
+def test_ops_load_library_raises_torchs_oserror(torch, tmp_path):
+    """torcheval guards ``torch.ops.load_library(fbgemm)`` with ``except OSError``: the same error and words."""
+    path = "//deeplearning/fbgemm/fbgemm_gpu:metric_ops"
+    with pytest.raises(OSError) as theirs:
+        torch.ops.load_library(path)
+    with pytest.raises(OSError) as ours:
+        tapegrad.ops.load_library(path)
+    assert str(ours.value) == str(theirs.value)
+    lib = tmp_path / "libcustom.so"
+    lib.write_bytes(b"not a library")
+    with pytest.raises(OSError, match="Could not load this library: .*libcustom.so"):
+        tapegrad.ops.load_library(str(lib))
+    assert tapegrad.ops.loaded_libraries == torch.ops.loaded_libraries == set()

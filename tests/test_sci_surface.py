@@ -64,6 +64,8 @@ C_NAMES = cases("""
 torch._C._LinAlgError is torch.linalg.LinAlgError
 torch._C.Generator is torch.Generator
 torch._C._get_tracing_state()
+torch._C._log_api_usage_once("torcheval.metrics.Mean")
+torch._C._log_api_usage_once(3)
 exec("try:\\n    torch.linalg.solve(torch.zeros(2, 2), torch.ones(2))\\nexcept torch._C._LinAlgError as e:\\n    r = str(e)") or r
 """)
 

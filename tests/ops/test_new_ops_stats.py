@@ -303,3 +303,16 @@ def test_docstring_examples_run(module):
         warnings.simplefilter("ignore")
         res = doctest.testmod(mod, extraglobs={"tapegrad": tapegrad}, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert res.attempted and not res.failed
+
+
+@pytest.mark.parametrize("call", ["m.histogram(x, density=True)", "x.histogram(density=True)",
+                                  "m.histogram(x, range=(-1.0, 1.0))", "x.histogram(weight=x.abs())"])
+def test_histogram_bins_default_to_100(torch, call):
+    """torch.histogram's bins default to 100 (makemore's activation plots call ``torch.histogram(t, density=True)``)."""
+    rng = np.random.default_rng(0)
+    data = rng.standard_normal(500).astype(np.float32)
+    ours = eval(call, {"m": tapegrad, "x": tapegrad.tensor(data)})
+    theirs = eval(call, {"m": torch, "x": torch.tensor(data)})
+    assert ours.hist.shape == theirs.hist.shape == (100,)
+    np.testing.assert_allclose(ours.hist.numpy(), theirs.hist.numpy(), rtol=1e-6)
+    np.testing.assert_allclose(ours.bin_edges.numpy(), theirs.bin_edges.numpy(), rtol=1e-6)

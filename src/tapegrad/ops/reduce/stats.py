@@ -487,7 +487,7 @@ def _histogramdd(op, input, bins, range, weight, density, flat_weight=False):
 
 
 @transform_visible()
-def histogram(input, bins, *, range=None, weight=None, density=False, out=None):
+def histogram(input, bins=100, *, range=None, weight=None, density=False, out=None):
     """A histogram of ``input``'s values: ``bins`` equal bins over ``range`` (default: the data's), or the bin
     edges given as a 1-d tensor; with ``weight`` each element counts its weight; ``density`` normalises to a
     probability density. Returns ``(hist, bin_edges)``; no gradient.
