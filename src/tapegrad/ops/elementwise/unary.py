@@ -552,8 +552,16 @@ def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     tmin, tmax = isinstance(min, Tensor), isinstance(max, Tensor)
     if (tmin or tmax) and not ((tmin or min is None) and (tmax or max is None)):
-        raise TypeError("clamp(): expected min and max to be both Tensors or both numbers (got "
-                        f"{type(min).__name__} and {type(max).__name__}); wrap the number in tapegrad.tensor(...)")
+        # A number with a tensor picks torch's Number overload, which takes a 0-d tensor without grad as a number
+        # (`gj.clamp_(0, gain[3] - 1)`); any other tensor there matches neither overload.
+        t = min if tmin else max
+        if t.ndim != 0 or t.requires_grad:
+            raise TypeError("clamp() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(min).__name__}, {type(max).__name__}), but expected one of:\n"
+                            " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                            " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+        min, max = (min.item() if tmin else min), (max.item() if tmax else max)
+        tmin = tmax = False
     if tmin or tmax:
         return tensor_cls.apply(input, min, max)
     for bound in (min, max):
