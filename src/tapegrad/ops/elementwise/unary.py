@@ -552,8 +552,16 @@ def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     tmin, tmax = isinstance(min, Tensor), isinstance(max, Tensor)
     if (tmin or tmax) and not ((tmin or min is None) and (tmax or max is None)):
-        raise TypeError("clamp(): expected min and max to be both Tensors or both numbers (got "
-                        f"{type(min).__name__} and {type(max).__name__}); wrap the number in tapegrad.tensor(...)")
+        # A number with a tensor picks torch's Number overload, which takes a 0-d tensor without grad as a number
+        # (`gj.clamp_(0, gain[3] - 1)`); any other tensor there matches neither overload.
+        t = min if tmin else max
+        if t.ndim != 0 or t.requires_grad:
+            raise TypeError("clamp() received an invalid combination of arguments - got (Tensor, "
+                            f"{type(min).__name__}, {type(max).__name__}), but expected one of:\n"
+                            " * (Tensor input, Tensor min = None, Tensor max = None, *, Tensor out = None)\n"
+                            " * (Tensor input, Number min = None, Number max = None, *, Tensor out = None)\n")
+        min, max = (min.item() if tmin else min), (max.item() if tmax else max)
+        tmin = tmax = False
     if tmin or tmax:
         return tensor_cls.apply(input, min, max)
     for bound in (min, max):
@@ -604,8 +612,32 @@ arcsin_, arccos_, arctan_, arcsinh_, arccosh_, arctanh_ = asin_, acos_, atan_, a
 sigmoid_, logit_, erf_, erfc_, erfinv_, floor_, ceil_, round_, trunc_, frac_ = (_inplace(f) for f in (
     sigmoid, logit, erf, erfc, erfinv, floor, ceil, round, trunc, frac))
 fix_ = trunc_
-sign_, clamp_, clamp_min_, clamp_max_, nan_to_num_ = (_inplace(f) for f in (
-    sign, clamp, clamp_min, clamp_max, nan_to_num))
+sign_, nan_to_num_ = _inplace(sign), _inplace(nan_to_num)
+_CPP_NAMES = {"Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char", "Byte": "unsigned char",
+              "Bool": "bool"}
+
+
+def _clamp_inplace(f):
+    """clamp_ with number bounds: torch's Number-overload kernel names the output type as C++ does ('long int')."""
+    op_ = _inplace(f)
+
+    def clamp_op_(self, *args, **kwargs):
+        try:
+            return op_(self, *args, **kwargs)
+        except RuntimeError as e:
+            bounds = (*args, *kwargs.values())
+            msg = str(e)
+            if "can't be cast to the desired output type" not in msg or \
+                    not any(b is not None and not isinstance(b, Tensor) for b in bounds):
+                raise
+            head, name = msg.rsplit(" ", 1)
+            raise RuntimeError(f"{head} {_CPP_NAMES.get(name, name)}") from None
+    clamp_op_.__name__ = clamp_op_.__qualname__ = op_.__name__
+    clamp_op_.__doc__ = op_.__doc__
+    return clamp_op_
+
+
+clamp_, clamp_min_, clamp_max_ = (_clamp_inplace(f) for f in (clamp, clamp_min, clamp_max))
 clip_ = clamp_
 
 bind(
