@@ -169,3 +169,21 @@ def test_setitem_value_errors(torch):
                 type(res[torch]).__name__, (value, res)
         else:
             _check(res[tapegrad], res[torch], f"x[0] = {value}")
+
+
+@pytest.mark.parametrize("key", KEYS)
+def test_setitem_source_of_another_dtype(torch, key):
+    """An advanced-index write takes a tensor source only in the destination's dtype (torch's index_put_ check),
+    but a one-element source under a single bool mask (masked_fill_) and any basic-index write cast it."""
+    shape = _do(lambda: tuple(torch.zeros(2, 3, 4)[_key(torch, key)].shape))
+    if isinstance(shape, Exception):
+        return
+    for dtype, vshape in (("float32", shape), ("float32", (1,)), ("float32", ()), ("int64", shape)):
+        res = {}
+        for m in (tapegrad, torch):
+            def write(m=m):
+                x = m.zeros(2, 3, 4, dtype=m.float64)
+                x[_key(m, key)] = m.arange(1, int(np.prod(vshape)) + 1).to(getattr(m, dtype)).reshape(vshape)
+                return x
+            res[m] = _do(write)
+        _check(res[tapegrad], res[torch], f"x[{key}] = {dtype} tensor{vshape}")

@@ -569,6 +569,7 @@ def setitem(self, key, value):
                 self._vc[0] += 1
                 return
     items = _parse(key)
+    src_dtype = value.dtype if isinstance(value, Tensor) else None
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:
         value = value.to(self.dtype) if value._rg or _active[0] else \
@@ -577,6 +578,8 @@ def setitem(self, key, value):
         kind = items[0][0]
         if kind == "bool" and not items[0][1]:
             if isinstance(key, Tensor):      # torch writes nothing, yet a tensor index bumps the version
+                if src_dtype is not None and src_dtype is not self.dtype:
+                    _put_dtype_error(self, src_dtype)
                 self._vc[0] += 1
             return
         if kind == "ellipsis":
@@ -590,11 +593,21 @@ def setitem(self, key, value):
         if vmap_per_sample(setitem, (self, key, value), None, keys, target=self) is not NotImplemented:
             return
     k = _np_key(sliced._array.shape, tensors)
-    masks = [it for it in items if it[0] == "tensor"]
-    if len(masks) == 1 and masks[0][2] and value._array.ndim == 0:     # (torch's masked_fill_ path)
+    # torch writes a one-element value under a lone mask by masked_fill_ (bool masks only; any value dtype);
+    # any other advanced-index write is index_put_, which takes a tensor value only in the destination's dtype
+    adv = [it for it in items if it[0] in ("tensor", "bool")]
+    fill = len(adv) == 1 and adv[0][0] == "tensor" and adv[0][1].dtype == np.bool_ and value._array.size == 1
+    if fill and adv[0][2]:
         raise RuntimeError("masked_fill_ only supports boolean masks, but got mask with dtype unsigned char")
     v = _index_put_values(sliced, value, k)
+    if src_dtype is not None and src_dtype is not self.dtype and not fill and not isinstance(key, bool):
+        _put_dtype_error(self, src_dtype)
     apply_inplace(sliced, _put_fn, v, k, False)
+
+
+def _put_dtype_error(self, src_dtype):
+    raise RuntimeError(f"Index put requires the source and destination dtypes match, got "
+                       f"{self.dtype._legacy} for the destination and {src_dtype._legacy} for the source.")
 
 
 bind(__getitem__=getitem, __setitem__=setitem)
