@@ -14,7 +14,7 @@ import numpy as np
 from . import _dtype
 from ._tensor_api import _REMOVED_EIG, _REMOVED_SYMEIG
 from .autograd.function import _active
-from .ops._util import Primitive, transform_visible, vmap_per_sample
+from .ops._util import Primitive, before_write, transform_visible, vmap_per_sample
 from .tensor import Tensor
 
 __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dlpack", "to_dlpack", "addmv_",
@@ -173,7 +173,6 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
     norms = np.linalg.norm(w[rows], ord=norm_type, axis=1) if rows.size else np.zeros(0)
     big = norms > max_norm
     if big.any():
-        from .ops._util import before_write
         before_write(input)
     with no_grad():
         w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)

@@ -72,7 +72,7 @@ def _check_gather(op, shape, dim, index, src_shape=None):
                                f"apart from dimension {dim}{src}")
 
 
-def _check_bounds(x, dim, index):
+def _check_gather_bounds(x, dim, index):
     """gather's and scatter's bounds rule. The ops' forwards run it (not the public functions), so that a compiled
     replay checks each call's index too (a negative one would silently wrap in NumPy)."""
     size = x.shape[dim] if x.ndim else 1
@@ -85,7 +85,7 @@ def _check_bounds(x, dim, index):
 def _gather_np(x, dim, index):
     if index.size == 0:            # (an empty index of any rank reads nothing)
         return np.zeros(index.shape, x.dtype)
-    _check_bounds(x, dim, index)
+    _check_gather_bounds(x, dim, index)
     x1 = x.reshape(1) if x.ndim == 0 else x
     i1 = index.reshape(1) if index.ndim == 0 else index
     return x1[_grid(i1, dim)].reshape(index.shape)
@@ -98,7 +98,7 @@ def _scatter_np(x, dim, index, src, mode="set", include_self=True):
     """``x`` (copied) with ``src`` (array or number) scattered at ``index`` along ``dim``."""
     if index.size == 0:
         return np.array(x, copy=True)
-    _check_bounds(x, dim, index)
+    _check_gather_bounds(x, dim, index)
     out = np.array(x, copy=True).reshape(x.shape if x.ndim else (1,))
     i1 = index.reshape(1) if index.ndim == 0 else index
     key = _grid(i1, dim)

@@ -70,8 +70,9 @@ def eig(self, eigenvectors=False, *, e=None, v=None):
 def _method(name):
     """The Tensor method of a removed function, with torch's parameters (``x.lstsq(other)``)."""
     def method(self, other):
+        """Removed from torch (1.9 deprecated it): raises torch's error naming the replacement."""
         _removed(name)
-    method.__name__, method.__doc__ = name, solve.__doc__
+    method.__name__ = name
     return method
 
 
