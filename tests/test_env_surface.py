@@ -152,16 +152,20 @@ def test_version_answers_as_torchs(torch):
     assert isinstance(v, str) and v.split("+")[0] == "2.13.0"
 
 
-def test_distributed_is_not_available_and_init_explains():
-    assert tapegrad.distributed.is_available() is False
-    with pytest.raises(RuntimeError, match="one process"):
-        tapegrad.distributed.init_process_group("gloo")
+def test_distributed_is_available_and_init_explains_a_world_above_one():
+    assert tapegrad.distributed.is_available() is True
+    with pytest.raises(RuntimeError, match="one process.*world_size=2"):
+        tapegrad.distributed.init_process_group("gloo", init_method="tcp://127.0.0.1:1", world_size=2, rank=0)
+    assert not tapegrad.distributed.is_initialized()
 
 
-def test_distributed_sampler_needs_replicas_without_a_process_group():
+def test_distributed_sampler_without_replicas_needs_a_process_group(torch):
     from tapegrad.utils.data.distributed import DistributedSampler
-    with pytest.raises(RuntimeError, match="Requires distributed package to be available"):
+    with pytest.raises(ValueError, match="Default process group has not been initialized") as ours:
         DistributedSampler(list(range(4)))
+    with pytest.raises(ValueError) as theirs:
+        torch.utils.data.distributed.DistributedSampler(list(range(4)))
+    assert str(ours.value) == str(theirs.value)
 
 
 def test_distributed_sampler_shares_cover_the_dataset_and_shuffle_per_epoch():
@@ -191,6 +195,8 @@ def test_onnx_export_takes_torch_s_arguments_and_explains(torch):
         [(p.name, p.kind) for p in theirs.parameters.values()]
     with pytest.raises(tapegrad.onnx.OnnxExporterError, match="no ONNX exporter.*state_dict"):
         tapegrad.onnx.export(tapegrad.nn.Linear(2, 2), (tapegrad.ones(1, 2),), "m.onnx", dynamo=False)
+
+
 def test_distributed_calls_without_a_process_group_raise_as_torch(torch):
     # (the end of minGPT-ddp's main: destroy_process_group() with no group made)
     for name in ("get_rank", "get_world_size", "barrier", "destroy_process_group"):

@@ -1,14 +1,15 @@
 """``DistributedSampler``: each of ``num_replicas`` processes reads its own share of a dataset, as torch's.
 
-tapegrad has no process groups (``tapegrad.distributed.is_available()`` is False), so ``num_replicas`` and
-``rank`` must be given; the shares, the padding (or, with ``drop_last``, the trimming) and the per-epoch shuffle
-follow torch's rules (the shuffled order is tapegrad's random stream, not torch's).
+``num_replicas`` and ``rank`` default to the process group's (``tapegrad.distributed``: a job of one process, once
+``init_process_group`` made it; torch's error before); the shares, the padding (or, with ``drop_last``, the
+trimming) and the per-epoch shuffle follow torch's rules.
 """
 
 from __future__ import annotations
 
 import math
 
+from ... import distributed as dist
 from ..._random import Generator
 from ...creation import randperm
 from .sampler import Sampler
@@ -18,8 +19,10 @@ __all__ = ["DistributedSampler"]
 
 class DistributedSampler(Sampler):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
-        if num_replicas is None or rank is None:
-            raise RuntimeError("Requires distributed package to be available")
+        if num_replicas is None:
+            num_replicas = dist.get_world_size()
+        if rank is None:
+            rank = dist.get_rank()
         if rank >= num_replicas or rank < 0:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval [0, {num_replicas - 1}]")
         self.dataset, self.num_replicas, self.rank = dataset, num_replicas, rank
