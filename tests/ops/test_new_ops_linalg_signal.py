@@ -397,6 +397,14 @@ def test_lobpcg(torch):
         same_value(torch, lambda m: m.lobpcg(t(m, a), **kw)[0], atol=1e-6)
     same_value(torch, lambda m: m.lobpcg(t(m, a), k=2, B=t(m, b))[0], atol=1e-6)
     E, X = tapegrad.lobpcg(tapegrad.tensor(a), k=2, B=tapegrad.tensor(b))
+    # the random start torch draws without X (per matrix of a batch): the stream after it is torch's
+    for kw in ({"k": 2}, {"k": 1, "n": 2}, {"X": rng.standard_normal((2, 9, 2))}):
+        def after(m, kw=kw):
+            m.manual_seed(3)
+            args = {k: (t(m, v) if k == "X" else v) for k, v in kw.items()}
+            m.lobpcg(t(m, np.stack([a, a + np.eye(9)])), **args)
+            return m.rand(3)
+        same_value(torch, after)
     np.testing.assert_allclose((X.mT @ tapegrad.tensor(b) @ X).numpy(), np.eye(2), atol=1e-10)
     same_error(torch, lambda m: m.lobpcg(t(m, a[:5, :5]), k=2))
     same_error(torch, lambda m: m.lobpcg(t(m, a[:, :3])))

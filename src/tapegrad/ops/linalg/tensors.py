@@ -174,7 +174,8 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     A x = lambda B x (B = I by default), eigenvectors B-orthonormal: what torch's LOBPCG iteration converges to,
     computed here by a dense eigendecomposition (of L^-1 A L^-T with B = L L^T), differentiable with respect to A
     and B. The iteration's own arguments (``X``'s values, ``iK``, ``niter``, ``tol``, ``method``, ``tracker``,
-    the ortho parameters) are accepted and have no effect.
+    the ortho parameters) are accepted and have no effect; without ``X`` it draws torch's random start
+    (``randn((m, n))`` per matrix), so the random stream after it is torch's.
 
     >>> E, V = tapegrad.lobpcg(tapegrad.diag(tapegrad.arange(1., 10.)), k=2)
     >>> E
@@ -188,11 +189,15 @@ def lobpcg(A, k=None, B=None, X=None, n=None, iK=None, niter=None, tol=None, lar
     if B is not None and tuple(B.shape) != shape:
         raise AssertionError(f"A and B must have the same shapes, got {A.shape!r} and {B.shape!r}")
     m = shape[-1]
-    k = 1 if k is None else int(k)
+    k = (1 if X is None else X.shape[-1]) if k is None else int(k)
     n = (k if n is None else int(n)) if X is None else X.shape[-1]
     if m < 3 * n:
         raise ValueError(f"LOBPCG algorithm is not applicable when the number of A rows (={m}) is smaller than 3 x "
                          f"the number of requested eigenpairs (={n})")
+    if X is None:       # (torch starts its iteration from randn((m, n)) per matrix: the same draws from the stream)
+        from ...creation import randn
+        for _ in range(math.prod(shape[:-2])):
+            randn(m, n, dtype=A.dtype)
     largest = True if largest is None else bool(largest)
     S = (A + A.mT) * 0.5
     if B is None:
