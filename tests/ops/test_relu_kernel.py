@@ -44,3 +44,17 @@ def test_relu_of_a_large_tensor_and_its_gradient(torch):
     torch.relu(t).sum().backward()
     np.testing.assert_array_equal(tapegrad.relu(g).detach().numpy(), torch.relu(t).detach().numpy())
     np.testing.assert_array_equal(g.grad.numpy(), t.grad.numpy())
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 4), (8, 300, 40)], ids=str)
+def test_relu_keeps_the_input_layout_as_torch(torch, shape):
+    """torch's relu of a transposed tensor keeps its layout, so transposing back gives a contiguous tensor that
+    ``view`` accepts; the compiled replay does the same."""
+    x = R.standard_normal(shape).astype(np.float32)
+    want = torch.relu(torch.tensor(x).transpose(1, 2))
+    for relu in (tapegrad.relu, tapegrad.nn.functional.relu, tapegrad.compile(lambda v: tapegrad.relu(v) * 1)):
+        for _ in range(3):           # (capture, then replays)
+            got = relu(tapegrad.tensor(x).transpose(1, 2))
+            assert got.stride() == want.stride()
+            assert got.transpose(1, 2).view(-1).shape == (x.size,)
+            np.testing.assert_array_equal(got.numpy(), want.numpy())

@@ -248,8 +248,8 @@ _RELU_ZEROS_MAX = 1 << 18     # (elements: a static relu keeps zeros of its shap
 
 def _relu_static(shape, dtype):
     """Relu in a static program: ``maximum`` against zeros of its own shape (a read-only constant of the program),
-    one ufunc call where ``_max0`` reshapes into blocks; the same ufunc against zeros, so the same values. Past one
-    block of ``_max0`` a non-contiguous operand takes ``_max0`` itself (which then uses a scalar zero)."""
+    one ufunc call where ``_max0`` reshapes into blocks; the same ufunc against zeros, so the same values. A
+    non-contiguous operand takes ``_max0`` itself (a scalar zero, so the result keeps its layout, as eager's)."""
     name = f"_Z{'_'.join(map(str, shape))}_{dtype.name}"
     z = np.zeros(shape, dtype)
     z.flags.writeable = False
@@ -258,7 +258,7 @@ def _relu_static(shape, dtype):
     def fwd(out, a, one, into=False):
         x = a[0]
         call = f"_maximum({x}, {name}, out={x})" if into else f"_maximum({x}, {name})"
-        if small:
+        if small and into:          # (written into x: the result has x's layout whatever it is)
             return [f"{out} = {call}"]
         return [f"{out} = {call} if {x}.flags.c_contiguous else {'_relu_' if into else '_max0'}({x})"]
 
