@@ -331,10 +331,8 @@ def _dim_index(op, input, dim, index, select_msg=False, source=None):
 
 
 def _deferred(index, check, x, dim):
-    """In a forward: the index as ``_dim_index`` makes it, when the op was handed the index tensor (``check``:
-    the op's name for its bounds rule), else the index as given."""
-    if check is None:
-        return index
+    """In a forward handed the index tensor (``check``: the op's name for its bounds rule): the index as
+    ``_dim_index`` makes it."""
     return _check_bounds(check, index.astype(np.int64, copy=False).reshape(-1), x.shape[dim] if x.ndim else 1, dim)
 
 
@@ -354,7 +352,8 @@ class IndexSelect(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, check=None):
-        index = _deferred(index, check, x, dim)
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
         out = np.take(_as1d(x), index, axis=dim)
         return out.reshape(()) if x.ndim == 0 else out
@@ -371,7 +370,8 @@ class IndexAdd(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, alpha, check=None):
-        index = _deferred(index, check, x, dim)
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
         out = _as1d(x).copy()
         src = _as1d(source)
@@ -398,7 +398,8 @@ class IndexCopy(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, source, check=None):
-        index = _deferred(index, check, x, dim)
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index = dim, index
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = _as1d(source)
@@ -417,7 +418,8 @@ class IndexFill(Primitive):
 
     @staticmethod
     def forward(ctx, x, dim, index, value, check=None):
-        index = _deferred(index, check, x, dim)
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index = dim, index
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = value

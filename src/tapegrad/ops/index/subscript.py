@@ -369,7 +369,8 @@ class IndexPutAccumulate(Primitive):
 def _key_spec(tensors, srcs):
     """The constant part of a key whose tensor indices an op gets as arguments: ``(spec, tensors, mask)``, spec
     one ``(dim, kind, what)`` per tensor index (kind "t": the op's argument ``what``; "c": a Python list or range
-    of the key, a constant; "z": a Python bool's index, ``what`` 0 or 1 elements), mask: whether one is a mask.
+    of the key, a constant (as a list of ints or bools); "z": a Python bool's index, ``what`` 0 or 1 elements),
+    mask: whether one is a mask.
     None when the key holds a NumPy array (it may be a tensor's data: the capture cannot replay it)."""
     spec, args, mask = [], [], False
     for dim, a in tensors.items():
@@ -381,7 +382,7 @@ def _key_spec(tensors, srcs):
         elif isinstance(src, int):
             spec.append((dim, "z", src))
         elif isinstance(src, (list, tuple, range)):
-            spec.append((dim, "c", src))
+            spec.append((dim, "c", a.tolist()))       # (converted: ints or bools, the program's own copy)
         else:
             return None
     return tuple(spec), args, mask
@@ -398,8 +399,7 @@ def _spec_key(shape, spec, arrays):
         elif kind == "z":
             tensors[dim] = np.zeros(what, np.int64)
         else:
-            tensors[dim] = _index_array(np.arange(what.start, what.stop, what.step) if isinstance(what, range)
-                                        else what)
+            tensors[dim] = _index_array(what)
     return _np_key(shape, tensors)
 
 
