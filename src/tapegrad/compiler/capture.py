@@ -235,8 +235,9 @@ class Capture(_f.Interpreter):
             self.inside -= 1
         # what an op changes in place (a running statistic) its replay changes again: take the new versions
         versions = [(t, _version(t)) for t, _ in self.versions]
-        if versions != self.versions:
-            self.prog.wrote = True
+        if any(v != w for (_, v), (_, w) in zip(versions, self.versions)) or \
+                any(kind == "c" and _has_tensor(a) for kind, a in spec):
+            self.prog.wrote = True     # (tensors given as constants: BatchNorm's running statistics, written)
         self.versions = versions
         self.rng = _rng_state()
         outs = out if out.__class__ is tuple else (out,)
@@ -447,6 +448,12 @@ class Capture(_f.Interpreter):
                          "would be lost)")
             elif _rng_state() != self.rng:
                 self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
+
+
+def _has_tensor(obj, depth=0):
+    if isinstance(obj, Tensor):
+        return True
+    return depth < 2 and isinstance(obj, (list, tuple)) and any(_has_tensor(o, depth + 1) for o in obj)
 
 
 def _data_shaped(cls, spec):

@@ -87,13 +87,13 @@ def _parse(key):
         elif isinstance(k, (int, np.integer)):
             out.append(("int", int(k)))
         elif isinstance(k, Tensor) and k._array.ndim == 0 and k._array.dtype.kind in "iu":
-            # a 0-d integer tensor of any dtype is an int (read through the Tensor under a transform: compile's
-            # capture must see that the key depends on data)
-            out.append(("int", int(k) if _active[0] else int(k._array)))
+            # a 0-d integer tensor of any dtype is an int (read through the Tensor while compile's capture runs:
+            # it must see that the key depends on data)
+            out.append(("int", int(k) if _active[0] and capturing() else int(k._array)))
         elif isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
             a = _index_array(np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k)
             if a.ndim == 0:
-                if _active[0] and isinstance(k, Tensor):     # (as above: a data read compile's capture sees)
+                if _active[0] and isinstance(k, Tensor) and capturing():   # (as above: a data read the capture sees)
                     out.append(("bool", bool(k)) if a.dtype == np.bool_ else ("int", int(k)))
                 else:
                     out.append(("bool", bool(a)) if a.dtype == np.bool_ else ("int", int(a)))
