@@ -355,3 +355,15 @@ def test_fullgraph_accepts_the_index_forms(fullgraph):
     x, i, m = _x(1), _t([1, 1, 3]), _mask(1, (5, 3), 4)
     np.testing.assert_array_equal(cf(x, i, m).detach().numpy(), f(x, i, m).detach().numpy())
     assert cf.entries[0].calls == 1 and not cf.entries[0].eager
+
+
+def test_nonzero_unique_guarded():
+    """nonzero, argwhere and unique give data-dependent shapes too: the replay checks them (another count runs
+    eagerly); indexing with nonzero's tuple replays."""
+    def f(x):
+        return x[x.nonzero(as_tuple=True)].sum() * 2 + tapegrad.unique(x.round()).sum() + x.argwhere().sum()
+    entry = _check(f, lambda s: (_t(np.round(np.random.default_rng(s).standard_normal(8))),), misses=2)
+    assert entry.sources[0].count("raise _DS") >= 3
+    e = _check(lambda x: x[x.nonzero(as_tuple=True)] * 3,
+               lambda s: (_t(np.random.default_rng(s).permutation([0.0] * 3 + [1.5, 2.0, -1.0, 4.0, 2.5])),))
+    assert e.shape_misses == 0

@@ -456,12 +456,16 @@ def _has_tensor(obj, depth=0):
     return depth < 2 and isinstance(obj, (list, tuple)) and any(_has_tensor(o, depth + 1) for o in obj)
 
 
+# the functions computed on arrays (``ArrayOp``) whose output shapes depend on the values
+_DATA_SHAPED_FNS = frozenset(("nonzero", "argwhere", "one_hot", "bincount", "nonzero_static"))
+
+
 def _data_shaped(cls, spec):
     """Whether an op's output shapes depend on its inputs' values (``data_shaped`` ops: masked_select, indexing
-    with a mask; an ``ArrayOp`` that is not elementwise: nonzero, unique...)."""
+    with a mask, unique; an ``ArrayOp`` of nonzero, argwhere, one_hot without num_classes, bincount)."""
     if getattr(cls, "data_shaped", False):
         return True
-    return cls is _util.ArrayOp and spec[1] == ("c", False)
+    return cls is _util.ArrayOp and getattr(spec[0][1], "__name__", None) in _DATA_SHAPED_FNS
 
 
 # Tensor methods that read a tensor's data into Python, or hook into its backward: a graph break while capturing
