@@ -44,7 +44,7 @@ class OpRecord:
     obj)`` for a constant) and ``kwargs``, giving the values ``outs`` (None where an output is not a tensor)."""
 
     __slots__ = ("cls", "args", "kwargs", "outs", "nig", "input_meta", "out_meta", "recorded", "site", "out_rg",
-                 "saved", "multi")
+                 "saved", "multi", "dd")
 
     def __init__(self, cls, args, kwargs, outs, node, out_rg):
         self.cls, self.args, self.kwargs, self.outs, self.out_rg = cls, args, kwargs, outs, out_rg
@@ -58,6 +58,7 @@ class OpRecord:
         self.site = None
         self.saved = []      # the program values the eager node kept for backward
         self.multi = False   # the forward gives a tuple (of one: split into one piece)
+        self.dd = False      # its output shapes depend on its input's values (a mask): the replay checks them
 
     @property
     def name(self):
@@ -88,6 +89,7 @@ class Program:
         self.dyn_relations = ()
         self.meta_alt = None     # the other capture's shapes, for a generic program
         self.fills = {}          # value -> (shape with Syms, dtype, value): a generic program's zeros(batch, n)
+        self.wrote = False       # an op changed an input's array in place in its forward (a running statistic)
 
 
 _MISSING = object()
@@ -105,6 +107,8 @@ def _rng_state():
 
 class Capture(_f.Interpreter):
     """The interpreter that records a program while the function runs eagerly (see the module's docstring)."""
+
+    index_args = True    # indexing hands its index tensors to the op (``ops._util.capturing``)
 
     def __init__(self, program, fullgraph=False, symbolic=False):
         self.prog = program
@@ -230,7 +234,11 @@ class Capture(_f.Interpreter):
         finally:
             self.inside -= 1
         # what an op changes in place (a running statistic) its replay changes again: take the new versions
-        self.versions = [(t, _version(t)) for t, _ in self.versions]
+        versions = [(t, _version(t)) for t, _ in self.versions]
+        if any(v != w for (_, v), (_, w) in zip(versions, self.versions)) or \
+                any(kind == "c" and _has_tensor(a) for kind, a in spec):
+            self.prog.wrote = True     # (tensors given as constants: BatchNorm's running statistics, written)
+        self.versions = versions
         self.rng = _rng_state()
         outs = out if out.__class__ is tuple else (out,)
         node = None
@@ -249,6 +257,15 @@ class Capture(_f.Interpreter):
                 out_rg.append(False)
         rec = OpRecord(cls, tuple(spec), dict(kwargs), tuple(out_idx), node, tuple(out_rg))
         rec.multi = out.__class__ is tuple
+        if _data_shaped(cls, spec):
+            # the replay checks this op's output shapes against these (a mask's count of True: the guard of a
+            # data-dependent shape) and runs the call eagerly when they differ; an op before it that changed an
+            # input in place would then have done so twice
+            if self.prog.wrote:
+                self.brk(f"{cls.__name__}'s output shape depends on data, after an op that changed an input in "
+                         "place (a replay that meets another shape reruns the call eagerly)")
+                return out
+            rec.dd = True
         if node is not None:
             sv = node._saved
             if sv is not None and sv is not _f._FREED:
@@ -431,6 +448,24 @@ class Capture(_f.Interpreter):
                          "would be lost)")
             elif _rng_state() != self.rng:
                 self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
+
+
+def _has_tensor(obj, depth=0):
+    if isinstance(obj, Tensor):
+        return True
+    return depth < 2 and isinstance(obj, (list, tuple)) and any(_has_tensor(o, depth + 1) for o in obj)
+
+
+# the functions computed on arrays (``ArrayOp``) whose output shapes depend on the values
+_DATA_SHAPED_FNS = frozenset(("nonzero", "argwhere", "one_hot", "bincount", "nonzero_static"))
+
+
+def _data_shaped(cls, spec):
+    """Whether an op's output shapes depend on its inputs' values (``data_shaped`` ops: masked_select, indexing
+    with a mask, unique; an ``ArrayOp`` of nonzero, argwhere, one_hot without num_classes, bincount)."""
+    if getattr(cls, "data_shaped", False):
+        return True
+    return cls is _util.ArrayOp and getattr(spec[0][1], "__name__", None) in _DATA_SHAPED_FNS
 
 
 # Tensor methods that read a tensor's data into Python, or hook into its backward: a graph break while capturing

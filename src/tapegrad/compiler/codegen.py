@@ -28,7 +28,13 @@ from ..tensor import Tensor
 from . import kernels as _k
 from .dynamic import Sym, has_sym
 
-__all__ = ["generate", "listing"]
+__all__ = ["generate", "listing", "ShapeChanged"]
+
+
+class ShapeChanged(Exception):
+    """Raised by a replayed forward when an op whose output shape depends on data (a boolean mask's count)
+    gives another shape than at capture: the program's later shapes would be stale, so the call runs eagerly
+    (``runtime.Entry.run``)."""
 
 
 def _saved_of(ctx, outs):
@@ -99,7 +105,8 @@ def generate(prog, out_values, with_grad, extra=()):
     """Compile the program's forward (and, ``with_grad``, backward) functions; returns (forward, backward,
     sources). ``extra``: more values the forward returns (inputs' new values, see ``runtime``)."""
     ns = {"_nd": np.ndarray, "_S": _saved_of, "_A": _as_array, "_RA": _engine._run_arrays, "_RW": _run_wrapped,
-          "_CF": _engine._conformed, "_X": _f._Scratch(), "np": np}
+          "_CF": _engine._conformed, "_X": _f._Scratch(), "np": np,
+          "_DS": ShapeChanged}
     ns.update(_k.NAMESPACE)
     counter = [0]
 
@@ -192,6 +199,10 @@ def generate(prog, out_values, with_grad, extra=()):
             for j, o in enumerate(outs):
                 if o != "_":
                     fwd.append(f"    {o} = _A(_o[{j}])")
+        if rec.dd:        # the guard of a data-dependent shape
+            for o in rec.outs:
+                if o is not None:
+                    fwd.append(f"    if v{o}.shape != {const(prog.meta[o][0], 'SH')}: raise _DS")
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")
             if generic:

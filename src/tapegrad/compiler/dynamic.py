@@ -416,6 +416,8 @@ def generalize(p1, p2, outs1, outs2, consts1, consts2):
     """Make ``p2`` (captured after ``p1`` with other sizes of some argument dims) generic, or return the reason
     it cannot be. On success ``p2``'s constants hold ``Sym``\\ s, ``p2.dyn`` the argument dims that may change
     ({slot: {dim: group}}), ``p2.dyn_relations`` the relations the guards check, ``p2.meta_alt`` p1's shapes."""
+    if any(rec.dd for rec in p2.ops):
+        return "an op's output shape depends on data (a boolean mask): the program keeps its static shapes"
     try:
         fill_values = _check_same(p1, p2, outs1, outs2, consts1, consts2)
         dyn = _dynamic_dims(p1, p2)

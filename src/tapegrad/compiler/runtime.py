@@ -92,6 +92,7 @@ class Entry:
         self.out_values = ()
         self.dynamic_reason = None   # why this capture could not be made generic with the one before it
         self.pending = None      # a generic program not yet checked at a third size: the input shapes it knows
+        self.shape_misses = 0    # calls run eagerly because a data-dependent shape differed from the capture's
 
     def build(self, out_values, with_grad):
         prog = self.prog
@@ -126,6 +127,15 @@ class Entry:
         self.calls += 1
         if self.eager:
             return self.compiled._fn(*args, **kwargs)
+        try:
+            return self._replay(ins, args, kwargs)
+        except codegen.ShapeChanged:
+            # a data-dependent shape (a mask's count) differs from the capture's: the recorded shapes after it
+            # would be stale, so this call runs eagerly (nothing was written: see Capture's ``dd``)
+            self.shape_misses += 1
+            return self.compiled._fn(*args, **kwargs)
+
+    def _replay(self, ins, args, kwargs):
         if not self.out_values and not self.writebacks:
             outs = ()
         elif self.with_grad:

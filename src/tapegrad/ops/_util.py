@@ -90,6 +90,14 @@ def vmap_per_sample(fn, args, kwargs, watch, target=None):
     return per_sample(fn, args, kwargs or {}, watch, target)
 
 
+def capturing() -> bool:
+    """Whether the op call about to be made goes to compile's capture (called behind ``_active[0]``): a public
+    function then hands its Primitive the index and mask tensors themselves and checks their values in the
+    forward, which every replay runs (eagerly, and under vmap or forward AD, the arrays as before)."""
+    st = _state
+    return st.top >= 0 and getattr(st.interpreters[st.top], "index_args", False)
+
+
 def sample_data(t) -> np.ndarray:
     """The array an error check on ``t``'s values reads: ``t``'s own eagerly; under ``vmap``, every sample's (the
     physical array, the batch dims of the vmaps ``t`` is batched in first), so that a check fails where a

@@ -11,12 +11,12 @@ import warnings
 import numpy as np
 
 from ... import _dtype
-from .._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp, normalize_dim, shape_str,
-                     writes_out, vmap_per_sample)
+from .._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, capturing, linear_jvp, normalize_dim,
+                     shape_str, writes_out, vmap_per_sample)
 from ...autograd.function import _active
 from ._common import (_check_gather, _dim_key, _gather_np, _inplace, _scatter_counts,
                       _scatter_np, _tensor, _zeros)
-from .subscript import IndexPut, _index_array, _index_put_values, _np_key
+from .subscript import IndexPut, IndexPutArgs, _index_array, _index_put_values, _np_key
 from .masked import _where, masked_fill
 
 
@@ -315,13 +315,30 @@ def _check_bounds(op, a, size, dim):
 
 
 def _dim_index(op, input, dim, index, select_msg=False, source=None):
+    """The dim and the checked index of index_select / index_add_ / index_copy_ / index_fill_. Under compile's
+    capture (``deferred``) the index tensor itself, with the op's name as its ``check``: the conversion and the
+    bounds check (data) are the forward's, so that every replay makes them on its own index."""
     n = input._array.ndim
     d = normalize_dim(dim, n)
     size = input._array.shape[d] if n else 1
     a = _vector_index(op, index, size, d, select_msg)
     if source is not None:
         _check_source(op, input, d, a, source)
+    if _active[0] and isinstance(index, Tensor) and capturing():
+        _check_bounds(op, a, size, d)        # (the eager error at the capture itself)
+        return d, index
     return d, _check_bounds(op, a, size, d)
+
+
+def _deferred(index, check, x, dim):
+    """In a forward handed the index tensor (``check``: the op's name for its bounds rule): the index as
+    ``_dim_index`` makes it."""
+    return _check_bounds(check, index.astype(np.int64, copy=False).reshape(-1), x.shape[dim] if x.ndim else 1, dim)
+
+
+def _check_kw(op, index):
+    """The ``check`` keyword of an op given ``_dim_index``'s index: its name when that is the tensor."""
+    return {"check": op} if isinstance(index, Tensor) else {}
 
 
 def _as1d(a):
@@ -334,7 +351,9 @@ class IndexSelect(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, x, dim, index):
+    def forward(ctx, x, dim, index, check=None):
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.shape, ctx.dim, ctx.index = x.shape, dim, index
         out = np.take(_as1d(x), index, axis=dim)
         return out.reshape(()) if x.ndim == 0 else out
@@ -350,7 +369,9 @@ class IndexAdd(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, x, dim, index, source, alpha):
+    def forward(ctx, x, dim, index, source, alpha, check=None):
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index, ctx.alpha = dim, index, alpha
         out = _as1d(x).copy()
         src = _as1d(source)
@@ -376,7 +397,9 @@ class IndexCopy(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, x, dim, index, source):
+    def forward(ctx, x, dim, index, source, check=None):
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index = dim, index
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = _as1d(source)
@@ -394,7 +417,9 @@ class IndexFill(Primitive):
     """``x`` with the slices at ``index`` along ``dim`` set to the number ``value``."""
 
     @staticmethod
-    def forward(ctx, x, dim, index, value):
+    def forward(ctx, x, dim, index, value, check=None):
+        if check is not None:
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index = dim, index
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = value
@@ -411,7 +436,11 @@ class IndexFillTensor(Primitive):
     node_name = "IndexFillBackward1"
 
     @staticmethod
-    def forward(ctx, x, dim, index, value, raw=None):
+    def forward(ctx, x, dim, index, value, raw=None, check=None):
+        if check is not None:      # (the index tensor itself: raw is the index as given, kept if it has a negative)
+            raw = index.reshape(-1)
+            raw = raw if (raw < 0).any() else None
+            index = _deferred(index, check, x, dim)
         ctx.dim, ctx.index, ctx.raw = dim, index, raw
         out = _as1d(x).copy()
         out[_dim_key(dim, index)] = value
@@ -443,9 +472,11 @@ def index_select(input, dim, index, *, out=None):
         if r is not NotImplemented:
             return r
     d, idx = _dim_index("index_select", input, dim, index, select_msg=True)
-    if input._array.ndim == 0 and idx.size != 1:
-        raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {idx.size} value(s)")
-    return IndexSelect.apply(input, d, idx)
+    if input._array.ndim == 0:
+        n = (idx._array if isinstance(idx, Tensor) else idx).size
+        if n != 1:
+            raise RuntimeError(f"index_select(): Index to scalar can have only 1 value, got {n} value(s)")
+    return IndexSelect.apply(input, d, idx, **_check_kw("index_select", idx))
 
 
 def _check_source_dtype(op, input, source):
@@ -488,7 +519,7 @@ def index_add(input, dim, index, source, *, alpha=1):
             return r
     _check_source_dtype("index_add_", input, source)
     d, idx = _dim_index("index_add_", input, dim, index, source=source)
-    return IndexAdd.apply(input, d, idx, source, alpha)
+    return IndexAdd.apply(input, d, idx, source, alpha, **_check_kw("index_add_", idx))
 
 
 def index_copy(input, dim, index, source):
@@ -503,7 +534,7 @@ def index_copy(input, dim, index, source):
             return r
     _check_source_dtype("index_copy_", input, source)
     d, idx = _dim_index("index_copy_", input, dim, index, source=source)
-    return IndexCopy.apply(input, d, idx, source)
+    return IndexCopy.apply(input, d, idx, source, **_check_kw("index_copy_", idx))
 
 
 def index_fill(input, dim, index, value):
@@ -522,9 +553,14 @@ def index_fill(input, dim, index, value):
         if value._array.ndim:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                                f"{value._array.ndim} dimension(s).")
+        if isinstance(idx, Tensor):
+            return IndexFillTensor.apply(input, d, idx, value, check="index_fill_")
         raw = _idx_array(index).reshape(-1)
         return IndexFillTensor.apply(input, d, idx, value, raw if (raw < 0).any() else None)
-    return IndexFill.apply(input, d, idx, _dtype.fill_scalar(value, input.dtype))
+    fill = _dtype.fill_scalar(value, input.dtype)
+    if isinstance(idx, Tensor):     # (compile's capture: the number as a NumPy scalar, a constant of the program)
+        return IndexFill.apply(input, d, idx, np.asarray(fill)[()], check="index_fill_")
+    return IndexFill.apply(input, d, idx, fill)
 
 
 def _put_key(op, input, indices):
@@ -565,6 +601,16 @@ def index_put(input, indices, values, accumulate=False):
                            f"{input.dtype._legacy} for the destination and {values.dtype._legacy} for the source.")
     key = _put_key("index_put", input, indices)
     v = _index_put_values(input, values, key)
+    if _active[0] and capturing():       # (compile's capture: the index tensors are the op's, see IndexPutArgs)
+        spec, tensors, d = [], [], 0
+        for k in indices:
+            if k is None:
+                d += 1
+                continue
+            spec.append((d, "t", len(tensors)))
+            tensors.append(k)
+            d += k._array.ndim if k._array.dtype in (np.bool_, np.uint8) else 1
+        return IndexPutArgs.apply(input, v, tuple(spec), bool(accumulate), values._array.shape, *tensors)
     return IndexPut.apply(input, v, key, bool(accumulate))
 
 
@@ -577,16 +623,21 @@ def index_put_(input, indices, values, accumulate=False):
 # take / put / take_along_dim
 # ============================================================================================================
 def _flat_index(op, index, n):
+    """take's and put's index, checked (under compile's capture, the tensor itself: ``Take`` checks its bounds)."""
     a = _idx_array(index)
     if a.dtype != np.int64:
         raise RuntimeError(f"{op}(): Expected a long tensor for index, but got "
                            f"{_dtype.from_numpy_dtype(a.dtype)._legacy}")
+    _flat_bounds(a, n)
+    return index if _active[0] and isinstance(index, Tensor) and capturing() else a
+
+
+def _flat_bounds(a, n):
     if a.size:
         lo, hi = int(a.min()), int(a.max())
         if hi >= n or lo < -n:
             raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} "
                              "elements.")
-    return a
 
 
 class Take(Primitive):
@@ -595,7 +646,9 @@ class Take(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, x, index):
+    def forward(ctx, x, index, check=False):
+        if check:                  # (given the index tensor: its bounds, on each replay's values)
+            _flat_bounds(index, x.size)
         ctx.shape, ctx.index = x.shape, index
         return x.reshape(-1)[index]
 
@@ -610,7 +663,9 @@ class Put(Primitive):
     jvp = staticmethod(linear_jvp)   # linear: the op itself applied to the tangents
 
     @staticmethod
-    def forward(ctx, x, index, source, accumulate):
+    def forward(ctx, x, index, source, accumulate, check=False):
+        if check:                  # (given the index tensor: its bounds, on each replay's values)
+            _flat_bounds(index, x.size)
         ctx.index, ctx.accumulate, ctx.src_shape = index, accumulate, source.shape
         out = x.copy()
         flat = out.reshape(-1)
@@ -643,7 +698,7 @@ def take(input, index):
         if r is not NotImplemented:
             return r
     idx = _flat_index("take", index, input._array.size)
-    return Take.apply(input, idx)
+    return Take.apply(input, idx, check=True) if isinstance(idx, Tensor) else Take.apply(input, idx)
 
 
 def put(input, index, source, accumulate=False):
@@ -661,9 +716,12 @@ def put(input, index, source, accumulate=False):
         raise RuntimeError(f"put_(): self and source expected to have the same dtype, but got self.dtype = "
                            f"{input.dtype._legacy} and source.dtype = {source.dtype._legacy}")
     idx = _flat_index("put_", index, input._array.size)
-    if idx.size != source._array.size:
+    n = (idx._array if isinstance(idx, Tensor) else idx).size
+    if n != source._array.size:
         raise IndexError(f"put_(): Expected source and index to have the same number of elements, but got "
-                           f"source.numel() = {source._array.size}, index.numel() = {idx.size}")
+                           f"source.numel() = {source._array.size}, index.numel() = {n}")
+    if isinstance(idx, Tensor):
+        return Put.apply(input, idx, source, bool(accumulate), check=True)
     return Put.apply(input, idx, source, bool(accumulate))
 
 
@@ -691,13 +749,15 @@ def take_along_dim(input, indices, dim=None, *, out=None):
                            f"{_dtype.from_numpy_dtype(idx.dtype)._legacy}")
     d = normalize_dim(dim, n)
     xs, js = list(input._array.shape), list(idx.shape)
-    if xs[d]:
-        idx = idx % xs[d]          # torch wraps every index into range along dim (-1 is the last, 3 of 3 is 0)
     xs_d, js_d = list(xs), list(js)
     xs_d[d] = js[d]
     ishape = broadcast_or_error(tuple(xs_d), tuple(js))
     js_d[d] = xs[d]
     xshape = broadcast_or_error(tuple(js_d), tuple(xs))
+    if _active[0] and isinstance(indices, Tensor) and capturing():   # (compile's capture: the wrap as an op)
+        return gather(input.expand(xshape), d, (indices % xs[d] if xs[d] else indices).expand(ishape))
+    if xs[d]:
+        idx = idx % xs[d]          # torch wraps every index into range along dim (-1 is the last, 3 of 3 is 0)
     return gather(input.expand(xshape), d, Tensor._make(np.broadcast_to(idx, ishape)))
 
 

@@ -149,6 +149,8 @@ def masked_scatter(input, mask, source):
 class MaskedSelect(Primitive):
     """The elements of ``x`` (broadcast with ``mask``) where ``mask`` is True, as a 1-d tensor."""
 
+    data_shaped = True     # (the output's length is the mask's count: compile's replay checks it)
+
     @staticmethod
     def forward(ctx, x, mask):
         shape = np.broadcast_shapes(x.shape, mask.shape)

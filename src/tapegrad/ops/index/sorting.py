@@ -216,7 +216,8 @@ def _not_differentiable(name, fn_name):
         raise RuntimeError(f"the derivative for '{fn_name}' is not implemented.")
 
     return type(name, (Primitive,), {"forward": staticmethod(forward), "backward": staticmethod(backward),
-                                     "node_name": name + "Backward0", "__doc__": f"{fn_name} (no derivative)"})
+                                     "node_name": name + "Backward0", "__doc__": f"{fn_name} (no derivative)",
+                                     "data_shaped": True})      # (how many values: compile's replay checks it)
 
 
 def _unique_flat(ctx, x, return_inverse, return_counts):

@@ -15,9 +15,8 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.grad_mode import _state
-from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, check_view_inplace, kernel, linear_jvp,
-                     vmap_per_sample,
-                     mark_view, shape_str)
+from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, capturing, check_view_inplace, kernel,
+                     linear_jvp, vmap_per_sample, mark_view, shape_str)
 from ...autograd.function import _active
 from ._common import _arr, _zeros
 
@@ -88,13 +87,19 @@ def _parse(key):
         elif isinstance(k, (int, np.integer)):
             out.append(("int", int(k)))
         elif isinstance(k, Tensor) and k._array.ndim == 0 and k._array.dtype.kind in "iu":
-            out.append(("int", int(k._array)))      # a 0-d integer tensor of any dtype is an int
+            # a 0-d integer tensor of any dtype is an int (read through the Tensor while compile's capture runs:
+            # it must see that the key depends on data)
+            out.append(("int", int(k) if _active[0] and capturing() else int(k._array)))
         elif isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
             a = _index_array(np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k)
             if a.ndim == 0:
-                out.append(("bool", bool(a)) if a.dtype == np.bool_ else ("int", int(a)))
+                if _active[0] and isinstance(k, Tensor) and capturing():   # (as above: a data read the capture sees)
+                    out.append(("bool", bool(k)) if a.dtype == np.bool_ else ("int", int(k)))
+                else:
+                    out.append(("bool", bool(a)) if a.dtype == np.bool_ else ("int", int(a)))
             else:     # (a byte mask is remembered: x[byte_mask] = number is torch's masked_fill_ error)
-                out.append(("tensor", a, isinstance(k, (Tensor, np.ndarray)) and k.dtype in (np.uint8, _dtype.uint8)))
+                out.append(("tensor", a, isinstance(k, (Tensor, np.ndarray)) and k.dtype in (np.uint8, _dtype.uint8),
+                            k))
         elif isinstance(k, str):
             raise TypeError(f"new(): invalid data type '{type(k).__name__}'")
         else:
@@ -225,9 +230,9 @@ def _unsqueeze(x, dim):
     return unsqueeze(x, dim)
 
 
-def _apply_slicing(self, items, single):
+def _apply_slicing(self, items, single, srcs=None):
     """Apply the basic items of a parsed key (torch's ``applySlicing``); return the view and the tensor indices
-    as ``{dim: array}`` on that view."""
+    as ``{dim: array}`` on that view (``srcs``, when given, gets ``{dim: what the key held}``)."""
     ndim = self._array.ndim
     spec = _specified_dims(items)
     if spec > ndim:
@@ -269,10 +274,14 @@ def _apply_slicing(self, items, single):
         elif kind == "bool":
             result = _unsqueeze(result, dim)
             tensors[dim] = np.zeros(1 if it[1] else 0, np.int64)
+            if srcs is not None:
+                srcs[dim] = 1 if it[1] else 0
             dim += 1
         else:
             a = it[1]
             tensors[dim] = a
+            if srcs is not None:
+                srcs[dim] = it[3]
             dim += a.ndim if a.dtype == np.bool_ else 1
     return result, tensors
 
@@ -356,6 +365,69 @@ class IndexPutAccumulate(Primitive):
         return Index.apply(gg, ctx.key), None, None
 
 
+# --- the key as compile's capture sees it: index tensors as arguments, the key made and checked in the forward
+def _key_spec(tensors, srcs):
+    """The constant part of a key whose tensor indices an op gets as arguments: ``(spec, tensors, mask)``, spec
+    one ``(dim, kind, what)`` per tensor index (kind "t": the op's argument ``what``; "c": a Python list or range
+    of the key, a constant (as a list of ints or bools); "z": a Python bool's index, ``what`` 0 or 1 elements),
+    mask: whether one is a mask.
+    None when the key holds a NumPy array (it may be a tensor's data: the capture cannot replay it)."""
+    spec, args, mask = [], [], False
+    for dim, a in tensors.items():
+        src = srcs[dim]
+        mask = mask or a.dtype == np.bool_
+        if isinstance(src, Tensor):
+            spec.append((dim, "t", len(args)))
+            args.append(src)
+        elif isinstance(src, int):
+            spec.append((dim, "z", src))
+        elif isinstance(src, (list, tuple, range)):
+            spec.append((dim, "c", a.tolist()))       # (converted: ints or bools, the program's own copy)
+        else:
+            return None
+    return tuple(spec), args, mask
+
+
+def _spec_key(shape, spec, arrays):
+    """The NumPy key of a key spec on this call's index arrays, with torch's checks (``_np_key``)."""
+    tensors = {}
+    for dim, kind, what in spec:
+        if kind == "t":
+            a = arrays[what]
+            a = a.astype(np.bool_) if a.dtype == np.uint8 else a
+            tensors[dim] = a.reshape(1) if a.ndim == 0 else a      # (index_put's 0-d index tensors)
+        elif kind == "z":
+            tensors[dim] = np.zeros(what, np.int64)
+        else:
+            tensors[dim] = _index_array(what)
+    return _np_key(shape, tensors)
+
+
+class IndexArgs(Primitive):
+    """``x[key]`` as compile's capture records it: the index tensors are arguments and the key is made (and its
+    bounds checked) in the forward, so that a replay indexes with the call's own indices."""
+
+    node_name = "IndexBackward0"
+
+    @staticmethod
+    def forward(ctx, x, spec, *arrays):
+        key = _spec_key(x.shape, spec, arrays)
+        ctx.shape, ctx.key, ctx.n = x.shape, key, len(arrays)
+        return x[key]
+
+    @staticmethod
+    def backward(ctx, grad):
+        return (IndexPutAccumulate.apply(grad, ctx.key, ctx.shape), None) + (None,) * ctx.n
+
+
+class IndexMaskArgs(IndexArgs):
+    """``IndexArgs`` with a boolean mask in the key: the output's shape is the mask's count (``data_shaped``: a
+    replay checks it against the capture's)."""
+
+    node_name = "IndexBackward0"
+    data_shaped = True
+
+
 _BASIC = (int, slice, type(None), type(Ellipsis))
 
 
@@ -420,13 +492,19 @@ def getitem(self, key):
     if single and items[0][0] == "ellipsis":
         return _alias(self)
     single = single and items[0][0] == "slice"    # a lone slice always makes a SliceBackward0 node
-    result, tensors = _apply_slicing(self, items, single)
+    srcs = {} if _active[0] else None
+    result, tensors = _apply_slicing(self, items, single, srcs)
     if not tensors:
         return _alias(result) if result is self else result
-    if _active[0]:       # (vmap with a batched index tensor: once per sample)
+    if _active[0]:
         r = vmap_per_sample(getitem, (self, key), None, key if isinstance(key, (tuple, list)) else (key,))
-        if r is not NotImplemented:
+        if r is not NotImplemented:      # (vmap with a batched index tensor: once per sample)
             return r
+        got = _key_spec(tensors, srcs) if capturing() else None
+        if got is not None:      # (compile's capture: the eager checks first, for the eager error)
+            _np_key(result._array.shape, tensors)
+            spec, args, mask = got
+            return (IndexMaskArgs if mask else IndexArgs).apply(result, spec, *args)
     return Index.apply(result, _np_key(result._array.shape, tensors))
 
 
@@ -585,7 +663,8 @@ def setitem(self, key, value):
         if kind == "ellipsis":
             return _copy_to(self, value)
 
-    sliced, tensors = _apply_slicing(self, items, False)
+    srcs = {} if _active[0] else None
+    sliced, tensors = _apply_slicing(self, items, False, srcs)
     if not tensors:
         return _copy_to(sliced, value)
     if _active[0]:       # (vmap with a batched index tensor: each sample written with its own)
@@ -602,7 +681,45 @@ def setitem(self, key, value):
     v = _index_put_values(sliced, value, k)
     if src_dtype is not None and src_dtype is not self.dtype and not fill and not isinstance(key, bool):
         _put_dtype_error(self, src_dtype)
+    got = _key_spec(tensors, srcs) if _active[0] and capturing() else None
+    if got is not None:       # (compile's capture: the key made and checked in the op, on each replay's indices)
+        spec, args, _ = got
+        vals = v if src_dtype is not None else value._array[()]   # (a number: a constant of the program)
+        apply_inplace(sliced, _put_args_fn, vals, spec, False, value._array.shape, *args)
+        return
     apply_inplace(sliced, _put_fn, v, k, False)
+
+
+class IndexPutArgs(Primitive):
+    """``IndexPut`` as compile's capture records it: the index tensors are arguments (after ``vshape``, the shape
+    the value had, for the error), the key is made and checked in the forward (``IndexArgs``)."""
+
+    node_name = "IndexPutBackward0"
+
+    @staticmethod
+    def forward(ctx, x, values, spec, accumulate, vshape, *arrays):
+        key = _spec_key(x.shape, spec, arrays)
+        res = _index_result_shape(x.shape, key)
+        try:
+            ok = np.broadcast_shapes(np.shape(values), res) == res
+        except ValueError:
+            ok = False
+        if not ok:
+            raise RuntimeError(f"shape mismatch: value tensor of shape {shape_str(vshape)} cannot be broadcast to "
+                               f"indexing result of shape {shape_str(res)}")
+        ctx.n = len(arrays)
+        return IndexPut.forward(ctx, x, values, key, accumulate)
+
+    @staticmethod
+    def backward(ctx, grad):
+        gx, gv, _, _ = IndexPut.backward(ctx, grad)
+        return (gx, gv, None, None, None) + (None,) * ctx.n
+
+
+def _put_args_fn(x, values, spec, accumulate, vshape, *tensors):
+    if isinstance(values, Tensor) and values.dtype is not x.dtype:
+        values = values.to(x.dtype)
+    return IndexPutArgs.apply(x, values, spec, accumulate, vshape, *tensors)
 
 
 def _put_dtype_error(self, src_dtype):

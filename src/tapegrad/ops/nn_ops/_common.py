@@ -136,7 +136,9 @@ class _MaskedFill(Primitive):
     node_name = "MaskedFillBackward0"
 
     @staticmethod
-    def forward(ctx, x, mask, value):
+    def forward(ctx, x, mask, value, unless=None):
+        if unless is not None:     # (given a target tensor: the mask is ``target != unless``, made per replay)
+            mask = np.broadcast_to(mask != unless, x.shape)
         ctx.mask = mask
         return np.where(mask, np.asarray(value, x.dtype), x)
 

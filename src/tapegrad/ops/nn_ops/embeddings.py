@@ -8,7 +8,7 @@ import numpy as np
 
 from ...autograd.grad_mode import no_grad
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, kernel, linear_jvp, vmap_per_sample
+from .._util import Primitive, Tensor, capturing, kernel, linear_jvp, vmap_per_sample
 from ._common import _RowGather, _RowScatter, _arr, _legacy_name
 
 
@@ -115,7 +115,9 @@ class EmbeddingBag(Primitive):
     """Sum, mean or max of the embedding rows of each bag."""
 
     @staticmethod
-    def forward(ctx, w, psw, idx, bag, nbags, mode, padding_idx, acc=None):
+    def forward(ctx, w, psw, idx, bag, nbags, mode, padding_idx, acc=None, layout=None):
+        if layout is not None:       # (given input and offsets as they were: compile's capture, see _bags)
+            idx, bag = _bags(idx, bag, layout)
         n, D = w.shape
         if idx.size and (idx.min() < 0 or idx.max() >= n):
             raise IndexError("index out of range in self")
@@ -201,35 +203,51 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
                              "fixed length sequences. However, found offsets of type Tensor")
-        nbags, L = idx.shape
-        bag = np.repeat(np.arange(nbags), L)
-        idx = idx.reshape(-1)
+        layout, nbags = "2d", idx.shape[0]
         psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
     elif idx.ndim == 1:
         if offsets is None:
             raise ValueError("offsets has to be a 1D Tensor but got None")
-        off = _arr(offsets).astype(np.intp)
-        if len(off) and off[0] != 0:
-            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
-                               f"from position 0. However, got {off[0]}")
-        if len(off) and off[-1] > len(idx):
-            raise RuntimeError(f"offsets[-1] can not be greater than input's length {len(idx)} but got offsets[-1] "
-                               f"of {off[-1]}")
-        if include_last_offset:
-            off = off[:-1]
-        nbags = len(off)
-        # element i belongs to the last bag that starts at or before it (empty bags are skipped over)
-        bag = np.searchsorted(off, np.arange(len(idx)), side="right") - 1
+        layout = "1d-last" if include_last_offset else "1d"
+        nbags = max(len(_arr(offsets)) - bool(include_last_offset), 0)
         psw = per_sample_weights
-        if nbags == 0:                # (include_last_offset with one offset: no bag, nothing is read)
-            idx, bag = idx[:0], bag[:0]
-            psw = psw[:0] if psw is not None else None
+        if nbags == 0 and psw is not None:     # (include_last_offset with one offset: no bag, nothing is read)
+            psw = psw[:0]
     else:
         raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension {idx.ndim}")
     n = weight._array.shape[0]
     if padding_idx is not None and padding_idx < 0:
         padding_idx += n
+    if max_norm is None and _active[0] and capturing():
+        # compile's capture: input and offsets are the op's arguments, the bags made (and checked) in its forward
+        off = offsets if isinstance(offsets, Tensor) or offsets is None else _arr(offsets).tolist()
+        _bags(idx, None if offsets is None else _arr(offsets), layout)     # (the eager errors at the capture)
+        return EmbeddingBag.apply(weight, psw, input, off, nbags, mode, padding_idx, _sparse_sink(weight, sparse),
+                                  layout=layout)
+    idx, bag = _bags(idx, None if offsets is None else _arr(offsets), layout)
     if max_norm is not None:
         with no_grad():
             _renorm_(weight, idx, max_norm, norm_type)
     return EmbeddingBag.apply(weight, psw, idx, bag, nbags, mode, padding_idx, _sparse_sink(weight, sparse))
+
+
+def _bags(idx, offsets, layout):
+    """embedding_bag's flat indices and the bag of each: a 2-d input's rows, or a 1-d input cut at ``offsets``
+    (checked: torch's errors)."""
+    if layout == "2d":
+        nbags, L = idx.shape
+        return idx.reshape(-1), np.repeat(np.arange(nbags), L)
+    off = np.asarray(offsets).astype(np.intp)
+    if len(off) and off[0] != 0:
+        raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the mini-batch has to start "
+                           f"from position 0. However, got {off[0]}")
+    if len(off) and off[-1] > len(idx):
+        raise RuntimeError(f"offsets[-1] can not be greater than input's length {len(idx)} but got offsets[-1] "
+                           f"of {off[-1]}")
+    if layout == "1d-last":
+        off = off[:-1]
+    # element i belongs to the last bag that starts at or before it (empty bags are skipped over)
+    bag = np.searchsorted(off, np.arange(len(idx)), side="right") - 1
+    if len(off) == 0:                # (include_last_offset with one offset: no bag, nothing is read)
+        return idx[:0], bag[:0]
+    return idx, bag

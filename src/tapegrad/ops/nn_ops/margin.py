@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from ...autograd.function import _active
 
-from .._util import Primitive, Tensor, broadcast_or_error, shape_str, vmap_per_sample
+from .._util import Primitive, Tensor, broadcast_or_error, capturing, shape_str, vmap_per_sample
 from ._common import (_ClampMin, _LogSigmoid, _MaskedFill, _Norm, _Where, _arr, _check_no_grad_arg, _red_back, _red_np,
                       _reduce, _reduction)
 from .losses import _int_reduction, _size_repr
@@ -171,8 +171,11 @@ def cosine_embedding_loss(input1, input2, target, margin=0, size_average=None, r
     cos = prod / (m1 * m2).sqrt()
     pos = 1 - cos
     neg = _ClampMin.apply(cos - margin, 0)
-    out = _MaskedFill.apply(pos, np.broadcast_to(t != 1, pos.shape), 0.0) + \
-        _MaskedFill.apply(neg, np.broadcast_to(t != -1, neg.shape), 0.0)
+    if _active[0] and isinstance(target, Tensor) and capturing():   # (compile's capture: masks made per replay)
+        out = _MaskedFill.apply(pos, target, 0.0, unless=1) + _MaskedFill.apply(neg, target, 0.0, unless=-1)
+    else:
+        out = _MaskedFill.apply(pos, np.broadcast_to(t != 1, pos.shape), 0.0) + \
+            _MaskedFill.apply(neg, np.broadcast_to(t != -1, neg.shape), 0.0)
     return _reduce(out, reduction)
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from ... import _dtype
-from .._util import Primitive, Tensor, bind, cj, normalize_dim, normalize_dims
+from ...autograd.function import _active
+from .._util import Primitive, Tensor, bind, capturing, cj, normalize_dim, normalize_dims
 from ._common import _write_out
 
 
@@ -42,6 +43,8 @@ def diff(input, n=1, dim=-1, prepend=None, append=None, *, out=None):
         raise RuntimeError(f"order must be non-negative but got {n}")
     d = normalize_dim(dim, nd)
     if n == 0:                     # a copy (CopyBackwards, as torch's); prepend and append are not even joined
+        if _active[0] and capturing():    # (compile's capture: the copy as one op, its replay makes it)
+            return _write_out("diff", input.clone(), out)
         return _write_out("diff", Tensor._make(np.empty_like(input._array)).copy_(input), out)
     parts = [input]
     for name, t in (("prepend", prepend), ("append", append)):

@@ -11,7 +11,8 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _inside, array_op, bind, cj, linear_jvp, normalize_dim, normalize_dims
+from .._util import (Primitive, Tensor, _inside, array_op, bind, capturing, cj, linear_jvp, normalize_dim,
+                     normalize_dims)
 from ._common import (_axis, _bmax, _const, _dim_args, _dtype_arg, _expand_back, _int_to_long, _kept_shape, _legacy,
                       _write_out)
 
@@ -146,6 +147,9 @@ def nanmean(input, dim=None, keepdim=False, *, dtype=None, out=None):
         raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype but got {_legacy(a)}")
     dim = _dim_args(dim)
     total = nansum(input, dim, keepdim, dtype=dtype)
+    if _active[0] and capturing():     # (compile's capture: the count as ops, recomputed by each replay)
+        cnt = (~input.isnan()).sum(dim, keepdim).to(total.dtype)
+        return _write_out("nanmean", total / cnt, out, dtype="kind", error=_NANSUM_OUT)
     cnt = np.sum(~np.isnan(a), axis=_axis(dim, a.ndim), keepdims=keepdim)
     res = total / Tensor._make(np.asarray(cnt, total._array.dtype))
     return _write_out("nanmean", res, out, dtype="kind", error=_NANSUM_OUT)
