@@ -200,7 +200,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences. However, found offsets of type Tensor")
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
         nbags, L = idx.shape
         bag = np.repeat(np.arange(nbags), L)
         idx = idx.reshape(-1)
