@@ -75,3 +75,26 @@ def test_adaptive_2d_takes_a_python_int_only_as_torch(torch, size):
                 fn(m.ones(1, 2, 6, 6), k)
             msgs.append(str(e.value))
     assert msgs[:2] == msgs[2:]
+
+
+INTERP = [("nearest", 3, 3.0), ("nearest", 3, "0-d float"), ("nearest", 4, 2.0), ("trilinear", 5, 2.0),
+          ("nearest-exact", 4, 3.0), ("bilinear", 4, 3.0), ("linear", 3, True), ("nearest", 4, [3.0, 2]),
+          ("area", 3, 3.0), ("area", 4, 3.0), ("bicubic", 4, "0-d int"), ("nearest", 3, "1-d int"),
+          ("nearest", 4, (3, True)), ("nearest", 3, "[0-d int]")]
+
+
+@pytest.mark.parametrize("mode,nd,size", INTERP, ids=[f"{m}-{n}d-{s}" for m, n, s in INTERP])
+def test_interpolate_size_types_as_torch(torch, mode, nd, size):
+    """F.interpolate's ``size``: ints (a bool, a one-element integer tensor) are taken; a float, or a float
+    tensor, reaches the upsampling kernel's parser and fails there with torch's message; a sequence with a
+    float element fails in F.interpolate's own check."""
+    got = []
+    for m in (torch, tapegrad):
+        s = {"0-d float": m.tensor(3.0), "0-d int": m.tensor(3), "1-d int": m.tensor([3]),
+             "[0-d int]": [m.tensor(3)]}.get(size, size) if isinstance(size, str) else size
+        try:
+            got.append(tuple(m.nn.functional.interpolate(m.ones((1, 1) + (4,) * (nd - 2)), size=s,
+                                                         mode=mode).shape))
+        except TypeError as e:
+            got.append(str(e).replace("torch.", "tapegrad."))
+    assert got[1] == got[0]
