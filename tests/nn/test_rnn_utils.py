@@ -103,6 +103,14 @@ def test_invert_permutation(torch, perm):
     assert "invert_permutation" in tapegrad.nn.utils.rnn.__all__
 
 
+def test_invert_permutation_out_of_range_fails_as_torch(torch):
+    with pytest.raises(RuntimeError) as te:
+        torch.nn.utils.rnn.invert_permutation(torch.tensor([3, 0, 1]))
+    with pytest.raises(RuntimeError) as ge:
+        tapegrad.nn.utils.rnn.invert_permutation(tapegrad.tensor([3, 0, 1]))
+    assert str(ge.value) == str(te.value)
+
+
 def test_packed_sequence_constructors_and_conversions(torch):
     """The forms torch accepts: ``(data, batch_sizes, sorted_indices)`` fills ``unsorted_indices``,
     ``((data, batch_sizes))`` as one tuple; the dtype methods convert ``data`` only."""

@@ -117,6 +117,13 @@ def invert_permutation(permutation):
     """
     if permutation is None:
         return None
+    from ...autograd.function import _active
+    a = permutation._array if isinstance(permutation, Tensor) else None
+    if (a is not None and a.ndim == 1 and a.dtype == np.int64 and not _active[0] and a.size
+            and 0 <= a.min() and a.max() < a.size):      # (the common case, in NumPy: packing runs it per batch)
+        out = np.empty_like(a)
+        out[a] = np.arange(a.size)
+        return Tensor._make(out)
     from ... import arange, empty_like
     out = empty_like(permutation)
     return out.scatter_(0, permutation, arange(0, permutation.numel(), device=permutation.device))
