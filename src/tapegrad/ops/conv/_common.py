@@ -34,6 +34,10 @@ def _int_list(value, name, op, pos=None):
     """``value`` as torch parses an int-list argument: ``(ints, single)`` where ``single`` says one int was given
     (an int or a 0-d integer tensor, which the caller repeats); a float, a bool or a float tensor is torch's
     TypeError, as is a sequence with such an element."""
+    if type(value) is int:                                    # (the usual forms first: this runs per call)
+        return (value,), True
+    if type(value) in (tuple, list) and all(type(v) is int for v in value):
+        return tuple(value), False
     where = f" (position {pos or _POSITIONS.get(name)})" if pos or name in _POSITIONS else ""
     if _is_int(value):
         return (int(value),), True
@@ -51,9 +55,7 @@ def _int_list(value, name, op, pos=None):
 def _ntuple(value, n, name, op, conv=False, pos=None):
     """An int or a sequence as an n-tuple of ints, with torch's error for a wrong length (``_int_list`` parses)."""
     vals, single = _int_list(value, name, op, pos)
-    if single:
-        return vals * n
-    if len(vals) == 1 and n > 1:
+    if single or len(vals) == 1 and n > 1:
         return vals * n
     if len(vals) != n:
         if conv:
