@@ -114,7 +114,10 @@ def test_module_outputs_float32_by_default(torch):
     lambda lib: lib.nn.EmbeddingBag(5, 2, _weight=lib.zeros(4, 2)),
     lambda lib: lib.nn.EmbeddingBag.from_pretrained(lib.zeros(3)),
     lambda lib: lib.nn.TransformerDecoderLayer(4, 2, 8, activation="tanh"),
-], ids=["batch-bf", "batch-sf", "d_model", "pad-high", "pad-low", "weight-shape", "pretrained-1d", "activation"])
+    lambda lib: lib.nn.EmbeddingBag(5, 2)(lib.tensor([[1, 2]]), lib.tensor([0])),
+    lambda lib: lib.nn.functional.embedding_bag(lib.tensor([[1, 2]]), lib.zeros(5, 2), [0]),
+], ids=["batch-bf", "batch-sf", "d_model", "pad-high", "pad-low", "weight-shape", "pretrained-1d", "activation",
+        "2d-offsets", "2d-offsets-list"])
 def test_transformer_and_embedding_bag_errors_match_torch(torch, make):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

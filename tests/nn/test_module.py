@@ -151,6 +151,24 @@ def test_parameter_basics(torch):
     assert nn.Parameter().shape == (0,)
 
 
+@pytest.mark.parametrize("data", [np.ones(2, np.float32), 3.0, [1.0, 2.0], "w"], ids=["array", "float", "list", "str"])
+def test_parameter_and_buffer_of_a_non_tensor_fail_as_torch(torch, data):
+    """torch detaches what it wraps, so a number, list or array (or lstm-crf-pytorch's uncalled ``randn`` lambda)
+    raises Python's AttributeError there; tapegrad used to wrap it, or fail later with another error."""
+    for ctor in ("Parameter", "Buffer"):
+        with pytest.raises(AttributeError) as te:
+            getattr(torch.nn, ctor)(data)
+        with pytest.raises(AttributeError) as ge:
+            getattr(nn, ctor)(data)
+        assert str(ge.value) == str(te.value)
+
+
+def test_parameter_list_keeps_non_tensors_as_torch(torch):
+    for lib in (torch, tapegrad):
+        pl = lib.nn.ParameterList([lib.zeros(1), "tag", 2.5])
+        assert [type(v).__name__ for v in pl] == ["Parameter", "str", "float"]
+
+
 def test_buffer_marker_and_non_persistent():
     m = nn.Module()
     m.count = nn.Buffer(tapegrad.zeros(1))

@@ -92,3 +92,38 @@ def test_rnn_on_packed_sequences(torch, make, states, enforce_sorted):
     for a, b in zip(go + gg + gpg, to + tg_ + tpg):
         np.testing.assert_allclose(np_of(a), np_of(b), rtol=1e-8, atol=1e-10)
     np.testing.assert_array_equal(gpk.batch_sizes.numpy(), tpk.batch_sizes.numpy())
+
+
+@pytest.mark.parametrize("perm", [[2, 0, 1], [0], [3, 1, 0, 2], []])
+def test_invert_permutation(torch, perm):
+    t = torch.nn.utils.rnn.invert_permutation(torch.tensor(perm, dtype=torch.int64))
+    g = tapegrad.nn.utils.rnn.invert_permutation(tapegrad.tensor(perm, dtype=tapegrad.int64))
+    assert g.dtype == tapegrad.int64 and g.tolist() == t.tolist()
+    assert tapegrad.nn.utils.rnn.invert_permutation(None) is None
+    assert "invert_permutation" in tapegrad.nn.utils.rnn.__all__
+
+
+def test_invert_permutation_out_of_range_fails_as_torch(torch):
+    with pytest.raises(RuntimeError) as te:
+        torch.nn.utils.rnn.invert_permutation(torch.tensor([3, 0, 1]))
+    with pytest.raises(RuntimeError) as ge:
+        tapegrad.nn.utils.rnn.invert_permutation(tapegrad.tensor([3, 0, 1]))
+    assert str(ge.value) == str(te.value)
+
+
+def test_packed_sequence_constructors_and_conversions(torch):
+    """The forms torch accepts: ``(data, batch_sizes, sorted_indices)`` fills ``unsorted_indices``,
+    ``((data, batch_sizes))`` as one tuple; the dtype methods convert ``data`` only."""
+    out = []
+    for lib in (torch, tapegrad):
+        R = lib.nn.utils.rnn
+        p = R.pack_sequence([lib.ones(2, 2), lib.ones(3, 2), lib.ones(1, 2)], enforce_sorted=False)
+        q = R.PackedSequence(p.data, p.batch_sizes, p.sorted_indices)
+        r = R.PackedSequence((p.data, p.batch_sizes))
+        conv = [str(getattr(p, m)().data.dtype).split(".")[1] for m in
+                ("double", "float", "half", "long", "int", "short", "char", "byte")]
+        out.append((q.unsorted_indices.tolist(), r.batch_sizes.tolist(), r.sorted_indices, conv,
+                    p.cpu() is p, p.to(lib.float32) is p, p.long().sorted_indices.tolist(), p.is_cuda, p.is_pinned()))
+        with pytest.raises(AssertionError, match="Expected data to be a list or tuple of length 2"):
+            R.PackedSequence(p.data)
+    assert out[0] == out[1]

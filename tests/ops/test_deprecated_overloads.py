@@ -1,6 +1,6 @@
 """torch's deprecated scalar-first overloads (old tutorials' ``p.data.add_(-lr, p.grad.data)``): ``add``/``sub``
 (and in place) with ``alpha`` second, ``addcmul``/``addcdiv`` with ``value`` second — values and gradients as
-torch's, warned once a process in torch's words."""
+torch's, warned once a process in torch's words; ``where`` with a uint8 condition (pytorch-crf's masks)."""
 
 import os
 import subprocess
@@ -57,3 +57,39 @@ def test_a_tensor_in_the_scalars_place_is_refused():
     a = tapegrad.ones(2)
     with pytest.raises(TypeError, match="received an invalid combination of arguments"):
         tapegrad.add(a, a, a)
+
+
+@pytest.mark.parametrize("form", ["function", "method"])
+def test_where_takes_a_uint8_condition_as_torch(torch, form):
+    rng = np.random.default_rng(2)
+    cond = np.array([[1, 0, 3], [0, 1, 0]], dtype=np.uint8)      # any nonzero byte counts as true
+    x, y = rng.standard_normal((2, 3)), rng.standard_normal(3)
+    got = []
+    for m in (tapegrad, torch):
+        a, b = m.tensor(x, requires_grad=True), m.tensor(y, requires_grad=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            c = m.tensor(cond)
+            out = m.where(c, a, b) if form == "function" else a.where(c, b)
+        (out * m.arange(1.0, 7.0, dtype=m.float64).reshape(2, 3)).sum().backward()
+        got.append((out.detach().numpy(), a.grad.numpy(), b.grad.numpy(), str(out.dtype).split(".")[1]))
+    for u, v in zip(*got):
+        assert (np.array_equal(u, v) if isinstance(u, np.ndarray) else u == v)
+
+
+def test_where_uint8_condition_warned_once_at_the_caller(torch):
+    code = ("import warnings, {m} as t\nc = t.tensor([1, 0], dtype=t.uint8)\n"
+            "with warnings.catch_warnings(record=True) as w:\n    warnings.simplefilter('always')\n"
+            "    t.where(c, 1.0, 0.0); t.ones(2).where(c, 0.0)\n"
+            "print(len(w), w[0].filename, w[0].lineno, str(w[0].message).split(' (Triggered')[0])")
+    src = str(Path(tapegrad.__file__).parent.parent)
+    outs = [subprocess.run([sys.executable, "-c", code.format(m=m)], capture_output=True, text=True,
+                           env={**os.environ, "PYTHONPATH": src}).stdout for m in ("tapegrad", "torch")]
+    assert outs[0] == outs[1] and outs[0].startswith("1 <string> 5 where received a uint8 condition tensor.")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "int8"])
+def test_where_other_non_bool_conditions_still_refused(torch, dtype):
+    for m in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="where expected condition to be a boolean tensor, but got a tensor"):
+            m.where(m.ones(2, dtype=getattr(m, dtype)), 1.0, 0.0)

@@ -14,14 +14,20 @@ from ..tensor import Tensor
 __all__ = ["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffer", "is_lazy"]
 
 
+def _no_detach(data):
+    """torch's Parameter/Buffer call ``data.detach()``: a number, list or array fails with Python's AttributeError."""
+    data.detach                             # noqa: B018 - raises the AttributeError in Python's own words
+    raise TypeError(f"Parameter data must be a tapegrad Tensor, not {type(data).__name__}")
+
+
 def _init_from(t, data, requires_grad):
     if data is None:
         arr = np.empty((0,), np.float32)
         vc = [0]
     elif isinstance(data, Tensor):
         arr, vc = data._array, data._vc
-    else:
-        arr, vc = np.asarray(data), [0]
+    else:                                   # torch detaches its argument: anything but a tensor fails there
+        _no_detach(data)
     t._array = arr
     t._rg = False
     t.grad_fn = t._grad = t._acc = t._base = None
@@ -191,5 +197,7 @@ class Buffer:
     """
 
     def __init__(self, data=None, *, persistent=True):
+        if data is not None and not isinstance(data, Tensor):
+            _no_detach(data)
         self.data = data if data is not None else Tensor._make(np.empty((0,), np.float32))
         self.persistent = persistent

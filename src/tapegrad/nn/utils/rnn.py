@@ -1,5 +1,6 @@
 """Variable-length sequences for the recurrent layers: ``pad_sequence``, ``PackedSequence``,
-``pack_padded_sequence``, ``pad_packed_sequence``, ``pack_sequence``, ``unpad_sequence``, ``unpack_sequence``.
+``pack_padded_sequence``, ``pad_packed_sequence``, ``pack_sequence``, ``unpad_sequence``, ``unpack_sequence``,
+``invert_permutation``.
 
 >>> from tapegrad.nn.utils.rnn import pad_sequence, pack_padded_sequence
 >>> x = pad_sequence([tapegrad.ones(3, 2), tapegrad.ones(1, 2)])            # (T=3, B=2, 2)
@@ -16,7 +17,7 @@ import numpy as np
 from ...tensor import Tensor
 
 __all__ = ["PackedSequence", "pack_padded_sequence", "pad_packed_sequence", "pad_sequence", "pack_sequence",
-           "unpad_sequence", "unpack_sequence"]
+           "unpad_sequence", "unpack_sequence", "invert_permutation"]
 
 
 def _cat(tensors, dim=0):
@@ -49,16 +50,31 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
     __slots__ = ()
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-        if unsorted_indices is None and sorted_indices is not None:
-            inv = np.empty_like(sorted_indices._array)
-            inv[sorted_indices._array] = np.arange(inv.size)
-            unsorted_indices = Tensor._make(inv)
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        if batch_sizes is None:                 # (also built as PackedSequence((data, batch_sizes)), as torch's)
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError("Expected data to be a list or tuple of length 2")
+            data, batch_sizes = data
         return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
 
     def to(self, *args, **kwargs):
+        """Convert ``data`` (dtype and/or device); the indices follow its device; ``self`` when nothing changes."""
         data = self.data.to(*args, **kwargs)
         return self if data is self.data else type(self)(data, self.batch_sizes, self.sorted_indices,
                                                          self.unsorted_indices)
+
+    def cuda(self, *args, **kwargs):
+        return self.to(*args, **{**kwargs, "device": "cuda"})
+
+    def cpu(self, *args, **kwargs):
+        return self.to(*args, **{**kwargs, "device": "cpu"})
+
+    def pin_memory(self):
+        def pin(t):
+            return None if t is None else t.pin_memory()
+        return type(self)(self.data.pin_memory(), self.batch_sizes, pin(self.sorted_indices),
+                          pin(self.unsorted_indices))
 
     def double(self):
         return self.to(dtype=_dt("float64"))
@@ -66,15 +82,51 @@ class PackedSequence(namedtuple("PackedSequence", ["data", "batch_sizes", "sorte
     def float(self):
         return self.to(dtype=_dt("float32"))
 
-    def cpu(self):
-        return self
+    def half(self):
+        return self.to(dtype=_dt("float16"))
+
+    def long(self):
+        return self.to(dtype=_dt("int64"))
+
+    def int(self):
+        return self.to(dtype=_dt("int32"))
+
+    def short(self):
+        return self.to(dtype=_dt("int16"))
+
+    def char(self):
+        return self.to(dtype=_dt("int8"))
+
+    def byte(self):
+        return self.to(dtype=_dt("uint8"))
 
     @property
     def is_cuda(self):
-        return False
+        return self.data.is_cuda
 
     def is_pinned(self):
-        return False
+        return self.data.is_pinned()
+
+
+def invert_permutation(permutation):
+    """The inverse of a 1-D permutation tensor (``None`` stays ``None``): ``out[permutation[i]] = i``, the
+    ``unsorted_indices`` of a PackedSequence from its ``sorted_indices``.
+
+    >>> invert_permutation(tapegrad.tensor([2, 0, 1]))
+    tensor([1, 2, 0])
+    """
+    if permutation is None:
+        return None
+    from ...autograd.function import _active
+    a = permutation._array if isinstance(permutation, Tensor) else None
+    if (a is not None and a.ndim == 1 and a.dtype == np.int64 and not _active[0] and a.size
+            and 0 <= a.min() and a.max() < a.size):      # (the common case, in NumPy: packing runs it per batch)
+        out = np.empty_like(a)
+        out[a] = np.arange(a.size)
+        return Tensor._make(out)
+    from ... import arange, empty_like
+    out = empty_like(permutation)
+    return out.scatter_(0, permutation, arange(0, permutation.numel(), device=permutation.device))
 
 
 def _dt(name):

@@ -16,12 +16,46 @@ from .._util import Primitive, op_error
 
 
 # --- small helpers ------------------------------------------------------------------------------------------------
-def _ntuple(value, n, name, op, conv=False):
-    """An int or a sequence as an n-tuple of ints, with torch's error for a wrong length."""
-    if isinstance(value, (int, np.integer)):
-        return (int(value),) * n
-    vals = tuple(int(v) for v in value)
-    if len(vals) == 1 and n > 1:
+# torch's positions of the int-list arguments of the pooling ops (input is 1); im2col/col2im pass theirs
+_POSITIONS = {"kernel_size": 2, "output_size": 2, "stride": 3, "padding": 4, "dilation": 5}
+
+
+def _is_int(v):
+    """An int as torch's int-list parser takes it: a Python/NumPy int (not a bool) or a 0-d integer tensor."""
+    if isinstance(v, (bool, np.bool_)):
+        return False
+    if isinstance(v, (int, np.integer)):
+        return True
+    from ...tensor import Tensor
+    return isinstance(v, Tensor) and v.ndim == 0 and v._array.dtype.kind in "iu"
+
+
+def _int_list(value, name, op, pos=None):
+    """``value`` as torch parses an int-list argument: ``(ints, single)`` where ``single`` says one int was given
+    (an int or a 0-d integer tensor, which the caller repeats); a float, a bool or a float tensor is torch's
+    TypeError, as is a sequence with such an element."""
+    if type(value) is int:                                    # (the usual forms first: this runs per call)
+        return (value,), True
+    if type(value) in (tuple, list) and all(type(v) is int for v in value):
+        return tuple(value), False
+    where = f" (position {pos or _POSITIONS.get(name)})" if pos or name in _POSITIONS else ""
+    if _is_int(value):
+        return (int(value),), True
+    from ...tensor import Tensor
+    if isinstance(value, Tensor) and value.ndim == 0 or not hasattr(value, "__iter__") or isinstance(value, str):
+        raise TypeError(f"{op}(): argument '{name}'{where} must be tuple of ints, not {type(value).__name__}")
+    vals = list(value)
+    for i, v in enumerate(vals):
+        if not _is_int(v):
+            raise TypeError(f"{op}(): argument '{name}'{where} must be tuple of ints, but found element of type "
+                            f"{type(v).__name__} at pos {i}")
+    return tuple(int(v) for v in vals), False
+
+
+def _ntuple(value, n, name, op, conv=False, pos=None):
+    """An int or a sequence as an n-tuple of ints, with torch's error for a wrong length (``_int_list`` parses)."""
+    vals, single = _int_list(value, name, op, pos)
+    if single or len(vals) == 1 and n > 1:
         return vals * n
     if len(vals) != n:
         if conv:

@@ -13,8 +13,8 @@ from ... import _dtype
 from .. import _util
 from ...autograd.function import _active
 from .._util import Primitive, Tensor, op_error, shape_str, vmap_per_sample
-from ._common import (_AxisTaps, _GatherPlanes, _ScatterPlanes, _apply_taps, _ntuple, _pad_array, _scalar, _taps,
-                      _windows)
+from ._common import (_AxisTaps, _GatherPlanes, _ScatterPlanes, _apply_taps, _is_int, _ntuple, _pad_array, _scalar,
+                      _taps, _windows)
 from .._util import autocast_listed
 
 
@@ -171,7 +171,7 @@ def _max_pool(op, d, input, kernel_size, stride, padding, dilation, ceil_mode):
     if input.dtype.is_complex:
         raise op_error(op, "max_pool does not support complex input")
     kernel = _ntuple(kernel_size, d, "kernel_size", op)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+    stride = kernel if _no_stride(stride) else \
         _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)
     dilation = _ntuple(dilation, d, "dilation", op)
@@ -219,7 +219,7 @@ def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
         raise op_error("max_pool1d", "Expected 2D or 3D (batch mode) tensor with optional 0 dim batch size for "
                                      f"input, but got:{shape_str(input.shape)}")
     k = _ntuple(kernel_size, 1, "kernel_size", "max_pool1d")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+    s = k if _no_stride(stride) else \
         _ntuple(stride, 1, "stride", "max_pool1d")
     p = _ntuple(padding, 1, "padding", "max_pool1d")
     dl = _ntuple(dilation, 1, "dilation", "max_pool1d")
@@ -288,7 +288,7 @@ def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_inclu
     if nd not in (d + 1, d + 2):
         raise op_error(op, f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
     kernel = _ntuple(kernel_size, d, "kernel_size", op)
-    stride = kernel if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+    stride = kernel if _no_stride(stride) else \
         _ntuple(stride, d, "stride", op)
     padding = _ntuple(padding, d, "padding", op)
     if divisor_override is not None and divisor_override == 0:
@@ -345,7 +345,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, coun
     if input.ndim not in (2, 3):
         raise RuntimeError(_dims_error(input, "avg_pool1d"))
     k = _ntuple(kernel_size, 1, "kernel_size", "avg_pool1d")
-    s = k if stride is None or (not isinstance(stride, int) and len(stride) == 0) else \
+    s = k if _no_stride(stride) else \
         _ntuple(stride, 1, "stride", "avg_pool1d")
     p = _ntuple(padding, 1, "padding", "avg_pool1d")
     out = _avg_pool("avg_pool1d", 2, input.unsqueeze(-2), (1,) + k, (1,) + s, (0,) + p, ceil_mode,
@@ -403,11 +403,15 @@ def _adaptive_sizes(op, d, input, output_size, one_d=False):
     """(input spatial sizes, output sizes), after torch's checks of adaptive pooling in its order and words (the
     average and max kernels word theirs apart; the 1-d ops run as 2-d on ``(.., 1, L)``: ``one_d``)."""
     nd, is_max = input.ndim, op.startswith("adaptive_max")
-    if isinstance(output_size, (int, np.integer)) or output_size is None:
-        output_size = (output_size,) * d
-    elif not one_d and nd <= len(output_size):     # (F.adaptive_*_pool2d/3d fill None sizes from the input's)
+    # (F.adaptive_*_pool2d/3d take a Python int whole and fill None sizes from the input's; the 1-d ops take a
+    # 0-d integer tensor as an int too)
+    if output_size is None or (_is_int(output_size) if one_d else isinstance(output_size, (int, np.integer))):
+        if output_size is not None and not _is_int(output_size):
+            _adaptive_ints(op, output_size)                           # (a bool: torch's TypeError)
+        output_size = (None if output_size is None else int(output_size),) * d
+    elif not one_d and nd <= len(output_size):
         raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")
-    output_size = tuple(output_size)
+    output_size = _adaptive_ints(op, output_size)
     if len(output_size) == 1 and d == 3 and not is_max:
         output_size *= 3
     if len(output_size) != d:
@@ -432,15 +436,34 @@ def _adaptive_sizes(op, d, input, output_size, one_d=False):
     return S, O
 
 
+def _no_stride(stride):
+    """The pooling ops' ``stride`` left out (None or an empty list): it is then the kernel size."""
+    return stride is None or isinstance(stride, (list, tuple)) and len(stride) == 0
+
+
+def _adaptive_ints(op, output_size):
+    """An adaptive pool's ``output_size`` sequence as a tuple of ints and Nones (torch's TypeErrors otherwise)."""
+    if isinstance(output_size, Tensor) and output_size.ndim == 0 or not hasattr(output_size, "__iter__"):
+        raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, not "
+                        f"{type(output_size).__name__}")
+    out = tuple(output_size)
+    for i, o in enumerate(out):
+        if o is not None and not _is_int(o):
+            raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, but found element "
+                            f"of type {type(o).__name__} at pos {i}")
+    return tuple(o if o is None else int(o) for o in out)
+
+
 def _one_size(op, output_size):
-    """The output length of a 1-d adaptive pool (torch's check that it is one int)."""
-    if isinstance(output_size, (int, np.integer)):
-        return output_size
+    """The output length of a 1-d adaptive pool (torch's check that it is one int; a 0-d integer tensor is one)."""
+    if _is_int(output_size):
+        return int(output_size)
+    output_size = _adaptive_ints(op, output_size)
     if len(output_size) != 1:
         raise RuntimeError(f"{op}() argument 'output_size' should contain one int (got {len(output_size)})")
-    if not isinstance(output_size[0], (int, np.integer)):
+    if output_size[0] is None:
         raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, but found element of "
-                        f"type {type(output_size[0]).__name__} at pos 0")
+                        f"type NoneType at pos 0")
     return output_size[0]
 
 

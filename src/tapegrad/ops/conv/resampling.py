@@ -10,8 +10,8 @@ import warnings
 
 import numpy as np
 
-from .._util import Primitive, linear_jvp, op_error, shape_str
-from ._common import _AxisTaps, _taps
+from .._util import Primitive, Tensor, linear_jvp, op_error, shape_str
+from ._common import _AxisTaps, _is_int, _taps
 from .._util import AUTOCAST
 from .pooling import adaptive_avg_pool1d, adaptive_avg_pool2d, adaptive_avg_pool3d
 
@@ -233,6 +233,21 @@ _INTERP_NAMES = {"nearest": "UpsampleNearest{}DBackward0", "nearest-exact": "Ups
                  "bicubic": "UpsampleBicubic2DBackward0", "trilinear": "UpsampleTrilinear3DBackward0"}
 
 
+def _upsample_size_error(mode, d, size):
+    """torch's parser message when the upsampling kernel gets a non-integer size (a float, a bool, a float tensor)
+    spread over the ``d`` spatial dims."""
+    op = f"_upsample_nearest_exact{d}d" if mode == "nearest-exact" else f"upsample_{mode}{d}d"
+    corners = "bool, " if mode in _INTERP_DIMS else ""
+    named = "bool align_corners, " if mode in _INTERP_DIMS else ""
+    scales = ", ".join(f"float scales{'_' + n if d > 1 else ''} = None" for n in "dhw"[3 - d:])
+    kinds = ", ".join(["Tensor" if isinstance(size, Tensor) else type(size).__name__] * d)
+    return (f"{op}() received an invalid combination of arguments - got (Tensor, list, {corners}NoneType), but "
+            f"expected one of:\n * (Tensor input, tuple of ints output_size, {named}tuple of floats scale_factors)\n"
+            f"      didn't match because some of the arguments have invalid types: (Tensor, !list of [{kinds}]!, "
+            f"{corners}!NoneType!)\n * (Tensor input, tuple of ints output_size, {named}{scales}, *, Tensor out = "
+            "None)\n")
+
+
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize the spatial dims of ``(N, C, ...)`` input to ``size`` or by ``scale_factor``. Modes: nearest,
@@ -271,9 +286,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                                  f"with spatial dimensions of {list(S)} and output size of {size}. Please provide "
                                  "input tensor in (N, C, d1, d2, ...,dK) format and output size in (o1, o2, ...,oK) "
                                  "format.")
+            if not all(isinstance(s, (int, np.integer)) or isinstance(s, Tensor) and not s.is_floating_point()
+                       for s in size):
+                raise TypeError("expected size to be one of int or Tuple[int] or Tuple[int, int] or Tuple[int, int, "
+                                f"int], but got size with types {[type(s) for s in size]}")
             out = tuple(int(s) for s in size)
         else:
-            out = (int(size),) * d
+            if mode == "area":                         # (the adaptive pool checks it, in its words)
+                out = (size,) * d
+            elif not (_is_int(size) or isinstance(size, Tensor) and size.numel() == 1 and
+                      size._array.dtype.kind in "iu"):      # (a one-element integer tensor reads as an int too)
+                raise TypeError(_upsample_size_error(mode, d, size))
+            else:
+                out = (int(size),) * d
     elif scale_factor is not None:
         if isinstance(scale_factor, (list, tuple)):
             if len(scale_factor) != d:

@@ -217,6 +217,24 @@ class Where(Primitive):
         return (None, _w(c, grad, 0.0) if need[1] else None, _w(c, 0.0, grad) if need[2] else None)
 
 
+_UINT8_WHERE_WARNED = []
+
+
+def _warn_uint8_where():
+    """torch warns once a process that a uint8 condition is deprecated (and then reads it as ``!= 0``)."""
+    import os
+    import sys
+    import warnings
+    if not _UINT8_WHERE_WARNED:
+        _UINT8_WHERE_WARNED.append(True)
+        package = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        frame, level = sys._getframe(0), 1          # point at the first caller outside tapegrad (function or method)
+        while frame.f_back is not None and frame.f_code.co_filename.startswith(package):
+            frame, level = frame.f_back, level + 1
+        warnings.warn("where received a uint8 condition tensor. This behavior is deprecated and will be removed in a "
+                      "future version of PyTorch. Use a boolean condition instead.", UserWarning, stacklevel=level)
+
+
 @_with_out(dtype="same", error="Expected out type to be {r} but got {o}")
 def where(condition, input=None, other=None):  # noqa: A002 - torch's name
     """``input`` where ``condition`` else ``other`` (broadcast; either may be a number).
@@ -230,6 +248,11 @@ def where(condition, input=None, other=None):  # noqa: A002 - torch's name
         from ..index import nonzero
         return nonzero(condition, as_tuple=True)
     c = _arr(condition)
+    if isinstance(c, np.ndarray) and c.dtype == np.uint8:      # deprecated in torch, still taken: nonzero is true
+        _warn_uint8_where()
+        c = c.astype(np.bool_)
+        if isinstance(condition, Tensor):
+            condition = condition.to(bool)
     if not isinstance(c, np.ndarray) or c.dtype != np.bool_:
         got = _legacy(c.dtype) if isinstance(c, np.ndarray) else type(c).__name__
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor with dtype {got}")

@@ -202,7 +202,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2, scale
     if idx.ndim == 2:
         if offsets is not None:
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated is a mini-batch of "
-                             "fixed length sequences. However, found offsets of type Tensor")
+                             f"fixed length sequences. However, found offsets of type {type(offsets)}")
         layout, nbags = "2d", idx.shape[0]
         psw = per_sample_weights.reshape(-1) if per_sample_weights is not None else None
     elif idx.ndim == 1:
