@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
-                      _zeros_like, scalar_first)
+                      _zeros_like, number_arg, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -479,6 +479,7 @@ def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
+    alpha = number_arg("add", "alpha", alpha)
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
@@ -491,6 +492,7 @@ def sub(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
+    alpha = number_arg("sub", "alpha", alpha)
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 
@@ -610,13 +612,13 @@ def _float_power_(self, exponent):
 def add_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("add_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, add, other, alpha=alpha)
+    return apply_inplace(self, add, other, alpha=number_arg("add_", "alpha", alpha))
 
 
 def sub_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("sub_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, sub, other, alpha=alpha)
+    return apply_inplace(self, sub, other, alpha=number_arg("sub_", "alpha", alpha))
 
 
 def mul_(self, other):
