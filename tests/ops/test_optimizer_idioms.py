@@ -1,5 +1,6 @@
 """Ops as hand-written optimizers call them (torch_optimizer's AMSGrad variants, LAMB, the Beale/Rosenbrock
-benchmarks), against torch: ``torch.max(a, b, out=a)``, a 0-d tensor as ``alpha``/``value``."""
+benchmarks), against torch: ``torch.max(a, b, out=a)``, a 0-d tensor as ``alpha``/``value``, and the exponents
+torch's pow kernel computes by formula (3, -2, -0.5), bit for bit, with their gradients."""
 
 import numpy as np
 import pytest
@@ -49,5 +50,49 @@ def test_other_tensors_as_alpha_or_value_refused(torch, expr):
         with pytest.raises(TypeError) as info:
             eval(expr, {"torch": T, "a": T.ones(2), "b": T.ones(2)})
         return str(info.value)
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("e", [3, 3.0, -2, -0.5, 4, 2, -1])
+def test_pow_exponents_bitwise(torch, dtype, e):
+    """torch's kernel: x * x * x, 1 / (x * x), 1 / sqrt(x) (and x * x, 1 / x), each step rounded; the backward's
+    ``pow(x, e - 1)`` goes through the same kernel (e = 4 gives x * x * x there). Other exponents are a general
+    power in torch (its rounding, not NumPy's): close, not bit for bit."""
+    rng = np.random.default_rng(7)
+    x = rng.uniform(0.05, 4.0, 2000) * np.where(rng.random(2000) < 0.5, -1, 1)
+    if e != int(e):
+        x = np.abs(x)
+
+    def run(T):
+        t = T.tensor(x, dtype=getattr(T, dtype), requires_grad=True)
+        y = t ** e
+        g, = T.autograd.grad(y, t, T.ones_like(y))
+        return y.detach().numpy(), g.numpy()
+    (ye, ge), (yg, gg) = _both(torch, run)
+    rtol = 1e-6 if dtype == "float32" else 1e-14
+    for got, expected, exact in ((yg, ye, e != 4), (gg, ge, e in (3, 4, 2, -1))):
+        if exact:
+            np.testing.assert_array_equal(got, expected)
+        else:
+            np.testing.assert_allclose(got, expected, rtol=rtol)
+
+
+def test_pow_special_exponents_gradcheck():
+    x = tapegrad.tensor([0.7, 1.3, 2.1], dtype=tapegrad.float64, requires_grad=True)
+    for e in (3, -2, -0.5):
+        assert tapegrad.autograd.gradcheck(lambda t: t ** e, (x,))
+        assert tapegrad.autograd.gradgradcheck(lambda t: t ** e, (x,))
+
+
+def test_beale_gradient_bitwise(torch):
+    """The optimizer benchmarks' Beale function: ``y ** 3`` inside, gradient taken with create_graph."""
+    def run(T):
+        x = T.tensor([0.8140911, -1.1420619], requires_grad=True)
+        a, b = x
+        f = (1.5 - a + a * b) ** 2 + (2.25 - a + a * b ** 2) ** 2 + (2.625 - a + a * b ** 3) ** 2
+        f.backward(create_graph=True)
+        return f.item(), x.grad.tolist()
     expected, got = _both(torch, run)
     assert got == expected
