@@ -8,7 +8,8 @@ numbers as torch.
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
 from itertools import chain
 
 import numpy as np
@@ -16,7 +17,33 @@ import numpy as np
 from .. import debug as _debug
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
+
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
+
+
+def _handle(hooks):
+    from ..utils.hooks import RemovableHandle      # (loads nn: on first use, as optim does not need it otherwise)
+    return RemovableHandle(hooks)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """A hook run before every optimizer's ``step`` (``hook(optimizer, args, kwargs)``, may return new ``(args,
+    kwargs)``)."""
+    handle = _handle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """A hook run after every optimizer's ``step`` (``hook(optimizer, args, kwargs)``)."""
+    handle = _handle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
 
 
 class _Required:
@@ -36,6 +63,9 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.state = defaultdict(dict)
         self.param_groups = []
         self._step_count = 0
@@ -52,6 +82,80 @@ class Optimizer:
 
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
+
+    def __setstate__(self, state):
+        """(Unpickling, copy.deepcopy; the ``__setstate__`` that optimizers written for torch call through
+        ``super()`` before setting their own group defaults.)"""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+
+    # --- hooks ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def profile_hook_step(func):
+        """``func`` (a class's ``step``) wrapped to run the global and the optimizer's step pre- and post-hooks."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+            out = func(*args, **kwargs)
+            self._optimizer_step_code()
+            for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+        return wrapper
+
+    def _optimizer_step_code(self):
+        """(An empty marker torch's profiler finds after each step.)"""
+
+    def _patch_step_function(self):
+        """Wrap this class's ``step`` once (as torch does on the first instance of each class)."""
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{self.__class__.__name__}.zero_grad"
+        if not getattr(self.__class__.step, "hooked", None):
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+
+    def _register(self, attr, hook, prepend=False):
+        hooks = getattr(self, attr)
+        handle = _handle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before each ``step``; may return new ``(args, kwargs)``."""
+        return self._register("_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return self._register("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict()`` packs the state."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` after ``state_dict()``; a returned dict replaces it."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` before ``load_state_dict``; a returned dict is loaded instead."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after ``load_state_dict``."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     def __repr__(self):
         lines = [self.__class__.__name__ + " ("]
@@ -148,6 +252,8 @@ class Optimizer:
     # --- state dicts -------------------------------------------------------------------------------------
     def state_dict(self):
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, as torch's."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index = {}
         start = 0
         groups = []
@@ -159,11 +265,20 @@ class Optimizer:
             start += len(ids)
             groups.append(packed)
         state = {index[id(p)]: v for p, v in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
         """Restore what ``state_dict`` returned (values copied; floating state cast to the parameter's dtype)."""
         state_dict = copy.deepcopy(state_dict)
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
         groups, saved_groups = self.param_groups, state_dict["param_groups"]
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
@@ -186,6 +301,8 @@ class Optimizer:
                 s["param_names"] = g["param_names"]
             new_groups.append(s)
         self.param_groups = new_groups
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
 
 def _cast_state(p, key, value):

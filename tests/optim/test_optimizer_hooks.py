@@ -1,0 +1,126 @@
+"""The Optimizer base's hooks and pickling against torch: step pre/post hooks (per optimizer and global, a pre-hook
+that rewrites the arguments, torch's error for a bad return), state_dict and load_state_dict pre/post hooks
+(``prepend``, a returned dict replacing the one given), ``__setstate__`` through ``super()`` (optimizers written
+for torch call it from their own), deepcopy, and a wrapper that never calls ``Optimizer.__init__`` (torch_optimizer's
+Lookahead) failing in ``state_dict`` as in torch."""
+
+import copy
+
+import numpy as np
+
+import tapegrad
+
+
+def _both(torch, fn):
+    return fn(torch), fn(tapegrad)
+
+
+def test_step_hooks_run_in_torch_order(torch):
+    def run(T):
+        from importlib import import_module
+        om = import_module(T.__name__ + ".optim.optimizer")
+        w = T.nn.Parameter(T.tensor([1.0, -2.0]))
+        opt = T.optim.Adam([w], lr=0.1)
+        log = []
+        h = opt.register_step_pre_hook(lambda o, a, k: log.append(("pre", len(a), sorted(k))))
+        opt.register_step_post_hook(lambda o, a, k: log.append(("post", type(o).__name__)))
+        g1 = om.register_optimizer_step_pre_hook(lambda o, a, k: log.append("global pre"))
+        g2 = om.register_optimizer_step_post_hook(lambda o, a, k: log.append("global post"))
+        try:
+            for _ in range(2):
+                opt.zero_grad()
+                (w ** 2).sum().backward()
+                opt.step()
+            h.remove()
+            opt.step(closure=lambda: T.tensor(1.0))
+        finally:
+            g1.remove()
+            g2.remove()
+        opt.step()
+        return log
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+def test_pre_hook_rewrites_arguments_or_fails(torch):
+    def run(T):
+        opt = T.optim.SGD([T.nn.Parameter(T.ones(2))], lr=0.1)
+        opt.register_step_pre_hook(lambda o, a, k: (a, {"closure": lambda: T.tensor(5.0)}))
+        out = opt.step().item()
+        opt.register_step_pre_hook(lambda o, a, k: 3)
+        try:
+            opt.step()
+        except RuntimeError as e:
+            return out, str(e).split(" must ")[1]
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+def test_state_dict_hooks(torch):
+    def run(T):
+        w = T.nn.Parameter(T.tensor([1.0, 2.0]))
+        opt = T.optim.SGD([w], lr=0.1, momentum=0.9)
+        w.grad = T.tensor([0.5, 0.5])
+        opt.step()
+        log = []
+        opt.register_state_dict_pre_hook(lambda o: log.append("pre"))
+        opt.register_state_dict_pre_hook(lambda o: log.append("pre first"), prepend=True)
+        opt.register_state_dict_post_hook(lambda o, sd: dict(sd, extra=1))
+        opt.register_load_state_dict_pre_hook(lambda o, sd: {k: v for k, v in sd.items() if k != "extra"})
+        opt.register_load_state_dict_post_hook(lambda o: log.append("loaded"))
+        sd = opt.state_dict()
+        opt.load_state_dict(sd)
+        return log, sorted(sd), opt.state_dict()["state"][0]["momentum_buffer"].tolist()
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+def test_setstate_deepcopy_and_uninitialised_wrapper(torch):
+    def run(T):
+        class WithSetstate(T.optim.Optimizer):
+            def __init__(self, params, lr=0.1):
+                super().__init__(params, dict(lr=lr))
+
+            def __setstate__(self, state):
+                super().__setstate__(state)
+                for group in self.param_groups:
+                    group.setdefault("amsgrad", False)
+
+            def step(self, closure=None):
+                return None
+
+        class Wrapper(T.optim.Optimizer):      # never calls Optimizer.__init__
+            def __init__(self, base):
+                self.optimizer, self.param_groups = base, base.param_groups
+                self.state, self.defaults = base.state, base.defaults
+
+            def step(self, closure=None):
+                return self.optimizer.step(closure)
+
+        w = T.nn.Parameter(T.ones(2))
+        c = copy.deepcopy(WithSetstate([w]))
+        o = Wrapper(T.optim.SGD([w], lr=0.1))
+        o.step()
+        try:
+            o.state_dict()
+        except AttributeError as e:
+            err = str(e)
+        return c.param_groups[0]["amsgrad"], c.defaults, err
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+def test_hooked_step_keeps_numbers(torch):
+    """The wrapped step changes nothing in the update (Adam, five steps, against torch)."""
+    def run(T):
+        T.manual_seed(0)
+        w = T.nn.Parameter(T.randn(4, dtype=T.float64))
+        opt = T.optim.Adam([w], lr=0.01)
+        opt.register_step_post_hook(lambda o, a, k: None)
+        for _ in range(5):
+            opt.zero_grad()
+            (w ** 2).sum().backward()
+            opt.step()
+        return w.detach().numpy()
+    expected, got = _both(torch, run)
+    np.testing.assert_allclose(got, expected, rtol=1e-12)
