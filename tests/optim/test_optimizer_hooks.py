@@ -124,3 +124,24 @@ def test_hooked_step_keeps_numbers(torch):
         return w.detach().numpy()
     expected, got = _both(torch, run)
     np.testing.assert_allclose(got, expected, rtol=1e-12)
+
+
+def test_load_state_dict_shares_tensors_as_torch(torch):
+    """torch keeps the loaded dict's tensors (no copy where the dtype matches): later steps update them in place,
+    which torch_optimizer's state-dict test relies on; a float64 buffer is cast to a float32 parameter's dtype,
+    ``step`` is kept, and state under an index that names no parameter stays under its key."""
+    def run(T):
+        w = T.nn.Parameter(T.tensor([1.0, 2.0]))
+        opt = T.optim.SGD([w], lr=0.1, momentum=0.9)
+        sd = {"state": {0: {"momentum_buffer": T.tensor([0.5, 0.5]), "extra": [T.tensor(1.0, dtype=T.float64)]},
+                        7: {"orphan": 1}},
+              "param_groups": [dict(opt.state_dict()["param_groups"][0])]}
+        opt.load_state_dict(sd)
+        buf = opt.state[w]["momentum_buffer"]
+        shared = buf is sd["state"][0]["momentum_buffer"]
+        w.grad = T.tensor([1.0, 1.0])
+        opt.step()
+        return (shared, sd["state"][0]["momentum_buffer"].tolist(), str(opt.state[w]["extra"][0].dtype).split(".")[1],
+                opt.state[7], opt.param_groups[0] is sd["param_groups"][0], sorted(opt.defaults))
+    expected, got = _both(torch, run)
+    assert got == expected

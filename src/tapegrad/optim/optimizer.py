@@ -273,13 +273,16 @@ class Optimizer:
         return state_dict
 
     def load_state_dict(self, state_dict):
-        """Restore what ``state_dict`` returned (values copied; floating state cast to the parameter's dtype)."""
-        state_dict = copy.deepcopy(state_dict)
+        """Restore what ``state_dict`` returned, as torch does: the groups' options deep-copied, the state's tensors
+        taken as they are — the same tensor objects where the dtype already matches, so that later steps update
+        the loaded dict's tensors in place too — floating ones cast to a floating parameter's dtype, ``step`` as
+        saved; state for indices that name no parameter kept under its key."""
+        state_dict = state_dict.copy()
         for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
             result = pre_hook(self, state_dict)
             if result is not None:
                 state_dict = result
-        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        groups, saved_groups = self.param_groups, copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
@@ -287,31 +290,36 @@ class Optimizer:
                              "optimizer's group")
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
-        self.state = defaultdict(dict)
+        state = defaultdict(dict)
         for k, v in state_dict["state"].items():
-            k = int(k) if isinstance(k, str) else k
+            k = int(k) if isinstance(k, str) and k.isdigit() else k
             if k in id_map:
                 p = id_map[k]
-                self.state[p] = {key: _cast_state(p, key, val) for key, val in v.items()}
+                state[p] = _cast_state(p, None, v)
+            else:
+                state[k] = v
         new_groups = []
         for g, s in zip(groups, saved_groups):
-            s = dict(s)
             s["params"] = g["params"]
             if "param_names" in g and "param_names" not in s:
                 s["param_names"] = g["param_names"]
             new_groups.append(s)
-        self.param_groups = new_groups
+        self.__setstate__({"state": state, "param_groups": new_groups})
         for post_hook in self._optimizer_load_state_dict_post_hooks.values():
             post_hook(self)
 
 
 def _cast_state(p, key, value):
+    """One saved state value for parameter ``p`` (torch's ``_cast``): a tensor is kept, or cast to a floating
+    ``p``'s dtype (``step`` never), dicts and lists are rebuilt around their values."""
     if isinstance(value, np.ndarray):
         value = Tensor._make(value)
     if isinstance(value, Tensor):
-        if key != "step" and value.is_floating_point() and value.dtype is not p.dtype:
-            return Tensor._make(value._array.astype(p._array.dtype))
-        return Tensor._make(value._array.copy())
+        if key != "step" and p.is_floating_point() and value.dtype is not p.dtype:
+            return value.to(dtype=p.dtype)
+        return value
     if isinstance(value, dict):
         return {k: _cast_state(p, k, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(p, None, v) for v in value)
     return value
