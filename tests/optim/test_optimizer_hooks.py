@@ -145,3 +145,28 @@ def test_load_state_dict_shares_tensors_as_torch(torch):
                 opt.state[7], opt.param_groups[0] is sd["param_groups"][0], sorted(opt.defaults))
     expected, got = _both(torch, run)
     assert got == expected
+
+
+def test_scheduler_warns_when_stepped_before_the_optimizer(torch):
+    """A scheduler wraps ``optimizer.step`` on the instance to note the first call, and warns as torch does when its
+    own first ``step()`` comes before it (or when ``optimizer.step`` was replaced after the scheduler was made)."""
+    import warnings
+
+    def run(T):
+        out = []
+        for order in ("scheduler first", "optimizer first", "replaced"):
+            w = T.nn.Parameter(T.ones(2))
+            opt = T.optim.SGD([w], lr=0.1)
+            sched = T.optim.lr_scheduler.StepLR(opt, 2)
+            if order == "optimizer first":
+                opt.step()
+            if order == "replaced":
+                opt.step = lambda closure=None: None
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                sched.step()
+                sched.step()
+            out.append((order, [str(r.message)[:60] for r in rec], getattr(opt, "_opt_called", None)))
+        return out
+    expected, got = _both(torch, run)
+    assert got == expected
