@@ -1,8 +1,9 @@
-"""The Optimizer base's hooks and pickling against torch: step pre/post hooks (per optimizer and global, a pre-hook
-that rewrites the arguments, torch's error for a bad return), state_dict and load_state_dict pre/post hooks
-(``prepend``, a returned dict replacing the one given), ``__setstate__`` through ``super()`` (optimizers written
-for torch call it from their own), deepcopy, and a wrapper that never calls ``Optimizer.__init__`` (torch_optimizer's
-Lookahead) failing in ``state_dict`` as in torch."""
+"""The Optimizer base against torch: its repr, step pre/post hooks (per optimizer and global, a pre-hook that
+rewrites the arguments, torch's error for a bad return), state_dict and load_state_dict pre/post hooks (``prepend``, a
+returned dict replacing the one given), ``__setstate__`` through ``super()`` (optimizers written for torch call it
+from their own), deepcopy, load_state_dict sharing the loaded tensors, a wrapper that never calls
+``Optimizer.__init__`` (torch_optimizer's Lookahead) failing in ``state_dict`` as in torch, and the schedulers'
+warning for a scheduler stepped before its optimizer."""
 
 import copy
 
@@ -168,5 +169,15 @@ def test_scheduler_warns_when_stepped_before_the_optimizer(torch):
                 sched.step()
             out.append((order, [str(r.message)[:60] for r in rec], getattr(opt, "_opt_called", None)))
         return out
+    expected, got = _both(torch, run)
+    assert got == expected
+
+
+def test_repr_as_torch(torch):
+    """Groups after the first follow an empty line; named parameters list ``param_names`` like any option."""
+    def run(T):
+        w, b = T.nn.Parameter(T.ones(2)), T.nn.Parameter(T.ones(1))
+        return [repr(o) for o in (T.optim.SGD([w], lr=0.1), T.optim.Adam([{"params": [w]}, {"params": [b], "lr": 0.5}]),
+                                  T.optim.SGD([("w", w), ("b", b)], lr=0.1))]
     expected, got = _both(torch, run)
     assert got == expected

@@ -158,14 +158,15 @@ class Optimizer:
         return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
 
     def __repr__(self):
-        lines = [self.__class__.__name__ + " ("]
+        """torch's layout: each group opens with a newline, so groups after the first follow an empty line;
+        ``param_names`` is listed like any option."""
+        text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            text += f"\nParameter Group {i}\n"
             for key in sorted(group):
-                if key not in ("params", "param_names"):
-                    lines.append(f"    {key}: {group[key]}")
-        lines.append(")")
-        return "\n".join(lines)
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
     def add_param_group(self, param_group: dict):
         """Add a group of parameters (with its own options) to optimise."""
