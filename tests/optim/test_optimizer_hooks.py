@@ -181,3 +181,36 @@ def test_repr_as_torch(torch):
                                   T.optim.SGD([("w", w), ("b", b)], lr=0.1))]
     expected, got = _both(torch, run)
     assert got == expected
+
+
+def test_private_helpers_that_copied_optimizers_import(torch):
+    """Optimizers copied from torch's own files import these from ``torch.optim.optimizer``."""
+    def run(T):
+        from importlib import import_module
+        om = import_module(T.__name__ + ".optim.optimizer")
+        w = T.nn.Parameter(T.tensor([1.0, -2.0]))
+        seen = []
+
+        class Opt(om.Optimizer):
+            def __init__(self, params: om.ParamsT, differentiable=False):
+                super().__init__(params, dict(lr=om._to_scalar(T.tensor([0.5])), differentiable=differentiable))
+
+            @om._use_grad_for_differentiable
+            def step(self, closure=None):
+                seen.append(T.is_grad_enabled())
+                return om._get_value(self.param_groups[0]["lr"])
+
+        out = [Opt([w]).step(), Opt([w], differentiable=True).step(), seen, om._get_value(3), om._stack_if_compiling([1]),
+               om._default_to_fused_or_foreach([w], False, True), om._default_to_fused_or_foreach([w], True, True),
+               om._default_to_fused_or_foreach([w, None], False), om._default_to_fused_or_foreach([], False),
+               str(om._get_scalar_dtype()).split(".")[1], str(om._get_scalar_dtype(True)).split(".")[1],
+               om._disable_dynamo_if_unsupported()(len)([1, 2])]
+        try:
+            om._device_dtype_check_for_fused(T.ones(2, dtype=T.int64))
+        except RuntimeError as e:
+            out.append(str(e).split(" but ")[0])
+        c, g = [T.ones(2, dtype=T.complex64)], [T.ones(2, dtype=T.complex64)]
+        om._view_as_real(c, g)
+        return out + [tuple(c[0].shape), tuple(g[0].shape), isinstance({}, om.StateDict)]
+    expected, got = _both(torch, run)
+    assert got == expected

@@ -10,7 +10,9 @@ from __future__ import annotations
 import copy
 import functools
 from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
@@ -44,6 +46,98 @@ def register_optimizer_step_post_hook(hook):
     handle = _handle(_global_optimizer_post_hooks)
     _global_optimizer_post_hooks[handle.id] = hook
     return handle
+
+
+# The aliases optimizers written for torch annotate with (``from torch.optim.optimizer import ParamsT``).
+Args = tuple
+Kwargs = dict
+StateDict = dict
+ParamsT = Iterable[Tensor] | Iterable[dict] | Iterable[tuple]
+GlobalOptimizerPreHook = Callable[..., Any]
+GlobalOptimizerPostHook = Callable[..., None]
+
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]    # (torch's lists, for its words)
+_FOREACH_DEVICES = ["cuda", "xpu", "mtia", "privateuseone"]
+
+
+# --- the private helpers torch's own optimizer files use, which copies of them import ----------------------------
+def _use_grad_for_differentiable(func):
+    """Run ``step`` with gradients on only when the optimizer was made with ``differentiable=True``."""
+    @functools.wraps(func)
+    def _use_grad(*args, **kwargs):
+        from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+        self = args[0]
+        prev = is_grad_enabled()
+        try:
+            set_grad_enabled(self.defaults["differentiable"])
+            return func(*args, **kwargs)
+        finally:
+            set_grad_enabled(prev)
+    return _use_grad
+
+
+def _get_value(x):
+    """A hyper-parameter or ``step`` held in a tensor as its Python number (as it is, while compiling)."""
+    from .. import compiler
+    if compiler.is_compiling():
+        return x
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _stack_if_compiling(x):
+    from .. import compiler
+    if compiler.is_compiling():
+        from .. import stack
+        return stack(x)
+    return x
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn=None):
+    """(torch keeps some multi-tensor updates out of its compiler; tapegrad's compiler takes an optimizer's step
+    as it is, so the decorator returns the function unchanged.)"""
+    if single_tensor_fn:
+        globals()[single_tensor_fn.__name__] = single_tensor_fn
+    return lambda func: func
+
+
+def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
+    """``(fused, foreach)`` as torch picks them for these parameters: on the CPU, fused when asked for and every
+    parameter is floating, foreach never (its kernels are for accelerators)."""
+    if differentiable:
+        return False, False
+    fused = use_fused and all(p is None or (isinstance(p, Tensor) and p.is_floating_point()) for p in params)
+    foreach = not fused and all(p is None for p in params)
+    return fused, foreach
+
+
+def _device_dtype_check_for_fused(p, cuda_unsupported=False):
+    devices = [d for d in _FUSED_DEVICES if not (cuda_unsupported and d == "cuda")]
+    if not p.is_floating_point():
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{devices} but {p.dtype} and {p.device.type}")
+
+
+def _view_as_real(params, *state_and_grads):
+    from .. import view_as_real
+    for i, p in enumerate(params):
+        if p.is_complex():
+            params[i] = view_as_real(params[i])
+            for s in state_and_grads:
+                s[i] = view_as_real(s[i])
+
+
+def _get_scalar_dtype(is_fused=None):
+    from .. import float32, float64, get_default_dtype
+    if is_fused:
+        return float32
+    return float64 if get_default_dtype() == float64 else float32
+
+
+def _to_scalar(x):
+    """A 1-element hyper-parameter tensor of one or more dimensions as a 0-d tensor; anything else unchanged."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
 
 
 class _Required:
