@@ -49,9 +49,9 @@ def register_optimizer_step_post_hook(hook):
 
 
 # The aliases optimizers written for torch annotate with (``from torch.optim.optimizer import ParamsT``).
-Args = tuple
-Kwargs = dict
-StateDict = dict
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
+StateDict = dict[str, Any]
 ParamsT = Iterable[Tensor] | Iterable[dict] | Iterable[tuple]
 GlobalOptimizerPreHook = Callable[..., Any]
 GlobalOptimizerPostHook = Callable[..., None]
