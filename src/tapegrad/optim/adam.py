@@ -7,11 +7,11 @@ import math
 
 import numpy as np
 
-from ._helpers import check, moments_, one_element_lr, stepped, touched, weight_decay
+from ._helpers import check, moments_, number, one_element_lr, stepped, touched, weight_decay
 from .optimizer import Optimizer
 from ..tensor import Tensor
 
-__all__ = ["Adam"]
+__all__ = ["Adam", "adam"]
 
 
 def _check_adam(lr, eps, betas, weight_decay):
@@ -58,20 +58,40 @@ class Adam(Optimizer):
             lr, eps, wd, amsgrad = group["lr"], group["eps"], group["weight_decay"], group["amsgrad"]
             extra = ("max_exp_avg_sq",) if amsgrad else ()
             for p, g, state, step in stepped(self, group, "exp_avg", "exp_avg_sq", *extra):
-                param = p._array
-                g = weight_decay(p, g, lr, wd, group["decoupled_weight_decay"])
-                m, v = state["exp_avg"]._array, state["exp_avg_sq"]._array
-                moments_(m, v, g, beta1, beta2)
-                bias_correction1 = 1 - beta1 ** step
-                bias_correction2 = 1 - beta2 ** step
-                step_size = lr / bias_correction1
-                bias_correction2_sqrt = math.sqrt(bias_correction2)
-                if amsgrad:
-                    vmax = state["max_exp_avg_sq"]._array
-                    np.maximum(vmax, v, out=vmax)
-                    denom = np.sqrt(vmax) / bias_correction2_sqrt + eps
-                else:
-                    denom = np.sqrt(v) / bias_correction2_sqrt + eps
-                param += -step_size * (m / denom)
-                touched(p)
+                vmax = state["max_exp_avg_sq"]._array if amsgrad else None
+                _update(p, g, state["exp_avg"]._array, state["exp_avg_sq"]._array, vmax, step, beta1, beta2, lr, eps,
+                        wd, group["decoupled_weight_decay"])
         return loss
+
+
+def _update(p, g, m, v, vmax, step, beta1, beta2, lr, eps, wd, decoupled):
+    """One parameter's Adam step on its arrays (``vmax``: AMSGrad's running maximum, or None)."""
+    param = p._array
+    g = weight_decay(p, g, lr, wd, decoupled)
+    moments_(m, v, g, beta1, beta2)
+    bias_correction1 = 1 - beta1 ** step
+    bias_correction2 = 1 - beta2 ** step
+    step_size = lr / bias_correction1
+    bias_correction2_sqrt = math.sqrt(bias_correction2)
+    if vmax is not None:
+        np.maximum(vmax, v, out=vmax)
+        denom = np.sqrt(vmax) / bias_correction2_sqrt + eps
+    else:
+        denom = np.sqrt(v) / bias_correction2_sqrt + eps
+    param += -step_size * (m / denom)
+    touched(p)
+
+
+def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, foreach=None, capturable=False,
+         differentiable=False, fused=None, grad_scale=None, found_inf=None, has_complex=False,
+         decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr, weight_decay, eps, maximize):
+    """The functional form (``torch.optim.adam.adam``): ``Adam.step``'s update of each parameter from the lists of
+    its gradient, moments and step tensor, which is counted up by one."""
+    beta1, beta2 = number(beta1), number(beta2)
+    for i, p in enumerate(params):
+        g = grads[i]._array
+        step_t = state_steps[i]
+        step_t._array += 1
+        vmax = max_exp_avg_sqs[i]._array if amsgrad else None
+        _update(p, -g if maximize else g, exp_avgs[i]._array, exp_avg_sqs[i]._array, vmax, float(step_t._array),
+                beta1, beta2, lr, eps, weight_decay, decoupled_weight_decay)

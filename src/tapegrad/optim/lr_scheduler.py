@@ -3,9 +3,11 @@ the learning rates agree with torch's to the last bits)."""
 
 from __future__ import annotations
 
+import functools
 import math
 import types
 import warnings
+import weakref
 from bisect import bisect_right
 from collections import Counter
 
@@ -14,6 +16,24 @@ from .optimizer import Optimizer
 __all__ = ["LRScheduler", "StepLR", "MultiStepLR", "ExponentialLR", "CosineAnnealingLR",
            "CosineAnnealingWarmRestarts", "OneCycleLR", "LinearLR", "ConstantLR", "LambdaLR", "MultiplicativeLR",
            "SequentialLR", "ReduceLROnPlateau", "PolynomialLR", "ChainedScheduler", "CyclicLR"]
+
+
+def _track_step_called(opt):
+    """Wrap ``opt.step`` on the instance (once) to mark ``opt._opt_called``, as torch's schedulers do to warn when
+    ``scheduler.step()`` comes before the first ``optimizer.step()``."""
+    if hasattr(opt.step, "_wrapped_by_lr_sched"):
+        return
+    opt_ref = weakref.ref(opt)
+    func = opt.step.__func__
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        o = opt_ref()
+        o._opt_called = True
+        return func.__get__(o, o.__class__)(*args, **kwargs)
+
+    wrapper._wrapped_by_lr_sched = True
+    opt.step = wrapper
 
 
 class LRScheduler:
@@ -36,6 +56,7 @@ class LRScheduler:
                                    "optimizer")
         self.base_lrs = [group["initial_lr"] for group in optimizer.param_groups]
         self.last_epoch = last_epoch
+        _track_step_called(optimizer)
         self._initial_step()
 
     def _initial_step(self):
@@ -62,6 +83,20 @@ class LRScheduler:
 
     def step(self, epoch=None):
         """Advance one epoch (or jump to ``epoch``, deprecated as in torch) and update the groups' lr."""
+        if self._step_count == 1:           # torch's warnings for the pre-1.1 order (scheduler before optimizer)
+            if not hasattr(self.optimizer.step, "_wrapped_by_lr_sched"):
+                warnings.warn("Seems like `optimizer.step()` has been overridden after learning rate scheduler "
+                              "initialization. Please, make sure to call `optimizer.step()` before "
+                              "`lr_scheduler.step()`. See more details at "
+                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                              stacklevel=2)
+            elif not getattr(self.optimizer, "_opt_called", False):
+                warnings.warn("Detected call of `lr_scheduler.step()` before `optimizer.step()`. In PyTorch 1.1.0 "
+                              "and later, you should call them in the opposite order: `optimizer.step()` before "
+                              "`lr_scheduler.step()`.  Failure to do this will result in PyTorch skipping the first "
+                              "value of the learning rate schedule. See more details at "
+                              "https://pytorch.org/docs/stable/optim.html#how-to-adjust-learning-rate", UserWarning,
+                              stacklevel=2)
         self._step_count += 1
         self._get_lr_called_within_step = True
         try:

@@ -8,15 +8,136 @@ numbers as torch.
 from __future__ import annotations
 
 import copy
-from collections import defaultdict
+import functools
+from collections import OrderedDict, defaultdict
+from collections.abc import Callable, Iterable
 from itertools import chain
+from typing import Any
 
 import numpy as np
 
 from .. import debug as _debug
 from ..tensor import Tensor
 
-__all__ = ["Optimizer", "required"]
+__all__ = ["Optimizer", "register_optimizer_step_post_hook", "register_optimizer_step_pre_hook", "required"]
+
+_global_optimizer_pre_hooks: OrderedDict = OrderedDict()
+_global_optimizer_post_hooks: OrderedDict = OrderedDict()
+_HOOK_DICTS = ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks", "_optimizer_state_dict_pre_hooks",
+               "_optimizer_state_dict_post_hooks", "_optimizer_load_state_dict_pre_hooks",
+               "_optimizer_load_state_dict_post_hooks")
+
+
+def _handle(hooks):
+    from ..utils.hooks import RemovableHandle      # (loads nn: on first use, as optim does not need it otherwise)
+    return RemovableHandle(hooks)
+
+
+def register_optimizer_step_pre_hook(hook):
+    """A hook run before every optimizer's ``step`` (``hook(optimizer, args, kwargs)``, may return new ``(args,
+    kwargs)``)."""
+    handle = _handle(_global_optimizer_pre_hooks)
+    _global_optimizer_pre_hooks[handle.id] = hook
+    return handle
+
+
+def register_optimizer_step_post_hook(hook):
+    """A hook run after every optimizer's ``step`` (``hook(optimizer, args, kwargs)``)."""
+    handle = _handle(_global_optimizer_post_hooks)
+    _global_optimizer_post_hooks[handle.id] = hook
+    return handle
+
+
+# The aliases optimizers written for torch annotate with (``from torch.optim.optimizer import ParamsT``).
+Args = tuple[Any, ...]
+Kwargs = dict[str, Any]
+StateDict = dict[str, Any]
+ParamsT = Iterable[Tensor] | Iterable[dict] | Iterable[tuple]
+GlobalOptimizerPreHook = Callable[..., Any]
+GlobalOptimizerPostHook = Callable[..., None]
+
+_FUSED_DEVICES = ["mps", "cuda", "xpu", "hpu", "cpu", "mtia", "privateuseone"]    # (torch's lists, for its words)
+_FOREACH_DEVICES = ["cuda", "xpu", "mtia", "privateuseone"]
+
+
+# --- the private helpers torch's own optimizer files use, which copies of them import ----------------------------
+def _use_grad_for_differentiable(func):
+    """Run ``step`` with gradients on only when the optimizer was made with ``differentiable=True``."""
+    @functools.wraps(func)
+    def _use_grad(*args, **kwargs):
+        from ..autograd.grad_mode import is_grad_enabled, set_grad_enabled
+        self = args[0]
+        prev = is_grad_enabled()
+        try:
+            set_grad_enabled(self.defaults["differentiable"])
+            return func(*args, **kwargs)
+        finally:
+            set_grad_enabled(prev)
+    return _use_grad
+
+
+def _get_value(x):
+    """A hyper-parameter or ``step`` held in a tensor as its Python number (as it is, while compiling)."""
+    from .. import compiler
+    if compiler.is_compiling():
+        return x
+    return x.item() if isinstance(x, Tensor) else x
+
+
+def _stack_if_compiling(x):
+    from .. import compiler
+    if compiler.is_compiling():
+        from .. import stack
+        return stack(x)
+    return x
+
+
+def _disable_dynamo_if_unsupported(single_tensor_fn=None):
+    """(torch keeps some multi-tensor updates out of its compiler; tapegrad's compiler takes an optimizer's step
+    as it is, so the decorator returns the function unchanged.)"""
+    if single_tensor_fn:
+        globals()[single_tensor_fn.__name__] = single_tensor_fn
+    return lambda func: func
+
+
+def _default_to_fused_or_foreach(params, differentiable, use_fused=False):
+    """``(fused, foreach)`` as torch picks them for these parameters: on the CPU, fused when asked for and every
+    parameter is floating, foreach never (its kernels are for accelerators)."""
+    if differentiable:
+        return False, False
+    fused = use_fused and all(p is None or (isinstance(p, Tensor) and p.is_floating_point()) for p in params)
+    foreach = not fused and all(p is None for p in params)
+    return fused, foreach
+
+
+def _device_dtype_check_for_fused(p, cuda_unsupported=False):
+    devices = [d for d in _FUSED_DEVICES if not (cuda_unsupported and d == "cuda")]
+    if not p.is_floating_point():
+        raise RuntimeError("`fused=True` requires all the params to be floating point Tensors of supported devices: "
+                           f"{devices} but {p.dtype} and {p.device.type}")
+
+
+def _view_as_real(params, *state_and_grads):
+    from .. import view_as_real
+    for i, p in enumerate(params):
+        if p.is_complex():
+            params[i] = view_as_real(params[i])
+            for s in state_and_grads:
+                s[i] = view_as_real(s[i])
+
+
+def _get_scalar_dtype(is_fused=None):
+    from .. import float32, float64, get_default_dtype
+    if is_fused:
+        return float32
+    return float64 if get_default_dtype() == float64 else float32
+
+
+def _to_scalar(x):
+    """A 1-element hyper-parameter tensor of one or more dimensions as a 0-d tensor; anything else unchanged."""
+    if isinstance(x, Tensor) and x.dim() != 0:
+        return x.squeeze()
+    return x
 
 
 class _Required:
@@ -36,6 +157,9 @@ class Optimizer:
 
     def __init__(self, params, defaults):
         self.defaults = defaults
+        for name in _HOOK_DICTS:
+            setattr(self, name, OrderedDict())
+        self._patch_step_function()
         self.state = defaultdict(dict)
         self.param_groups = []
         self._step_count = 0
@@ -53,15 +177,90 @@ class Optimizer:
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
+    def __setstate__(self, state):
+        """(Unpickling, copy.deepcopy; the ``__setstate__`` that optimizers written for torch call through
+        ``super()`` before setting their own group defaults.)"""
+        self.__dict__.update(state)
+        for name in _HOOK_DICTS:
+            if name not in self.__dict__:
+                setattr(self, name, OrderedDict())
+        self._patch_step_function()
+        self.defaults.setdefault("differentiable", False)
+
+    # --- hooks ---------------------------------------------------------------------------------------------
+    @staticmethod
+    def profile_hook_step(func):
+        """``func`` (a class's ``step``) wrapped to run the global and the optimizer's step pre- and post-hooks."""
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            self = args[0]
+            for pre_hook in chain(_global_optimizer_pre_hooks.values(), self._optimizer_step_pre_hooks.values()):
+                result = pre_hook(self, args, kwargs)
+                if result is not None:
+                    if isinstance(result, tuple) and len(result) == 2:
+                        args, kwargs = result
+                    else:
+                        raise RuntimeError(f"{func} must return None or a tuple of (new_args, new_kwargs), but got "
+                                           f"{result}.")
+            out = func(*args, **kwargs)
+            self._optimizer_step_code()
+            for post_hook in chain(self._optimizer_step_post_hooks.values(), _global_optimizer_post_hooks.values()):
+                post_hook(self, args, kwargs)
+            return out
+        return wrapper
+
+    def _optimizer_step_code(self):
+        """(An empty marker torch's profiler finds after each step.)"""
+
+    def _patch_step_function(self):
+        """Wrap this class's ``step`` once (as torch does on the first instance of each class)."""
+        self._zero_grad_profile_name = f"Optimizer.zero_grad#{self.__class__.__name__}.zero_grad"
+        if not getattr(self.__class__.step, "hooked", None):
+            self.__class__.step = self.profile_hook_step(self.__class__.step)
+            self.__class__.step.hooked = True
+
+    def _register(self, attr, hook, prepend=False):
+        hooks = getattr(self, attr)
+        handle = _handle(hooks)
+        hooks[handle.id] = hook
+        if prepend:
+            hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_step_pre_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` before each ``step``; may return new ``(args, kwargs)``."""
+        return self._register("_optimizer_step_pre_hooks", hook)
+
+    def register_step_post_hook(self, hook):
+        """``hook(optimizer, args, kwargs)`` after each ``step``."""
+        return self._register("_optimizer_step_post_hooks", hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` before ``state_dict()`` packs the state."""
+        return self._register("_optimizer_state_dict_pre_hooks", hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` after ``state_dict()``; a returned dict replaces it."""
+        return self._register("_optimizer_state_dict_post_hooks", hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        """``hook(optimizer, state_dict)`` before ``load_state_dict``; a returned dict is loaded instead."""
+        return self._register("_optimizer_load_state_dict_pre_hooks", hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        """``hook(optimizer)`` after ``load_state_dict``."""
+        return self._register("_optimizer_load_state_dict_post_hooks", hook, prepend)
+
     def __repr__(self):
-        lines = [self.__class__.__name__ + " ("]
+        """torch's layout: each group opens with a newline, so groups after the first follow an empty line;
+        ``param_names`` is listed like any option."""
+        text = self.__class__.__name__ + " ("
         for i, group in enumerate(self.param_groups):
-            lines.append(f"Parameter Group {i}")
+            text += f"\nParameter Group {i}\n"
             for key in sorted(group):
-                if key not in ("params", "param_names"):
-                    lines.append(f"    {key}: {group[key]}")
-        lines.append(")")
-        return "\n".join(lines)
+                if key != "params":
+                    text += f"    {key}: {group[key]}\n"
+        return text + ")"
 
     def add_param_group(self, param_group: dict):
         """Add a group of parameters (with its own options) to optimise."""
@@ -148,6 +347,8 @@ class Optimizer:
     # --- state dicts -------------------------------------------------------------------------------------
     def state_dict(self):
         """``{"state": {index: {...}}, "param_groups": [{..., "params": [indices]}]}``, as torch's."""
+        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
+            pre_hook(self)
         index = {}
         start = 0
         groups = []
@@ -159,12 +360,24 @@ class Optimizer:
             start += len(ids)
             groups.append(packed)
         state = {index[id(p)]: v for p, v in self.state.items() if id(p) in index}
-        return {"state": state, "param_groups": groups}
+        state_dict = {"state": state, "param_groups": groups}
+        for post_hook in self._optimizer_state_dict_post_hooks.values():
+            result = post_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        return state_dict
 
     def load_state_dict(self, state_dict):
-        """Restore what ``state_dict`` returned (values copied; floating state cast to the parameter's dtype)."""
-        state_dict = copy.deepcopy(state_dict)
-        groups, saved_groups = self.param_groups, state_dict["param_groups"]
+        """Restore what ``state_dict`` returned, as torch does: the groups' options deep-copied, the state's tensors
+        taken as they are — the same tensor objects where the dtype already matches, so that later steps update
+        the loaded dict's tensors in place too — floating ones cast to a floating parameter's dtype, ``step`` as
+        saved; state for indices that name no parameter kept under its key."""
+        state_dict = state_dict.copy()
+        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
+            result = pre_hook(self, state_dict)
+            if result is not None:
+                state_dict = result
+        groups, saved_groups = self.param_groups, copy.deepcopy(state_dict["param_groups"])
         if len(groups) != len(saved_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
         if any(len(g["params"]) != len(s["params"]) for g, s in zip(groups, saved_groups)):
@@ -172,29 +385,36 @@ class Optimizer:
                              "optimizer's group")
         id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
                           chain.from_iterable(g["params"] for g in groups)))
-        self.state = defaultdict(dict)
+        state = defaultdict(dict)
         for k, v in state_dict["state"].items():
-            k = int(k) if isinstance(k, str) else k
+            k = int(k) if isinstance(k, str) and k.isdigit() else k
             if k in id_map:
                 p = id_map[k]
-                self.state[p] = {key: _cast_state(p, key, val) for key, val in v.items()}
+                state[p] = _cast_state(p, None, v)
+            else:
+                state[k] = v
         new_groups = []
         for g, s in zip(groups, saved_groups):
-            s = dict(s)
             s["params"] = g["params"]
             if "param_names" in g and "param_names" not in s:
                 s["param_names"] = g["param_names"]
             new_groups.append(s)
-        self.param_groups = new_groups
+        self.__setstate__({"state": state, "param_groups": new_groups})
+        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
+            post_hook(self)
 
 
 def _cast_state(p, key, value):
+    """One saved state value for parameter ``p`` (torch's ``_cast``): a tensor is kept, or cast to a floating
+    ``p``'s dtype (``step`` never), dicts and lists are rebuilt around their values."""
     if isinstance(value, np.ndarray):
         value = Tensor._make(value)
     if isinstance(value, Tensor):
-        if key != "step" and value.is_floating_point() and value.dtype is not p.dtype:
-            return Tensor._make(value._array.astype(p._array.dtype))
-        return Tensor._make(value._array.copy())
+        if key != "step" and p.is_floating_point() and value.dtype is not p.dtype:
+            return value.to(dtype=p.dtype)
+        return value
     if isinstance(value, dict):
         return {k: _cast_state(p, k, v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(_cast_state(p, None, v) for v in value)
     return value

@@ -6,7 +6,7 @@ from ..tensor import Tensor
 from ._helpers import check, number, one_element_lr, params_with_grad, touched, weight_decay
 from .optimizer import Optimizer
 
-__all__ = ["SGD"]
+__all__ = ["SGD", "sgd"]
 
 
 class SGD(Optimizer):
@@ -34,20 +34,39 @@ class SGD(Optimizer):
         for group in self.param_groups:
             lr, momentum, dampening = number(group["lr"]), group["momentum"], group["dampening"]
             wd, nesterov = group["weight_decay"], group["nesterov"]
-            for p, g in params_with_grad(group):
-                if wd != 0 and p._grad.is_sparse:      # (torch adds the dense parameter to the sparse gradient)
-                    raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")
-                g = weight_decay(p, g, lr, wd)
-                if momentum != 0:
-                    state = self.state[p]
-                    buf = state.get("momentum_buffer")
-                    if buf is None:
-                        buf = state["momentum_buffer"] = Tensor._make(g.copy())
-                    else:
-                        b = buf._array
-                        b *= momentum
-                        b += g if dampening == 0 else (1 - dampening) * g
-                    g = g + momentum * buf._array if nesterov else buf._array
-                p._array -= lr * g
-                touched(p)
+            pairs = params_with_grad(group)
+            bufs = [self.state[p].get("momentum_buffer") for p, _ in pairs] if momentum != 0 else None
+            _sgd_arrays(pairs, bufs, lr, momentum, dampening, wd, nesterov)
+            if bufs is not None:
+                for (p, _), buf in zip(pairs, bufs):
+                    self.state[p]["momentum_buffer"] = buf
         return loss
+
+
+def _sgd_arrays(pairs, bufs, lr, momentum, dampening, wd, nesterov):
+    """The update of each ``(parameter, gradient array)``; ``bufs`` (with momentum) holds each momentum buffer
+    tensor or None, and gets the new ones."""
+    for i, (p, g) in enumerate(pairs):
+        if wd != 0 and p._grad is not None and p._grad.is_sparse:   # (torch adds the dense parameter to the sparse
+            raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) instead.")   # gradient)
+        g = weight_decay(p, g, lr, wd)
+        if momentum != 0:
+            buf = bufs[i]
+            if buf is None:
+                buf = bufs[i] = Tensor._make(g.copy())
+            else:
+                b = buf._array
+                b *= momentum
+                b += g if dampening == 0 else (1 - dampening) * g
+            g = g + momentum * buf._array if nesterov else buf._array
+        p._array -= lr * g
+        touched(p)
+
+
+def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None, grad_scale=None,
+        found_inf=None, *, weight_decay, momentum, lr, dampening, nesterov, maximize):
+    """The functional form (``torch.optim.sgd.sgd``): ``SGD.step``'s update of each parameter from the list of its
+    gradients; ``momentum_buffer_list`` gets a new buffer where it holds None."""
+    pairs = [(p, -g._array if maximize else g._array) for p, g in zip(params, d_p_list)]
+    _sgd_arrays(pairs, momentum_buffer_list if momentum != 0 else None, number(lr), momentum, dampening,
+                weight_decay, nesterov)

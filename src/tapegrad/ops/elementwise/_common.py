@@ -88,6 +88,16 @@ def fma32(x, y, z):
     return np.asarray(p).astype(np.float32)
 
 
+def number_arg(op, name, v):
+    """A Scalar argument of torch's (``alpha``, ``value``): a 0-d tensor that needs no gradient stands for the
+    number it holds (LAMB's ``p.add_(step, alpha=-lr * trust_ratio)``), any other tensor is torch's TypeError."""
+    if isinstance(v, Tensor):
+        if v._array.ndim != 0 or v.requires_grad:
+            raise TypeError(f"{op}(): argument '{name}' must be Number, not Tensor")
+        return v.item()
+    return v
+
+
 def _zeros_like(g):
     return Tensor._make(np.zeros_like(g._array))
 

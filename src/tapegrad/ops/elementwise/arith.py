@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
-                      _zeros_like, scalar_first)
+                      _zeros_like, number_arg, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -370,7 +370,28 @@ def _pow_np(a, e, d):
         return _int_pow(a, e)
     _no_bool("pow", d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if d.kind == "f" and e.__class__ is not np.ndarray and e in (3, -2, -0.5):
+            return np.asarray(_pow_special(a, e))
         return np.asarray(np.power(a, e))
+
+
+def _pow_special(a, e):
+    """torch's float kernel computes three exponents by formula, rounding each step (NumPy's power rounds once):
+    ``x * x * x`` for 3 (Beale's ``y ** 3`` differs in the last bit for a third of the values), ``1 / (x * x)``
+    for -2, ``1 / sqrt(x)`` for -0.5."""
+    if e == 3:
+        return a * a * a
+    if e == -2:
+        return 1 / (a * a)
+    return 1 / np.sqrt(a)
+
+
+def _pow_array(a, e):
+    """``a ** e`` of a backward's array as torch's ``pow`` kernel computes it (``a`` may be a Tensor)."""
+    if a.__class__ is np.ndarray and a.dtype.kind == "f" and e in (3, -2, -0.5):
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            return _pow_special(a, e)
+    return a ** e
 
 
 class Pow(Primitive):
@@ -399,12 +420,12 @@ class Pow(Primitive):
             return (_zeros_like(grad) if grad.__class__ is Tensor else np.zeros_like(grad)), None
         if ctx._cplx:               # grad * conj(e a^(e-1))
             return grad * cj(e * a ** (e - 1)), None
-        return grad * (e * a ** (e - 1)), None
+        return grad * (e * _pow_array(a, e - 1)), None
 
     @staticmethod
     def jvp(ctx, ta, _):
         a, e = ctx.inputs
-        return None if e == 0 else ta * (e * a ** (e - 1))
+        return None if e == 0 else ta * (e * _pow_array(a, e - 1))
 
 
 class PowTensor(Primitive):
@@ -479,6 +500,7 @@ def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
+    alpha = number_arg("add", "alpha", alpha)
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
@@ -491,6 +513,7 @@ def sub(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
+    alpha = number_arg("sub", "alpha", alpha)
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 
@@ -610,13 +633,13 @@ def _float_power_(self, exponent):
 def add_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("add_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, add, other, alpha=alpha)
+    return apply_inplace(self, add, other, alpha=number_arg("add_", "alpha", alpha))
 
 
 def sub_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("sub_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, sub, other, alpha=alpha)
+    return apply_inplace(self, sub, other, alpha=number_arg("sub_", "alpha", alpha))
 
 
 def mul_(self, other):

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, scalar_first)
+                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, number_arg, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -426,7 +426,7 @@ def addcmul(input, tensor1, tensor2, *deprecated, value=1):  # noqa: A002
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcmul", n, i + 1, v)
     broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
-    return Addcmul.apply(input, tensor1, tensor2, value)
+    return Addcmul.apply(input, tensor1, tensor2, number_arg("addcmul", "value", value))
 
 
 @_with_out
@@ -442,7 +442,7 @@ def addcdiv(input, tensor1, tensor2, *deprecated, value=1):  # noqa: A002
     for i, (n, v) in enumerate((("input", input), ("tensor1", tensor1), ("tensor2", tensor2))):
         _need_tensor("addcdiv", n, i + 1, v)
     broadcast_or_error(input.shape, tensor1.shape, tensor2.shape)
-    return Addcdiv.apply(input, tensor1, tensor2, value)
+    return Addcdiv.apply(input, tensor1, tensor2, number_arg("addcdiv", "value", value))
 
 
 class Copysign(Primitive):

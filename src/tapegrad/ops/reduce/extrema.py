@@ -182,7 +182,7 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
     """
     if isinstance(dim, Tensor) or other is not None:
         from ..elementwise import maximum
-        return maximum(input, dim if other is None else other)
+        return maximum(input, dim if other is None else other, out=out)     # (out: AMSGrad's max(m, v, out=m))
     if dim is None:
         return _write_out("max", MaxAll.apply(input, None, False), out)
     return _write_out("max", _with_dim(MaxDim, input, dim, keepdim, "max"), out)
@@ -196,7 +196,7 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
     """
     if isinstance(dim, Tensor) or other is not None:
         from ..elementwise import minimum
-        return minimum(input, dim if other is None else other)
+        return minimum(input, dim if other is None else other, out=out)     # (out: AMSGrad's max(m, v, out=m))
     if dim is None:
         return _write_out("min", MinAll.apply(input, None, False), out)
     return _write_out("min", _with_dim(MinDim, input, dim, keepdim, "min"), out)
