@@ -500,7 +500,8 @@ def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
-    alpha = number_arg("add", "alpha", alpha)
+    if alpha.__class__ is not int:
+        alpha = number_arg("add", "alpha", alpha)
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
@@ -513,7 +514,8 @@ def sub(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
-    alpha = number_arg("sub", "alpha", alpha)
+    if alpha.__class__ is not int:
+        alpha = number_arg("sub", "alpha", alpha)
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 
@@ -633,13 +635,17 @@ def _float_power_(self, exponent):
 def add_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("add_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, add, other, alpha=number_arg("add_", "alpha", alpha))
+    if alpha.__class__ is not int:
+        alpha = number_arg("add_", "alpha", alpha)
+    return apply_inplace(self, add, other, alpha=alpha)
 
 
 def sub_(self, other, *deprecated, alpha=1):
     if deprecated:
         alpha, (other,) = other, scalar_first("sub_", other, deprecated, "alpha", ("other",))
-    return apply_inplace(self, sub, other, alpha=number_arg("sub_", "alpha", alpha))
+    if alpha.__class__ is not int:
+        alpha = number_arg("sub_", "alpha", alpha)
+    return apply_inplace(self, sub, other, alpha=alpha)
 
 
 def mul_(self, other):
