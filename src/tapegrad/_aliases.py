@@ -145,9 +145,8 @@ def method(name, fn):
     needs no wrapper gets a copy with a code object of its own, the same bytecode: a frame of the method then
     tells itself apart from one of the namespace function (``_argtypes.from_stack``: torch counts a method's
     argument positions without self)."""
-    if name in PYTHON_DEFINED["Tensor"] or name.startswith("__"):
-        return fn
-    wrapped = with_aliases(fn, method=True, name=name)
+    python_defined = name in PYTHON_DEFINED["Tensor"] or name.startswith("__")
+    wrapped = fn if python_defined else with_aliases(fn, method=True, name=name)
     if wrapped is not fn or not isinstance(fn, types.FunctionType):
         return wrapped
     own = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)

@@ -35,16 +35,14 @@ TENSOR = frozenset({
     "log_probs", "targets", "grid", "theta", "var", "A", "B", "LU", "pivots", "tau", "elements", "test_elements",
     "query", "key", "value", "attn_mask", "x1", "x2", "y", "x", "tensor", "source", "real", "imag", "abs", "angle",
     "LU_data", "LU_pivots", "lengths", "offsets", "per_sample_weights", "the_template"})
-# tensor parameters that torch also takes a Python number for (a Scalar overload, or an int: select's index)
-NUMBER_OK = frozenset({"other", "exponent", "self", "value", "elements", "test_elements", "x", "y", "input2",
-                       "weight", "index", "src", "var"})
 TENSORS = frozenset({"tensors"})
 INT = frozenset({"dim", "dim0", "dim1", "dim2", "k", "chunks", "diagonal", "offset", "start_dim", "end_dim",
                  "num_groups", "groups", "n", "upscale_factor", "downscale_factor", "divisor_override",
                  "num_classes", "padding_idx", "row", "col", "dimension", "num_chunks"})
 BOOL = frozenset({"keepdim", "largest", "sorted", "descending", "stable", "unbiased", "return_inverse",
                   "return_counts", "right"})
-OPTIONAL = frozenset({"weight", "bias"})     # torch's Tensor? even where tapegrad's signature has no default
+OPTIONAL = frozenset({"weight", "bias"})
+_NOT_TENSORS = (str, bytes, list, tuple, dict, set)     # torch's Tensor? even where tapegrad's signature has no default
 SIZE = frozenset({"size", "shape", "dims", "sizes", "shifts", "kernel_size", "stride", "padding", "dilation",
                   "output_size", "output_padding"})
 
@@ -63,21 +61,17 @@ def _is_int(v):
     return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
 
 
-def _is_number(v):
-    return isinstance(v, (int, float, complex, np.number, np.bool_))
-
-
 def _problem(p, v, default, where, fname=""):
     """What torch says of parameter ``p`` given ``v`` (None: it fits): ``where`` is `` (position n)`` or ''."""
     T = _tensor_cls()
     what = type(v).__name__
     if p in TENSOR:
-        if isinstance(v, T) or (v is None and (default is None or p in OPTIONAL)) \
-                or (p in NUMBER_OK and _is_number(v)):
-            return None
-        if p == "source" and (_is_int(v) or isinstance(v, (list, tuple)) and all(map(_is_int, v))):
-            return None     # (movedim's source: dims)
-        return f"argument '{p}'{where} must be Tensor, not {what}"
+        # clearly not a tensor: None (unless optional), text, containers. A number, an ndarray or another object
+        # is blamed only where the op failed on it (``_check``'s second pass): many ops take a number there.
+        if v is None and default is not None and p not in OPTIONAL or isinstance(v, _NOT_TENSORS) and not (
+                p == "source" and all(map(_is_int, v if isinstance(v, (list, tuple)) else (v,)))):
+            return f"argument '{p}'{where} must be Tensor, not {what}"     # (movedim's source: dims)
+        return None
     if p in TENSORS:
         if not isinstance(v, (list, tuple)):
             return f"argument '{p}'{where} must be tuple of Tensors, not {what}"
@@ -118,15 +112,15 @@ def _innermost(fn):
     return fn
 
 
-_PARSER_ERROR = re.compile(r"^\w+\(\)(: argument | received an invalid combination of arguments)")
+_PARSER_ERROR = re.compile(r"^(\w+)\(\)(: argument | received an invalid combination of arguments)")
 _PARSER_WORDS = re.compile(r"^(\w+)\(\): argument '(\w+)'( \(position \d+\))? (must be .*)$", re.S)
 
 
-def _reposition(exc, names, positional, method):
+def _reposition(exc, name, names, positional, method):
     """An op's own check that raised the parser's words (``argument 'other' (position 2) must be Tensor``),
     with the position as this call passed it (a method counts without self; a keyword has none), or None."""
     m = _PARSER_WORDS.match(str(exc)) if isinstance(exc, TypeError) else None
-    if m is None or m.group(2) not in names:
+    if m is None or m.group(2) not in names or m.group(1) != name:
         return None
     i = names.index(m.group(2))
     where = f" (position {i + 1 - (1 if method else 0)})" if i < len(positional) else ""
@@ -143,8 +137,9 @@ def _check(name, fn, positional, keywords, method, exc=None):
         return None
     npos, nkw = code.co_argcount, code.co_kwonlyargcount
     names = code.co_varnames[:npos + nkw]
-    if isinstance(exc, TypeError) and _PARSER_ERROR.match(str(exc)):    # the op's own check said it in torch's
-        return _reposition(exc, names, positional, method)              # words already
+    m = _PARSER_ERROR.match(str(exc)) if isinstance(exc, TypeError) else None
+    if m and m.group(1) == name:          # the function's own check said it in torch's words already
+        return _reposition(exc, name, names, positional, method)
     defaults = dict(zip(names[npos - len(fn.__defaults__ or ()):npos], fn.__defaults__ or ()))
     defaults.update(fn.__kwdefaults__ or {})
     first = 1 if method else 0
@@ -164,7 +159,7 @@ def _check(name, fn, positional, keywords, method, exc=None):
     if star is not None and len(positional) > npos:
         rest = tuple(positional[npos:])
         p = star
-        v = rest[0] if len(rest) == 1 and isinstance(rest[0], (list, tuple)) else rest
+        v = rest[0] if len(rest) == 1 and not _is_int(rest[0]) else rest     # f(*size) given one sequence
         msg = _problem(p, v, missing, f" (position {npos + 1 - first})")
         if msg:
             return TypeError(f"{name}(): {msg}")
@@ -173,17 +168,17 @@ def _check(name, fn, positional, keywords, method, exc=None):
             msg = _problem(p, keywords[p], defaults.get(p, missing), "", name)
             if msg:
                 return TypeError(f"{name}(): {msg}")
-    # a number where a tensor parameter takes one in general, but this op failed on it ("'bool' object has no
-    # attribute 'dtype'": allclose, cross... have no Scalar overload)
+    # a number (or another object) where many ops take a number, but this op failed on it: "'bool' object has no
+    # attribute 'dtype'" (exp(2.0), relu(True), allclose(x, True) have no Scalar overload)
     if isinstance(exc, AttributeError):
         given = [(i, p, positional[i]) for i, p in enumerate(names[:npos]) if first <= i < len(positional)]
         given += [(None, p, keywords[p]) for p in names if p in keywords]
         for i, p, v in given:
-            if p in NUMBER_OK and p in TENSOR and _is_number(v) \
+            if p in TENSOR and not isinstance(v, _tensor_cls()) and v is not None \
                     and str(exc).startswith(f"'{type(v).__name__}' object has no attribute"):
                 where = "" if i is None else f" (position {i + 1 - first})"
                 return TypeError(f"{name}(): argument '{p}'{where} must be Tensor, not {type(v).__name__}")
-    return _reposition(exc, names, positional, method)
+    return _reposition(exc, name, names, positional, method)
 
 
 def explain(name, fn, args, kwargs, method=False, exc=None):
@@ -234,6 +229,8 @@ def entries():
     for name, obj in vars(_tensor_cls()).items():
         if isinstance(obj, types.FunctionType) and (not name.startswith("_") or name.startswith("__")):
             add(name, obj, True)
+            if name.startswith("__"):     # an operator (x + None): not the parser's; its error stays Python's
+                found[id(_innermost(obj).__code__)] = found[id(obj.__code__)] = (None, obj, True)
     _entries, _sizes = found, sizes
     return found
 
@@ -245,16 +242,14 @@ def _keywords(frame):
         kw = frame.f_locals.get("kwargs")
         return tuple(kw) if isinstance(kw, dict) else ()
     code, last = frame.f_code, frame.f_lasti
-    prev = []
-    for ins in dis.get_instructions(code):
-        if ins.offset >= last:
-            if ins.opname == "CALL_KW" and prev and isinstance(prev[-1].argval, tuple):
-                return prev[-1].argval
-            break
-        if ins.opname not in ("CACHE", "PRECALL"):
-            prev.append(ins)
-    if prev and prev[-1].opname == "KW_NAMES":
-        return code.co_consts[prev[-1].arg]
+    seen = [ins for ins in dis.get_instructions(code) if ins.offset <= last and ins.opname not in ("CACHE", "PRECALL")]
+    if len(seen) < 2:
+        return ()
+    call, before = seen[-1], seen[-2]
+    if call.opname == "CALL_KW" and isinstance(before.argval, tuple):     # (3.13)
+        return before.argval
+    if call.opname == "CALL" and before.opname == "KW_NAMES":             # (3.11, 3.12)
+        return code.co_consts[before.arg]
     return ()
 
 
@@ -278,6 +273,8 @@ def from_stack(exc=None):
             return None
         frame = frames[i]
         name, fn, method = table[id(frame.f_code)]
+        if name is None:
+            return None
         j = i - 1
         while j >= 0 and frames[j].f_code in WRAPPER_CODES:      # the decorators around it
             if frames[j].f_code is _WRAPPER_CODE:
