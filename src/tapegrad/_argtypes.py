@@ -174,7 +174,7 @@ def _check(name, fn, positional, keywords, method, exc=None):
         given = [(i, p, positional[i]) for i, p in enumerate(names[:npos]) if first <= i < len(positional)]
         given += [(None, p, keywords[p]) for p in names if p in keywords]
         for i, p, v in given:
-            if p in TENSOR and not isinstance(v, _tensor_cls()) and v is not None \
+            if p in TENSOR and not isinstance(v, _tensor_cls()) and (v is not None or p in OPTIONAL) \
                     and str(exc).startswith(f"'{type(v).__name__}' object has no attribute"):
                 where = "" if i is None else f" (position {i + 1 - first})"
                 return TypeError(f"{name}(): argument '{p}'{where} must be Tensor, not {type(v).__name__}")
