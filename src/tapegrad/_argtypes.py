@@ -3,20 +3,24 @@
 torch's argument parser checks every argument's type before an op runs (``torch.exp(None)``: ``exp(): argument
 'input' (position 1) must be Tensor, not NoneType``). tapegrad checks nothing on the way in, so an eager op pays
 nothing; a call with a wrong type fails somewhere inside (``'NoneType' object has no attribute 'dtype'``), and
-the code that already catches errors at the boundary asks this module for torch's words instead:
+the ``except`` clauses on paths that exist anyway ask this module for torch's words instead:
 
-- ``explain(name, fn, args, kwargs, method)``: the public wrapper ``_aliases.with_aliases`` (on every function of
-  torch's parser that has a ``dim``/``keepdim``/``input``/``other`` parameter) knows the call exactly;
-- ``from_stack()``: ``Function.apply`` (an op's forward failed) finds the outermost public tapegrad function on
-  the stack (``entries``: the functions of ``tapegrad``, ``nn.functional``, ``linalg``, ``special``, ``fft`` and
-  the Tensor methods, by code object; ``bind`` gives each Tensor method a code object of its own) and reads its
-  arguments from its frame (which of them were keywords: from the caller's call instruction).
+- ``explain(name, fn, args, kwargs, method, exc)``: the wrapper ``_aliases.with_aliases`` (on every function of
+  torch's parser with a ``dim``/``keepdim``/``input``/``other`` parameter) knows the call exactly;
+- ``from_stack(exc)``: the ``out=`` and autocast decorators' wrappers, ``Function.apply`` (a forward that failed)
+  and the helpers that inspect an argument anyway (``normalize_dim``, view sizes, ``to_dtype``, ``_size``) find
+  the outermost public tapegrad function among the frames of the stack and of ``exc``'s traceback (``entries``:
+  the functions of ``tapegrad``, ``nn.functional``, ``linalg``, ``special``, ``fft`` and the Tensor methods, by
+  code object; ``_aliases.method`` gives each Tensor method a code object of its own) and read its arguments from
+  its frame (which were keywords: from the caller's call instruction, or a wrapper's ``kwargs``).
 
-Both check the arguments by their parameters' names (torch's names, which tapegrad's functions take): a tensor
-parameter (``input``, ``other``, ``weight``...) must get a Tensor (None where its default is None; a number
-where torch has a Scalar overload: ``other``, ``exponent``...), ``dim``-like ones an int, ``keepdim``-like ones a
-bool, ``dtype`` a dtype, ``size``/``shape`` a tuple of ints. The first argument that does not fit gives torch's
-TypeError; where every argument fits, they return None and the original error stands.
+Both judge the arguments by their parameters' names (torch's names, which tapegrad's functions take): a tensor
+parameter (``input``, ``other``, ``weight``...) given None (unless optional), text or a container is torch's
+"must be Tensor"; a number, an ndarray or another object only where the op failed on it ("'bool' object has no
+attribute 'dtype'": many ops take a number there); ``dim``-like ones want an int, ``keepdim``-like ones a bool,
+``dtype`` a dtype, ``size``/``shape``/``kernel_size``... a tuple of ints. The first argument that does not fit
+gives torch's TypeError; where every argument fits, they return None and the original error stands (an op's own
+check in torch's words keeps them, its position recounted for a method). Operators (``x + None``) keep Python's.
 """
 
 from __future__ import annotations
@@ -41,8 +45,9 @@ INT = frozenset({"dim", "dim0", "dim1", "dim2", "k", "chunks", "diagonal", "offs
                  "num_classes", "padding_idx", "row", "col", "dimension", "num_chunks"})
 BOOL = frozenset({"keepdim", "largest", "sorted", "descending", "stable", "unbiased", "return_inverse",
                   "return_counts", "right"})
+# torch's Tensor? even where tapegrad's signature has no default: None is blamed only where the op failed on it
 OPTIONAL = frozenset({"weight", "bias"})
-_NOT_TENSORS = (str, bytes, list, tuple, dict, set)     # torch's Tensor? even where tapegrad's signature has no default
+_NOT_TENSORS = (str, bytes, list, tuple, dict, set)
 SIZE = frozenset({"size", "shape", "dims", "sizes", "shifts", "kernel_size", "stride", "padding", "dilation",
                   "output_size", "output_padding"})
 
