@@ -96,8 +96,8 @@ _KNOWN_BY_REASON = (
         scatter_reduce.prod:method scatter_reduce.sum:fn scatter_reduce.sum:method slice_scatter:fn
         slice_scatter:method split.list_args:fn split:fn split:method take:fn take:method take_along_dim:fn
         take_along_dim:method tensor_split:fn tensor_split:method trapz:fn triangular_solve:fn tril_indices:fn
-        triu_indices:fn unflatten:method unfold:fn unfold:method unfold_copy:fn unique:fn unique:method
-        unique_consecutive:fn unique_consecutive:method unsafe_split:fn unsafe_split:method where:fn where:method"""),
+        triu_indices:fn unfold:fn unfold:method unfold_copy:fn unique:fn unique:method unique_consecutive:fn
+        unique_consecutive:method unsafe_split:fn unsafe_split:method where:fn where:method"""),
     (_ACCEPTS, """
         __radd__:fn __rand__:fn __rmul__:fn __ror__:fn __rxor__:fn _native_batch_norm_legit:fn alias_copy:fn
         bucketize:fn chunk:fn chunk:method cumulative_trapezoid:fn eq:fn eq:method ge:fn ge:method gt:fn gt:method

@@ -197,6 +197,10 @@ def normalize_dim(dim: int, ndim: int) -> int:
             raise
         raise err from None
     if not inside:
+        if not isinstance(dim, (int, np.integer)):     # (x.sum(1.5) on a 1-d tensor: torch's TypeError)
+            err = _argtypes.from_stack()
+            if err is not None:
+                raise err
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
 
