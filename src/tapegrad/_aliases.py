@@ -152,6 +152,7 @@ def method(name, fn):
     own = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
     own.__kwdefaults__, own.__qualname__, own.__doc__, own.__module__ = \
         fn.__kwdefaults__, fn.__qualname__, fn.__doc__, fn.__module__
+    own.__annotations__ = fn.__annotations__
     own.__dict__.update(fn.__dict__)
     _argtypes.METHOD_COPIES[id(own.__code__)] = name
     return own
