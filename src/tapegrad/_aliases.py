@@ -15,6 +15,10 @@ together with its torch name is torch's TypeError (``sum() got an unexpected key
 
 from __future__ import annotations
 
+import types
+
+from . import _argtypes
+
 __all__ = ["ALIASES", "with_aliases", "install", "PYTHON_DEFINED", "PARSER_FUNCTIONS"]
 
 # torch's numpy_compatibility_arg_names: the torch name -> the NumPy names the parser also takes
@@ -78,8 +82,14 @@ def _table(fn, method):
     return table or None
 
 
-def with_aliases(fn, method=False, name=None):
-    """``fn`` taking torch's NumPy-style names too (``fn`` itself when it has none of the parameters)."""
+# how torch's parser names the functions of these namespaces in its errors (``linalg_solve()``)
+PARSER_PREFIX = {"linalg": "linalg_", "special": "special_", "fft": "fft_"}
+
+
+def with_aliases(fn, method=False, name=None, where=None):
+    """``fn`` taking torch's NumPy-style names too (``fn`` itself when it has none of the parameters); a failed
+    call whose argument has a wrong type raises torch's TypeError (``_argtypes.explain``: free when nothing
+    fails), naming the function as torch's parser does in namespace ``where``."""
     if getattr(fn, "_aliases", None) is not None:          # already wrapped
         return fn
     table = _table(fn, method)
@@ -87,6 +97,7 @@ def with_aliases(fn, method=False, name=None):
         return fn
     names = frozenset(table)
     name = name or getattr(fn, "__name__", "function")
+    parser_name = PARSER_PREFIX.get(where, "") + name
 
     def call(*args, **kwargs):
         if kwargs and not names.isdisjoint(kwargs):
@@ -95,13 +106,23 @@ def with_aliases(fn, method=False, name=None):
                 if target in kwargs or (pos is not None and pos < len(args)):
                     raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
                 kwargs[target] = kwargs.pop(alias)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except Exception as e:      # a wrong-typed argument gets torch's TypeError (free when nothing fails)
+            err = _argtypes.explain(parser_name, fn, args, kwargs, method, e)
+            if err is None:
+                raise
+            raise err from None
 
     call.__wrapped__ = fn          # (functools.update_wrapper's work, without its per-call cost at import)
     call.__name__, call.__qualname__, call.__doc__ = fn.__name__, fn.__qualname__, fn.__doc__
     call.__module__ = fn.__module__
     call._aliases = table
     return call
+
+
+_argtypes._WRAPPER_CODE = with_aliases(lambda input: input).__code__
+_argtypes.WRAPPER_CODES.add(_argtypes._WRAPPER_CODE)
 
 
 def install(namespace: dict, where: str, names=None):
@@ -116,11 +137,22 @@ def install(namespace: dict, where: str, names=None):
         fn = namespace.get(n)
         if fn.__class__.__name__ != "function" or not getattr(fn, "__module__", "").startswith("tapegrad"):
             continue
-        namespace[n] = with_aliases(fn, name=n)
+        namespace[n] = with_aliases(fn, name=n, where=where)
 
 
 def method(name, fn):
-    """A Tensor method as ``bind`` attaches it (torch's Python-defined methods take no alias)."""
-    if name in PYTHON_DEFINED["Tensor"] or name.startswith("__"):
-        return fn
-    return with_aliases(fn, method=True, name=name)
+    """A Tensor method as ``bind`` attaches it (torch's Python-defined methods take no alias). A function that
+    needs no wrapper gets a copy with a code object of its own, the same bytecode: a frame of the method then
+    tells itself apart from one of the namespace function (``_argtypes.from_stack``: torch counts a method's
+    argument positions without self)."""
+    python_defined = name in PYTHON_DEFINED["Tensor"] or name.startswith("__")
+    wrapped = fn if python_defined else with_aliases(fn, method=True, name=name)
+    if wrapped is not fn or not isinstance(fn, types.FunctionType):
+        return wrapped
+    own = types.FunctionType(fn.__code__.replace(), fn.__globals__, fn.__name__, fn.__defaults__, fn.__closure__)
+    own.__kwdefaults__, own.__qualname__, own.__doc__, own.__module__ = \
+        fn.__kwdefaults__, fn.__qualname__, fn.__doc__, fn.__module__
+    own.__annotations__ = fn.__annotations__
+    own.__dict__.update(fn.__dict__)
+    _argtypes.METHOD_COPIES[id(own.__code__)] = name
+    return own

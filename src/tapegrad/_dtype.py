@@ -109,7 +109,14 @@ def to_dtype(d) -> dtype:
     name = getattr(d, "__module__", "")
     if name.startswith("torch") and hasattr(d, "is_floating_point"):  # a real torch.dtype
         return _BY_NAME[str(d).split(".")[-1]]
-    return from_numpy_dtype(d)
+    try:
+        return from_numpy_dtype(d)
+    except TypeError:      # not a dtype: torch's TypeError for the public call's argument, where it has one
+        from ._argtypes import from_stack
+        err = from_stack()
+        if err is None:
+            raise
+        raise err from None
 
 
 import builtins as _b  # noqa: E402

@@ -816,7 +816,8 @@ def _size(size):
         if isinstance(s, Tensor):
             s = int(s)
         if not isinstance(s, (int, np.integer)) or isinstance(s, bool):
-            raise TypeError(f"size must be a sequence of ints, but got {type(s).__name__}")
+            from ._argtypes import from_stack      # (torch's words for the public call's argument, where it has any)
+            raise from_stack() or TypeError(f"size must be a sequence of ints, but got {type(s).__name__}")
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: {list(size)}")
         out.append(int(s))

@@ -19,6 +19,7 @@ from sys import getrefcount as _getrefcount
 
 import numpy as np
 
+from .. import _argtypes
 from .._npcompat import QUIET, broadcast_error, quiet_enter, quiet_exit, quiet_state
 from .grad_mode import INFERENCE_SAVED, INFERENCE_VERSION, _state, no_grad
 
@@ -612,8 +613,8 @@ def _apply(cls, *args, **kwargs):
     token = None if quiet_state() is QUIET else quiet_enter(QUIET)
     try:
         out = cls.forward(_Scratch(), *raw, **kwargs)
-    except ValueError as e:       # NumPy's broadcasting error is torch's RuntimeError (free when nothing fails)
-        err = broadcast_error(e)
+    except Exception as e:   # torch's error for a wrong-typed argument or a broadcast (free when nothing fails)
+        err = _forward_error(e)
         if err is None:
             raise
         raise err from None
@@ -623,6 +624,16 @@ def _apply(cls, *args, **kwargs):
     if out.__class__ is tuple:
         return tuple(T._make(o) if o.__class__ is not T else o for o in out)
     return T._make(out)
+
+
+def _forward_error(e):
+    """The error torch raises where a built-in op's forward failed with ``e`` (None: ``e`` itself): a wrong-typed
+    argument of the public call in progress is torch's TypeError (its parser checks types first), NumPy's
+    broadcasting ValueError torch's RuntimeError."""
+    err = _argtypes.from_stack(e)
+    if err is None and isinstance(e, ValueError):
+        err = broadcast_error(e)
+    return err
 
 
 Function.apply = classmethod(_apply)   # one call less per op than a method that calls _apply
@@ -727,8 +738,8 @@ def _record(cls, args, kwargs):
     token = None if quiet_state() is QUIET else quiet_enter(QUIET)
     try:
         out = cls.forward(ctx, *raw, **kwargs)
-    except ValueError as e:
-        err = broadcast_error(e)
+    except Exception as e:
+        err = _forward_error(e)
         if err is None:
             raise
         raise err from None

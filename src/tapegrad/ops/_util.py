@@ -15,7 +15,7 @@ import weakref
 
 import numpy as np
 
-from .. import _aliases, _dtype
+from .. import _aliases, _argtypes, _dtype
 from ..autograd.function import Primitive, _Scratch, _active
 from ..autograd.grad_mode import _state
 from ..tensor import Tensor
@@ -72,7 +72,14 @@ def autocast_listed(kind):
             ac = AUTOCAST[0]
             if ac is not None:
                 args, kwargs = ac.cast(args, kwargs, kind)
-            return fn(*args, **kwargs)
+            try:
+                return fn(*args, **kwargs)
+            except Exception as e:      # a wrong-typed argument: torch's TypeError (free when nothing fails)
+                err = _argtypes.from_stack(e)
+                if err is None:
+                    raise
+                raise err from None
+        _argtypes.WRAPPER_CODES.add(wrapped.__code__)
         return wrapped
     return deco
 
@@ -190,7 +197,18 @@ def shape_str(shape) -> str:
 def normalize_dim(dim: int, ndim: int) -> int:
     """A dim in ``[-ndim, ndim)`` (0-d tensors accept -1 and 0) as a non-negative index; torch's IndexError."""
     n = max(ndim, 1)
-    if not -n <= dim < n:
+    try:
+        inside = -n <= dim < n
+    except TypeError:      # not a number: torch's TypeError for the public call's argument (free when it is one)
+        err = _argtypes.from_stack()
+        if err is None:
+            raise
+        raise err from None
+    if not inside:
+        if not isinstance(dim, (int, np.integer)):     # (x.sum(1.5) on a 1-d tensor: torch's TypeError)
+            err = _argtypes.from_stack()
+            if err is not None:
+                raise err
         raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], but got {dim})")
     return dim % n
 
@@ -957,6 +975,13 @@ def writes_out(fn=None, *, dtype="same", error=None, no_overlap=False):
     def wrapper(*args, out=None, **kwargs):
         if no_overlap and isinstance(out, Tensor):
             assert_no_overlap(out, (*args, *kwargs.values()))
-        res = fn(*args, **kwargs)
+        try:
+            res = fn(*args, **kwargs)
+        except Exception as e:      # a wrong-typed argument: torch's TypeError (free when nothing fails)
+            err = _argtypes.from_stack(e)
+            if err is None:
+                raise
+            raise err from None
         return res if out is None else write_out(name, res, out, dtype, error)
+    _argtypes.WRAPPER_CODES.add(wrapper.__code__)
     return wrapper

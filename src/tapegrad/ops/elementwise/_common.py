@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ... import _dtype
+from ... import _argtypes, _dtype
 from ..._npcompat import broadcast_error
 from ...autograd.function import _active
 from ...tensor import invalid_arguments
@@ -157,14 +157,17 @@ def _with_out(fn=None, *, dtype="cast", error=None):
             check_overlap(out._array, args, kwargs)       # (torch's TensorIterator checks, as for x.op_(...))
         try:
             res = fn(*args, **kwargs)
-        except ValueError as e:   # (the ops computed outside a Function: NumPy's broadcasting error as torch's)
-            err = broadcast_error(e)
+        except Exception as e:    # a wrong-typed argument is torch's TypeError; NumPy's broadcasting error (the
+            err = _argtypes.from_stack(e)   # ops computed outside a Function) torch's RuntimeError
+            if err is None and isinstance(e, ValueError):
+                err = broadcast_error(e)
             if err is None:
                 raise
             raise err from None
         if out is None:
             return res
         return write_out(name, res, out, dtype, error)
+    _argtypes.WRAPPER_CODES.add(wrapper.__code__)
     return wrapper
 
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import math
 import warnings
+from operator import index as _index
 
 import numpy as np
 
-from ... import _dtype
+from ... import _argtypes, _dtype
 from ...autograd.grad_mode import _state
 from ...tensor import Size, _varargs_keyword
 from .. import _util
@@ -26,7 +27,13 @@ def _nd(x):
 def _size_arg(shape):
     if len(shape) == 1 and isinstance(shape[0], (tuple, list)):
         shape = tuple(shape[0])
-    return tuple(int(s) for s in shape)
+    try:
+        return tuple(map(_index, shape))      # (ints only, as torch's parser: ``view(2.0, 3)`` is its TypeError)
+    except TypeError:
+        err = _argtypes.from_stack()
+        if err is None:
+            raise
+        raise err from None
 
 
 def _infer_shape(shape, numel):
