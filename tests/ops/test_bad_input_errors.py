@@ -106,6 +106,12 @@ for _d in (1, 2, 3):
             CONV.append((f"{_f}-bias-{_dx}-{_db}", lambda T, f=_f, xs=_xs, ws=_ws, dx=_dx, db=_db: getattr(
                 T.nn.functional, f)(T.ones(*xs, dtype=getattr(T, dx)), T.ones(*ws, dtype=getattr(T, dx)),
                                     T.ones(2, dtype=getattr(T, db)))))
+        # a weight of another dtype too: torch names the bias first (non-transposed), the weight otherwise
+        for _dx, _dw, _db in (("float32", "float64", "float64"), ("float64", "float32", "float32"),
+                              ("float32", "float64", "float32"), ("float64", "float32", None)):
+            CONV.append((f"{_f}-weight-{_dx}-{_dw}-bias-{_db}", lambda T, f=_f, xs=_xs, ws=_ws, dx=_dx, dw=_dw,
+                         db=_db: getattr(T.nn.functional, f)(T.ones(*xs, dtype=getattr(T, dx)), T.ones(
+                             *ws, dtype=getattr(T, dw)), None if db is None else T.ones(2, dtype=getattr(T, db)))))
         for _lab, _w, _kw in (("weight-2d", (2, 2), {}), ("weight-1d", (2,), {}), ("groups3", _ws, {"groups": 3}),
                               ("groups-1", _ws, {"groups": -1})):
             CONV.append((f"{_f}-{_lab}", lambda T, f=_f, xs=_xs, w=_w, kw=_kw: getattr(T.nn.functional, f)(
