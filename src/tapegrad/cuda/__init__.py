@@ -15,8 +15,9 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "manual_see
            "get_device_capability", "get_device_properties", "mem_get_info", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "memory_summary", "is_bf16_supported", "get_rng_state", "set_rng_state",
-           "get_rng_state_all", "set_rng_state_all", "initial_seed", "ipc_collect", "device", "stream", "current_stream",
-           "default_stream", "Stream", "StreamContext", "Event", "OutOfMemoryError", "amp"]
+           "get_rng_state_all", "set_rng_state_all", "initial_seed", "ipc_collect", "device", "stream",
+           "current_stream", "default_stream", "Stream", "StreamContext", "Event", "OutOfMemoryError", "amp",
+           "random"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
