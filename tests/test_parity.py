@@ -153,6 +153,24 @@ def test_the_same_exception_in_both_runs_is_not_agreement(tmp_path, torch):
     assert "KeyError" in r.divergence.message and "ValueError: tapegrad's error" in r.divergence.message
 
 
+def test_an_error_that_names_its_op_first_is_the_same_error(tmp_path, torch):
+    # tapegrad's op errors may say "conv2d: <torch's message>" (ops._util.op_error): still the same failure
+    path = script(tmp_path, "op_named.py", """
+        import torch
+        print(torch.ones(2).sum().item())
+        torch.nn.functional.conv2d(torch.ones(1, 1, 3, 3, dtype=torch.float64), torch.ones(1, 1, 2, 2))
+    """)
+    r = parity.run(path)
+    assert r.outcome == "same-error" and not r.agree, r.report()
+    path = script(tmp_path, "op_named_other.py", """
+        import torch
+        if type(torch.ones(1)).__module__.startswith("tapegrad"):
+            raise RuntimeError("conv2d: expected scalar type Double but found Float")
+        raise RuntimeError("expected scalar type Float but found Double")
+    """)
+    assert parity.run(path).divergence.kind == "exception"
+
+
 def test_every_torch_import_form_resolves_to_tapegrad(tmp_path):
     path = script(tmp_path, "imports.py", """
         import torch

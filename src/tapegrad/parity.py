@@ -37,8 +37,9 @@ outcome             exit  when
 (usage error)       2     a bad command line (an unknown option, a missing script, ``--timeout 0`` ...)
 ``nothing``         3     both runs finished but printed no number to compare (after ``--ignore``): nothing shows
                           that they agree
-``same-error``      4     both runs failed the same way (the same exception and message, or the same non-zero exit
-                          status), their numbers agreeing up to there: the script did not run to completion
+``same-error``      4     both runs failed the same way (the same exception and message, tapegrad's perhaps naming
+                          its op first, ``conv2d: ...``; or the same non-zero exit status), their numbers agreeing
+                          up to there: the script did not run to completion
                           (a SyntaxError, a missing file, or an error tapegrad reproduces faithfully)
 ``timeout``         5     a run, or both, ran past ``--timeout`` and was stopped, with no divergence in what the two
                           printed before
@@ -147,6 +148,13 @@ def _printed_numbers(line):
 def _normalise_text(line):
     line = _ADDRESS.sub("0x?", line)
     return line.replace("torch::autograd::", "").replace("tapegrad", "torch")
+
+
+def _same_message(torch_message, tapegrad_message):
+    """The same error text, where tapegrad's may name its op first (``conv2d: <torch's message>``, the form of
+    ``ops._util.op_error``)."""
+    a, b = _normalise_text(torch_message), _normalise_text(tapegrad_message)
+    return a == b or (bool(a) and b.endswith(": " + a) and " " not in b[:len(b) - len(a) - 2])
 
 
 @dataclass
@@ -356,7 +364,7 @@ def compare(torch_run, tapegrad_run, rtol=1e-5, atol=0.0, ignore=(), compare_tex
     if not torch_run.ok:
         ea, eb = torch_run.exception, tapegrad_run.exception
         if ((ea or {}).get("type") != (eb or {}).get("type")
-                or (ea and eb and _normalise_text(ea["message"]) != _normalise_text(eb["message"]))
+                or (ea and eb and not _same_message(ea["message"], eb["message"]))
                 or (not ea and not eb and torch_run.returncode != tapegrad_run.returncode)):
             return (Divergence("exception", f"both runs failed, differently: torch: "
                                f"{torch_run.describe_exception()}; tapegrad: "

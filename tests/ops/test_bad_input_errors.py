@@ -106,6 +106,12 @@ for _d in (1, 2, 3):
             CONV.append((f"{_f}-bias-{_dx}-{_db}", lambda T, f=_f, xs=_xs, ws=_ws, dx=_dx, db=_db: getattr(
                 T.nn.functional, f)(T.ones(*xs, dtype=getattr(T, dx)), T.ones(*ws, dtype=getattr(T, dx)),
                                     T.ones(2, dtype=getattr(T, db)))))
+        # a weight of another dtype too: torch names the bias first (non-transposed), the weight otherwise
+        for _dx, _dw, _db in (("float32", "float64", "float64"), ("float64", "float32", "float32"),
+                              ("float32", "float64", "float32"), ("float64", "float32", None)):
+            CONV.append((f"{_f}-weight-{_dx}-{_dw}-bias-{_db}", lambda T, f=_f, xs=_xs, ws=_ws, dx=_dx, dw=_dw,
+                         db=_db: getattr(T.nn.functional, f)(T.ones(*xs, dtype=getattr(T, dx)), T.ones(
+                             *ws, dtype=getattr(T, dw)), None if db is None else T.ones(2, dtype=getattr(T, db)))))
         for _lab, _w, _kw in (("weight-2d", (2, 2), {}), ("weight-1d", (2,), {}), ("groups3", _ws, {"groups": 3}),
                               ("groups-1", _ws, {"groups": -1})):
             CONV.append((f"{_f}-{_lab}", lambda T, f=_f, xs=_xs, w=_w, kw=_kw: getattr(T.nn.functional, f)(
@@ -414,3 +420,68 @@ def test_signal_windows_refuse_a_sparse_layout(name):
     tg = _err(tapegrad, lambda T: getattr(T.signal.windows, name)(5, layout=T.sparse_coo))
     assert tg[0] is th[0] is ValueError and tg[1] == th[1].replace("torch.", "tapegrad.")
     assert getattr(tapegrad.signal.windows, name)(4, layout=tapegrad.strided).shape == (4,)
+
+
+# --- operands of two dtypes: products, linear/bilinear, normalisation parameters, prelu (were silently promoted) --
+MIXED = []
+for _x, _y in (("float32", "float64"), ("float64", "float32"), ("float32", "float16")):
+    for _a, _b in (((3,), (3,)), ((3,), (2, 3, 4)), ((2, 2, 3), (3,)), ((2, 3), (2, 3, 4)), ((2, 2, 3), (3, 4)),
+                   ((2, 2, 3), (2, 3, 4)), ((2, 3), (3,)), ((3,), (3, 4)), ((2, 3), (3, 4))):
+        MIXED.append((f"matmul-{_a}-{_b}-{_x}-{_y}", lambda T, a=_a, b=_b, x=_x, y=_y: T.matmul(
+            T.ones(a, dtype=getattr(T, x)), T.ones(b, dtype=getattr(T, y)))))
+    MIXED.append((f"bmm-{_x}-{_y}", lambda T, x=_x, y=_y: T.bmm(T.ones(1, 2, 3, dtype=getattr(T, x)),
+                                                               T.ones(1, 3, 4, dtype=getattr(T, y)))))
+    MIXED.append((f"mv-{_x}-{_y}", lambda T, x=_x, y=_y: T.mv(T.ones(2, 3, dtype=getattr(T, x)),
+                                                             T.ones(3, dtype=getattr(T, y)))))
+    for _nd in (1, 2, 3):
+        for _wd, _bd in ((_y, None), (_y, _x), (_y, _y), (_x, _y)):
+            MIXED.append((f"linear-{_nd}d-{_x}-{_wd}-{_bd}", lambda T, nd=_nd, x=_x, w=_wd, b=_bd: T.nn.functional.linear(
+                T.ones(*((2,) * (nd - 1) + (3,)), dtype=getattr(T, x)), T.ones(4, 3, dtype=getattr(T, w)),
+                None if b is None else T.ones(4, dtype=getattr(T, b)))))
+    for _i, _f in enumerate(((_x, _y, _x, None), (_x, _x, _y, None), (_x, _x, _x, _y), (_y, _y, _y, _x))):
+        MIXED.append((f"bilinear-{_i}-{_x}-{_y}", lambda T, f=_f: T.nn.functional.bilinear(
+            T.ones(2, 3, dtype=getattr(T, f[0])), T.ones(2, 3, dtype=getattr(T, f[1])),
+            T.ones(4, 3, 3, dtype=getattr(T, f[2])), None if f[3] is None else T.ones(4, dtype=getattr(T, f[3])))))
+    MIXED.append((f"prelu-{_x}-{_y}", lambda T, x=_x, y=_y: T.nn.functional.prelu(
+        T.ones(2, 4, 3, dtype=getattr(T, x)), T.ones(4, dtype=getattr(T, y)))))
+
+
+def _norm_cases(T, x, p):
+    def o(n, d):
+        return T.ones(n, dtype=getattr(T, d))
+    F, inp = T.nn.functional, T.ones(2, 4, 3, dtype=getattr(T, x))
+    return {"layer_norm-w": lambda: F.layer_norm(inp, (3,), o(3, p)),
+            "layer_norm-b": lambda: F.layer_norm(inp, (3,), None, o(3, p)),
+            "layer_norm-wb": lambda: F.layer_norm(inp, (3,), o(3, x), o(3, p)),
+            "batch_norm-running": lambda: F.batch_norm(inp, o(4, p), o(4, p)),
+            "batch_norm-w": lambda: F.batch_norm(inp, o(4, x), o(4, x), o(4, p), o(4, p)),
+            "batch_norm-train": lambda: F.batch_norm(inp, None, None, o(4, p), o(4, p), training=True),
+            "group_norm": lambda: F.group_norm(inp, 2, o(4, p), o(4, p)),
+            "instance_norm": lambda: F.instance_norm(inp, weight=o(4, p), bias=o(4, p))}
+
+
+for _x, _p in (("float32", "float64"), ("float64", "float32"), ("float32", "float16"), ("float64", "float16"),
+               ("float16", "float64")):
+    for _k in _norm_cases(tapegrad, _x, _p):
+        MIXED.append((f"{_k}-{_x}-{_p}", lambda T, k=_k, x=_x, p=_p: _norm_cases(T, x, p)[k]()))
+
+
+@_cases(MIXED)
+def test_mixed_dtype_operands(fn):
+    assert_same_error(fn)
+
+
+@pytest.mark.parametrize("x, p", [("float16", "float32")])
+def test_norms_accept_float32_parameters_of_a_half_input(x, p):
+    for k in _norm_cases(tapegrad, x, p):
+        if k in ("layer_norm-wb", "batch_norm-w"):
+            continue     # (these mix the input's own dtype with float32: refused, tested above)
+        a, b = _norm_cases(torch, x, p)[k](), _norm_cases(tapegrad, x, p)[k]()
+        assert str(a.dtype).split(".")[1] == b.dtype.name, k
+        np_a = a.float().numpy()
+        assert abs(np_a - b.float().numpy()).max() < 1e-2, k
+    # instance_norm's running statistics may have another dtype (torch accepts them)
+    xs = {T: T.ones(2, 4, 3) for T in (torch, tapegrad)}
+    for T in (torch, tapegrad):
+        T.nn.functional.instance_norm(xs[T], T.zeros(4, dtype=T.float64), T.ones(4, dtype=T.float64),
+                                      use_input_stats=False)

@@ -15,8 +15,9 @@ __all__ = ["is_available", "device_count", "is_initialized", "init", "manual_see
            "get_device_capability", "get_device_properties", "mem_get_info", "memory_allocated",
            "max_memory_allocated", "memory_reserved", "max_memory_reserved", "reset_peak_memory_stats",
            "reset_max_memory_allocated", "memory_summary", "is_bf16_supported", "get_rng_state", "set_rng_state",
-           "get_rng_state_all", "set_rng_state_all", "ipc_collect", "device", "stream", "current_stream",
-           "default_stream", "Stream", "StreamContext", "Event", "OutOfMemoryError", "amp"]
+           "get_rng_state_all", "set_rng_state_all", "initial_seed", "ipc_collect", "device", "stream",
+           "current_stream", "default_stream", "Stream", "StreamContext", "Event", "OutOfMemoryError", "amp",
+           "random"]
 
 _NOT_COMPILED = "Torch not compiled with CUDA enabled"
 
@@ -73,7 +74,14 @@ reset_peak_memory_stats = _no_cuda("reset_peak_memory_stats")
 reset_max_memory_allocated = _no_cuda("reset_max_memory_allocated")
 memory_summary = _no_cuda("memory_summary")
 get_rng_state = _no_cuda("get_rng_state")
-get_rng_state_all = _no_cuda("get_rng_state_all")
+initial_seed = _no_cuda("initial_seed")
+
+
+def get_rng_state_all() -> list:
+    """One state per GPU: none, so ``[]`` (as torch's CPU build answers)."""
+    return []
+
+
 ipc_collect = _no_cuda("ipc_collect")
 current_stream = _no_cuda("current_stream")
 default_stream = _no_cuda("default_stream")
@@ -139,9 +147,9 @@ class OutOfMemoryError(RuntimeError):
 
 
 def __getattr__(name):
-    if name == "amp":
+    if name in ("amp", "random"):
         import importlib
-        return importlib.import_module(f"{__name__}.amp")
+        return importlib.import_module(f"{__name__}.{name}")
     # torch.cuda.FloatTensor and friends: isinstance is always False; making one is the CPU-only error
     from .._legacy import CUDA_TYPES
     if name in CUDA_TYPES:

@@ -282,6 +282,8 @@ def _conv(op, d, input, weight, bias, stride, padding, dilation, groups, transpo
     if len(ws) != d + 2:
         raise op_error(op, f"Expected {len(ws)}-dimensional input for {len(ws)}-dimensional weight "
                            f"{shape_str(ws)}, but got {len(xs)}-dimensional input of size {shape_str(xs)} instead")
+    if not transposed and bias is not None and bias.dtype != input.dtype and weight.dtype != input.dtype:
+        _check_bias_type(op, d, input, bias, transposed)  # torch names the bias before a weight of another dtype
     _check_float_pair(op, input, weight)
     unbatched = len(xs) == d + 1
     if unbatched:

@@ -740,6 +740,9 @@ def prelu(input, weight):  # noqa: A002
     >>> tapegrad.prelu(tapegrad.tensor([-2., 1.]), tapegrad.tensor([0.25]))
     tensor([-0.5000,  1.0000])
     """
+    if isinstance(weight, Tensor) and isinstance(input, Tensor) and input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got {input.dtype._legacy} and "
+                           f"{weight.dtype._legacy}")
     return Prelu.apply(input, weight)
 
 

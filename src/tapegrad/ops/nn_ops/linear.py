@@ -12,6 +12,8 @@ import numpy as np
 
 from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, linear_jvp, mT, multilinear_jvp,
                      normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape)
+from ..linalg.products import Addmm as _Addmm_
+from ..linalg.products import _CNAME, _same_dtype
 from ._common import _Cat, _c, _float_only
 
 
@@ -38,9 +40,8 @@ class _Addmm(Primitive):
     def forward(ctx, bias, x, w):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
-        if not x.dtype == w.dtype == bias.dtype:
-            d = np.result_type(x, w, bias)
-            x, w = x.astype(d, copy=False), w.astype(d, copy=False)
+        if not x.dtype == w.dtype == bias.dtype:    # torch's addmm checks: self (bias), then mat1 (input)
+            _Addmm_.check_dtypes(bias, x, w)
         ctx.save_crossed(1, 2)
         if x.dtype.kind == "c":
             ctx._cplx = True          # the gradients use the conjugate factors (torch's convention)
@@ -78,11 +79,11 @@ class _MmT(Primitive):
     def forward(ctx, x, w):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
-        d = np.result_type(x, w)
+        _same_dtype(x, w)           # (torch's mm refuses a weight of another dtype than the input)
         ctx.save_crossed(0, 1)
-        if d.kind == "c":
+        if x.dtype.kind == "c":
             ctx._cplx = True
-        return x.astype(d, copy=False) @ w.astype(d, copy=False).T
+        return x @ w.T
 
     @staticmethod
     def backward(ctx, grad):
@@ -156,6 +157,10 @@ def bilinear(input1, input2, weight, bias=None):
     >>> F.bilinear(tapegrad.ones(2, 3), tapegrad.ones(2, 4), tapegrad.ones(5, 3, 4)).shape
     tapegrad.Size([2, 5])
     """
+    ts = [("input1", input1), ("input2", input2), ("weight", weight)] + ([("bias", bias)] if bias is not None else [])
+    if any(t.dtype != input1.dtype for _, t in ts):
+        raise RuntimeError("All tensors must have the same dtype, got " + ", ".join(
+            f"{n}: {_CNAME.get(t.dtype.name, t.dtype.name)}" for n, t in ts))
     s1, s2, sw = input1._array.shape, input2._array.shape, weight._array.shape
     if len(sw) != 3 or s1[:-1] != s2[:-1] or s1[-1] != sw[1] or s2[-1] != sw[2]:
         raise op_error("bilinear", f"input1 {shape_str(s1)}, input2 {shape_str(s2)} and weight {shape_str(sw)} "

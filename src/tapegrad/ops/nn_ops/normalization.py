@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 
+from ... import _dtype
 from .._util import Primitive, Tensor, shape_str
 from ._common import _c, _float_only
 from .linear import _View
@@ -116,6 +117,19 @@ def _check_normalized_shape(input, normalized_shape, weight, bias=None, rms=Fals
     return ns
 
 
+def _check_mixed_dtype(input, *params):
+    """torch's CPU rule for normalisation parameters (weight, bias, running statistics) of another dtype than the
+    input: allowed only as float32 parameters of a float16/bfloat16 input; anything else is refused, not
+    promoted."""
+    ps = [p for p in params if p is not None]
+    if all(p.dtype == input.dtype for p in ps):
+        return
+    if any(p.dtype is not _dtype.float32 for p in ps):
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+    if input.dtype not in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+
+
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     """Normalise over the trailing ``normalized_shape`` dims, then scale by ``weight`` and shift by ``bias``.
 
@@ -125,6 +139,9 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     ns = _check_normalized_shape(input, normalized_shape, weight, bias)
+    if weight is not None and bias is not None and weight.dtype == input.dtype != bias.dtype:
+        raise RuntimeError(f"expected scalar type {input.dtype._legacy} but found {bias.dtype._legacy}")
+    _check_mixed_dtype(input, weight, bias)
     return NativeLayerNorm.apply(input, weight, bias, len(ns), eps)
 
 
@@ -309,6 +326,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("bias", bias)):
         if t is not None and t._array.size != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t._array.size}")
+    _check_mixed_dtype(input, weight, bias, running_mean, running_var)
     return NativeBatchNorm.apply(input, weight, bias, (running_mean, running_var), bool(training),
                                  0.1 if momentum is None else momentum, eps)
 
@@ -392,6 +410,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-5):
         if t is not None and t._array.size != shape[1]:
             raise RuntimeError(f"Expected {name} tensor to have {shape[1]} elements, but got {name} of shape "
                                f"{shape_str(t.shape)}")
+    _check_mixed_dtype(input, weight, bias)
     return NativeGroupNorm.apply(input, weight, bias, int(num_groups), eps)
 
 
@@ -446,6 +465,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     for name, t in (("running_mean", running_mean), ("running_var", running_var), ("weight", weight), ("bias", bias)):
         if t is not None and t.dim() <= 1 and t._array.size * b != b * c:
             raise RuntimeError(f"{name} should contain {b * c} elements not {t._array.size * b}")
+    _check_mixed_dtype(input, weight, bias)   # (running statistics of another dtype are accepted, as in torch)
     x = input.reshape((1, b * c) + shape[2:])
     out = _NativeInstanceNorm.apply(x, rep(weight), rep(bias), (running_mean, running_var), bool(use_input_stats),
                                     0.1 if momentum is None else momentum, eps)
