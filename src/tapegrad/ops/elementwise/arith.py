@@ -72,6 +72,8 @@ class AddAlpha(Primitive):
         ctx.alpha = alpha
         if d is _F16 and alpha.__class__ in (float, int):
             return _half_alpha(a, b, alpha, 1)
+        if d.kind == "b":   # bool arithmetic: alpha is read as a bool, + is "or"
+            return np.asarray(np.logical_or(a, np.logical_and(b, bool(alpha))))
         return a + alpha * b
 
     @staticmethod
@@ -140,7 +142,7 @@ def _alpha(ctx):
 
 
 def _is_bool(v):
-    return isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
+    return isinstance(v, bool) or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
 
 
 def _sub_check(a, b):
@@ -470,6 +472,22 @@ class RPow(Primitive):
         return grad * (result * log_base), None
 
 
+def _checked_alpha(alpha, input, other):  # noqa: A002
+    """A non-int ``alpha`` of add/sub as torch's alpha_check takes it: a NumPy scalar is a Python number (np.bool_
+    a float, as torch reads it; its float64 must not promote the arrays); a bool alpha needs a bool result, a
+    float one a floating result, a complex one a complex result."""
+    if isinstance(alpha, np.generic):
+        alpha = float(alpha) if isinstance(alpha, np.bool_) else alpha.item()
+    kind = _dtype.result_type(input, other).np.kind
+    if alpha.__class__ is bool and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if alpha.__class__ is float and kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if alpha.__class__ is complex and kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    return alpha
+
+
 @_with_out
 def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """``input + alpha * other``, broadcasting (``add(input, alpha, other)``: torch's deprecated order).
@@ -479,6 +497,8 @@ def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
+    if alpha.__class__ is not int:
+        alpha = _checked_alpha(alpha, input, other)
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
@@ -491,6 +511,8 @@ def sub(input, other, *deprecated, alpha=1):  # noqa: A002
     """
     if deprecated:
         alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
+    if alpha.__class__ is not int:
+        alpha = _checked_alpha(alpha, input, other)
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 

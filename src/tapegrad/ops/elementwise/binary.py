@@ -100,7 +100,10 @@ def _remainder_np(a, b, d):
     _no_bool("remainder_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.remainder(a, b))
+        r = np.asarray(np.remainder(a, b))
+    if d.kind == "f":    # a zero remainder takes the dividend's sign (torch's fmod-then-adjust); NumPy's the divisor's
+        r = np.where(r == 0, np.copysign(r, a), r)
+    return r
 
 
 def _mod_ops(name, mod_np, rounding, doc):
