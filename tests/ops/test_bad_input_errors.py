@@ -414,3 +414,18 @@ def test_signal_windows_refuse_a_sparse_layout(name):
     tg = _err(tapegrad, lambda T: getattr(T.signal.windows, name)(5, layout=T.sparse_coo))
     assert tg[0] is th[0] is ValueError and tg[1] == th[1].replace("torch.", "tapegrad.")
     assert getattr(tapegrad.signal.windows, name)(4, layout=tapegrad.strided).shape == (4,)
+
+
+# --- tensor lists with an element that is no Tensor: torch's TypeError naming the element ----------------------
+_LISTED = ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack")
+_VARARGS = ("block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d",
+            "atleast_3d")
+TENSOR_LISTS = [(f"{n}-{type(b).__name__}", (lambda n, b: lambda T: getattr(T, n)([T.ones(2), b]))(n, b))
+                for n in _LISTED for b in (None, 3, [1.0])]
+TENSOR_LISTS += [(f"{n}-{type(b).__name__}", (lambda n, b: lambda T: getattr(T, n)(T.ones(2), b))(n, b))
+                 for n in _VARARGS for b in (None, 3)]
+
+
+@_cases(TENSOR_LISTS)
+def test_tensor_list_element_errors(fn):
+    assert_same_error(fn)

@@ -482,6 +482,9 @@ def broadcast_tensors(*tensors):
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     shape = broadcast_or_error(*(t._array.shape for t in tensors)) if tensors else ()
     return tuple(t if t._array.shape == shape else expand(t, shape) for t in tensors)
 
