@@ -9,8 +9,8 @@ import numpy as np
 
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
-from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
-                      _zeros_like, scalar_first)
+from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _real_only, _two_numbers, _w,
+                      _with_out, _zeros_like, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -273,14 +273,14 @@ class Div(Primitive):
 
 
 def _floor_div_np(a, b, d):
-    _no_bool("div_floor_cpu", d)
+    _real_only("div_floor_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(np.floor_divide(a, b))
 
 
 def _trunc_div_np(a, b, d):
-    _no_bool("div_trunc_cpu", d)
+    _real_only("div_trunc_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if d.kind in "fc":
