@@ -360,3 +360,20 @@ def test_distributions_load_lazily():
     code = ("import sys, tapegrad; assert 'tapegrad.distributions' not in sys.modules; "
             "tapegrad.distributions.Normal(0.0, 1.0); assert 'tapegrad.distributions' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.distributions.TransformedDistribution(m.distributions.Normal(0.0, 1.0),
+                                                      [m.distributions.transforms.ExpTransform()]),
+    lambda m: m.distributions.RelaxedOneHotCategorical(m.tensor(0.5), logits=m.zeros(3)),
+    lambda m: m.distributions.LKJCholesky(3, 1.0)])
+def test_moments_not_implemented_say_what_torch_says(torch, make):
+    """mean/variance/stddev of a distribution without them: torch's bare NotImplementedError; mode's names the
+    class."""
+    for attr in ("mean", "variance", "stddev", "mode"):
+        msgs = []
+        for m in (torch, tapegrad):
+            with pytest.raises(NotImplementedError) as e:
+                getattr(make(m), attr)
+            msgs.append(str(e.value).replace("torch.", "tapegrad."))
+        assert msgs[0] == msgs[1], (attr, msgs)
