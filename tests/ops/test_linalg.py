@@ -59,6 +59,11 @@ ERRORS = [
     ("solve_triangular_int", lambda m: m.linalg.solve_triangular(m.eye(2, dtype=m.long), m.ones(2, 1), upper=False)),
     ("cholesky_solve_dtypes", lambda m: m.cholesky_solve(m.ones(2, 1, dtype=m.float64), m.eye(2))),
     ("triangular_solve_dtypes", lambda m: m.triangular_solve(m.ones(2, 1, dtype=m.float64), m.eye(2))),
+    ("matmul_mv_dtypes", lambda m: m.ones(3, 2, 2) @ m.ones(2, dtype=m.float64)),
+    ("mv_dtypes", lambda m: m.mv(m.ones(2, 2, dtype=m.long), m.ones(2))),
+    ("matmul_dot_dtypes", lambda m: m.ones(2, dtype=m.float16) @ m.ones(2)),
+    ("matmul_mm_dtypes", lambda m: m.ones(2) @ m.ones(2, 2, dtype=m.int64)),
+    ("matmul_bmm_dtypes", lambda m: m.ones(2, 2) @ m.ones(3, 2, 2, dtype=m.float64)),
 ]
 
 

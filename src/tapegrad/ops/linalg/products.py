@@ -9,21 +9,43 @@ import math
 
 import numpy as np
 
+from ... import _dtype
 from .._util import writes_out
 from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, mT, multilinear_jvp, op_error, promote,
                      sum_to_shape)
 from ._common import _const, _dtname, _mT
 
 
-_CNAME = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short", "int8": "char",
+_CNAME = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+          "int8": "signed char",
           "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half", "complex64": "c10::complex<float>",
           "complex128": "c10::complex<double>"}
+
+
+def _matmul_same_dtype(a, b):
+    """matmul's dtype check in the words of the kernel torch folds the product into: dot (vector . vector),
+    addmv (matrices @ vector), bmm (a batched right operand), mm (the rest)."""
+    if a.dtype == b.dtype:
+        return
+    if b.ndim == 1:
+        if a.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_legacy(a)} and "
+                               f"{_legacy(b)}")
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_legacy(b)}, {_legacy(a)}, "
+                           f"and {_legacy(b)}")
+    if b.ndim >= 3:
+        raise RuntimeError(f"expected scalar type {_legacy(a)} but found {_legacy(b)}")
+    _same_dtype(a, b)
 
 
 def _same_dtype(a, b):
     if a.dtype != b.dtype:
         na, nb = _CNAME.get(a.dtype.name, a.dtype.name), _CNAME.get(b.dtype.name, b.dtype.name)
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {na} != {nb}")
+
+
+def _legacy(a):
+    return _dtype.from_numpy_dtype(a.dtype)._legacy
 
 
 class Matmul(Primitive):
@@ -52,7 +74,7 @@ class Matmul(Primitive):
             raise op_error("matmul", f"shapes ({', '.join(map(str, a.shape))}) and ({', '.join(map(str, b.shape))})"
                            f" cannot be multiplied ({ka} != {kb}) [mat1 and mat2 shapes cannot be multiplied "
                            f"({sa} and {sb})]")
-        _same_dtype(a, b)
+        _matmul_same_dtype(a, b)
         if a.dtype.kind == "c":
             ctx._cplx = True         # the gradients take the conjugate transposes (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
