@@ -99,6 +99,7 @@ NUMPY_SCALAR_OPS = {
     "rsub": lambda m, t, v: v - t, "div": lambda m, t, v: t / v, "rdiv": lambda m, t, v: v / t,
     "pow": lambda m, t, v: t.abs() ** v, "lt": lambda m, t, v: t < v, "where": lambda m, t, v: m.where(t > 1, t, v),
     "add_alpha": lambda m, t, v: m.add(t, t, alpha=v), "sub_alpha": lambda m, t, v: t.sub(t, alpha=v),
+    "pow_neg": lambda m, t, v: t ** -v,
 }
 
 

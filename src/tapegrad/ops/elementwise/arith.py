@@ -383,8 +383,10 @@ class Pow(Primitive):
     @staticmethod
     def forward(ctx, a, exponent):
         a, e, d = promote(a, exponent)
-        if d.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if d.kind in "iu" and isinstance(exponent, (int, np.integer)):
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            _dtype.check_scalar(int(exponent), _dtype.from_numpy_dtype(d))   # (torch's overflow error)
         ctx.save_inputs(0)
         ctx.exponent = exponent
         if d.kind == "c":
