@@ -92,6 +92,62 @@ def test_result_type_with_default_float64(torch):
         torch.set_default_dtype(torch.float32)
 
 
+NUMPY_SCALARS = [np.float64(1.5), np.float32(1.5), np.float16(1.5), np.int64(3), np.int32(3), np.uint8(3),
+                 np.bool_(True)]
+NUMPY_SCALAR_OPS = {
+    "add": lambda m, t, v: t + v, "radd": lambda m, t, v: v + t, "mul": lambda m, t, v: m.mul(t, v),
+    "rsub": lambda m, t, v: v - t, "div": lambda m, t, v: t / v, "rdiv": lambda m, t, v: v / t,
+    "pow": lambda m, t, v: t.abs() ** v, "lt": lambda m, t, v: t < v, "where": lambda m, t, v: m.where(t > 1, t, v),
+    "add_alpha": lambda m, t, v: m.add(t, t, alpha=v), "sub_alpha": lambda m, t, v: t.sub(t, alpha=v),
+    "pow_neg": lambda m, t, v: t ** -v,
+}
+
+
+@pytest.mark.parametrize("name", list(NUMPY_SCALAR_OPS))
+@pytest.mark.parametrize("kind", ["dim", "zero"])
+def test_numpy_scalars_are_numbers_like_torch(torch, name, kind):
+    """A NumPy scalar operand (np.log(n), an element of an array) is a Python number to torch, not a 0-d tensor of
+    its NumPy dtype: ``loss + np.float64(x)`` stays float32; np.bool_ counts as a float (torch reads it as one)."""
+    errs = []
+    for dt in ("float32", "float16", "int64", "int8", "bool"):
+        a = _pair(torch, dt, kind)
+        for v in NUMPY_SCALARS:
+            if name == "sub_alpha" and dt == "bool":
+                continue
+            errs += _check(lambda m, t: NUMPY_SCALAR_OPS[name](m, t, v), torch, f"{name} {dt} {v!r}", a)
+            if name == "add":
+                want = torch.result_type(a[1], v)
+                got = tapegrad.result_type(a[0], v)
+                if got.name != str(want).split(".")[-1]:
+                    errs.append(f"result_type {dt} {v!r}: {got} != torch {want}")
+    assert not errs, "\n".join(errs)
+
+
+@pytest.mark.parametrize("alpha", [1.5, True, 2, 1j, 0])
+@pytest.mark.parametrize("dt", ["int64", "bool", "float32"])
+def test_add_sub_alpha_check_like_torch(torch, alpha, dt):
+    """torch's alpha_check: a float alpha needs a floating result, a bool one a bool result, a complex one a complex
+    result; bool + bool with an int alpha stays bool."""
+    x = np.array([True, False]) if dt == "bool" else np.array([1, 2]).astype(dt)
+    errs = []
+    for name in ("add", "sub", "add_"):
+        f = {"add": lambda m, t: m.add(t, t, alpha=alpha), "sub": lambda m, t: m.sub(t, t, alpha=alpha),
+             "add_": lambda m, t: t.clone().add_(t, alpha=alpha)}[name]
+        errs += _check(f, torch, f"{name} {dt} alpha={alpha!r}", (tapegrad.tensor(x), torch.tensor(x)))
+    assert not errs, "\n".join(errs)
+
+
+def test_remainder_zero_takes_the_dividends_sign(torch):
+    a = [-1.0, 1.0, -0.0, 0.0, -1.0, 1.0, 3.0, -3.0, -2.5]
+    b = [0.5, 0.5, 0.5, -0.5, -0.5, -0.5, 1.5, -1.5, 2.0]
+    for dt in ("float32", "float64"):
+        for f in (lambda m, x, y: m.remainder(x, y), lambda m, x, y: x % y, lambda m, x, y: x % 0.5):
+            want = f(torch, torch.tensor(a, dtype=getattr(torch, dt)), torch.tensor(b, dtype=getattr(torch, dt)))
+            got = f(tapegrad, tapegrad.tensor(a, dtype=getattr(tapegrad, dt)), tapegrad.tensor(b, dtype=getattr(tapegrad, dt)))
+            np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want.numpy()))
+            np.testing.assert_allclose(got.numpy(), want.numpy())
+
+
 # --- promotion through every binary op -------------------------------------------------------------------------
 BINARY = {
     "add": lambda m, a, b: m.add(a, b), "sub": lambda m, a, b: m.sub(a, b), "mul": lambda m, a, b: m.mul(a, b),

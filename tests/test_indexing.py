@@ -135,6 +135,22 @@ def test_setitem_value_requiring_grad_with_other_dtype(torch):
     assert str(res[0][2]).split(".")[-1] == str(res[1][2]).split(".")[-1]
 
 
+@pytest.mark.parametrize("key", [1, (slice(None), 0), (Ellipsis, 1)])
+def test_setitem_of_a_parameter_records_the_copy(torch, key):
+    """``buffer[t] = parameter`` (a Kalman filter storing its prior mean): the value is a Tensor subclass that
+    requires grad, so the write is recorded (CopySlices) and the gradient reaches the Parameter."""
+    res = []
+    for m in (torch, tapegrad):
+        p = m.nn.Parameter(m.tensor([1.5, -2.0]))
+        y = m.zeros(2, 2)
+        y[key] = p
+        (y * m.tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+        res.append((type(y.grad_fn).__name__, y.detach().numpy().copy(), p.grad.numpy().copy()))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_allclose(res[1][1], res[0][1])
+    np.testing.assert_allclose(res[1][2], res[0][2])
+
+
 def test_leaf_errors_and_no_grad(torch):
     msgs = []
     for m in (torch, tapegrad):

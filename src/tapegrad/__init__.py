@@ -116,6 +116,9 @@ def __getattr__(name):
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         return getattr(autocast_mode, name)
+    if name in ("_standard_gamma", "_sample_dirichlet"):   # (private torch ops used for Gamma/Dirichlet draws)
+        from .distributions import dirichlet, gamma
+        return gamma.standard_gamma if name == "_standard_gamma" else dirichlet.sample_dirichlet
     if name in ("sparse_coo_tensor", "spmm"):
         from . import sparse
         return getattr(sparse, name)

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _dtype, _random
 from ._random import _gen
-from .tensor import Tensor, _check_device, _size, _varargs_keyword, invalid_arguments
+from .tensor import Tensor, _check_device, _size, _varargs_keyword, int_arg, invalid_arguments
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
            "ones_like", "full_like", "empty_like", "arange", "linspace", "logspace", "eye", "rand", "randn",
@@ -567,6 +567,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     _check_device(device, layout)
+    steps = int_arg(steps)
     _space_args("linspace", start, end, steps)
     d = np.dtype(_dt(_out_dtype(dtype, out)))
     if d.kind in "iuf" and not isinstance(start, complex) and not isinstance(end, complex):
@@ -618,6 +619,7 @@ def _split(x):
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     _check_device(device, layout)
+    steps = int_arg(steps)
     _space_args("logspace", start, end, steps, base)
     arr = np.logspace(float(start), float(end), int(steps), base=base).astype(_dt(_out_dtype(dtype, out)))
     return _made(arr, requires_grad, out, "logspace")
@@ -626,6 +628,7 @@ def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None,
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The identity matrix (``n`` x ``m``)."""
     _check_device(device, layout)
+    n, m = int_arg(n), int_arg(m)
     for i, (name, v) in enumerate((("n", n), ("m", m))):
         if v is None:
             continue

@@ -843,6 +843,14 @@ def _varargs_keyword(args, kw, op, name):
     return (value,)
 
 
+def int_arg(v):
+    """``v`` for an ``int`` parameter of torch's: a one-element integer (or bool) tensor, which torch's parser
+    takes for an int (``torch.eye(torch.tensor(3))``), as a Python int; anything else as it is."""
+    if isinstance(v, Tensor) and v._array.size == 1 and v._array.dtype.kind in "iub":
+        return int(v._array.reshape(()).item())
+    return v
+
+
 def invalid_arguments(op, args, signatures):
     """torch's TypeError for arguments that match none of ``op``'s signatures (given as torch prints them; a
     signature given as ``(signature, True)`` is followed by torch's note on which arguments did not match)."""

@@ -360,3 +360,46 @@ def test_distributions_load_lazily():
     code = ("import sys, tapegrad; assert 'tapegrad.distributions' not in sys.modules; "
             "tapegrad.distributions.Normal(0.0, 1.0); assert 'tapegrad.distributions' in sys.modules")
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize("make", [
+    lambda m: m.distributions.TransformedDistribution(m.distributions.Normal(0.0, 1.0),
+                                                      [m.distributions.transforms.ExpTransform()]),
+    lambda m: m.distributions.RelaxedOneHotCategorical(m.tensor(0.5), logits=m.zeros(3)),
+    lambda m: m.distributions.LKJCholesky(3, 1.0)])
+def test_moments_not_implemented_say_what_torch_says(torch, make):
+    """mean/variance/stddev of a distribution without them: torch's bare NotImplementedError; mode's names the
+    class."""
+    for attr in ("mean", "variance", "stddev", "mode"):
+        msgs = []
+        for m in (torch, tapegrad):
+            with pytest.raises(NotImplementedError) as e:
+                getattr(make(m), attr)
+            msgs.append(str(e.value).replace("torch.", "tapegrad."))
+        assert msgs[0] == msgs[1], (attr, msgs)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_private_gamma_and_dirichlet_draws_as_torch(torch, dtype):
+    """``torch._standard_gamma`` (reparameterized: StandardGammaBackward0) and ``torch._sample_dirichlet`` (a
+    NotImplemented node whose backward raises), drawn from torch's stream, with or without a generator."""
+    alpha = np.array([0.3, 1.0, 2.5])
+    res = []
+    for m in (torch, tapegrad):
+        m.manual_seed(5)
+        a = m.tensor(alpha, dtype=getattr(m, dtype), requires_grad=True)
+        g = m._standard_gamma(a)
+        g.sum().backward()
+        d = m._sample_dirichlet(a)
+        with pytest.raises(RuntimeError, match="derivative for aten::_sample_dirichlet is not implemented"):
+            d.sum().backward()
+        gen = m.Generator().manual_seed(7)
+        res.append((g.detach().numpy(), a.grad.numpy(), type(g.grad_fn).__name__, d.detach().numpy(),
+                    type(d.grad_fn).__name__, str(d.dtype).split(".")[-1],
+                    m._standard_gamma(a.detach(), generator=gen).numpy(),
+                    m._sample_dirichlet(a.detach(), generator=gen).numpy()))
+    for k in (0, 3, 6, 7):
+        np.testing.assert_allclose(res[1][k], res[0][k], rtol=1e-6)
+    # the gradient: the exact implicit derivative here, torch's approximation of it (agree to about 5e-5)
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=2e-4)
+    assert res[0][2] == res[1][2] and res[0][4] == res[1][4] and res[0][5] == res[1][5]

@@ -168,3 +168,26 @@ def test_extra_state_set_submodule_and_rnn_checks(torch):
         results.append((list(sd), b.got, list(plain.unexpected_keys), repr(seq), perm[0].flatten().tolist(),
                         tuple(merged.shape), kind))
     assert results[0] == results[1]
+
+
+def test_nn_reduction_module_as_torch(torch):
+    """``torch.nn._reduction`` (imported by libraries that define their own losses): the reduction enums and the
+    legacy size_average/reduce translation, with torch's warnings and error."""
+    import warnings
+    mine = importlib.import_module("tapegrad.nn._reduction")
+    theirs = importlib.import_module("torch.nn._reduction")
+    assert tapegrad.nn._reduction is mine
+    for r in ("none", "mean", "sum"):
+        assert mine.get_enum(r) == theirs.get_enum(r)
+    for m in (mine, theirs):
+        with pytest.raises(ValueError, match="avg is not a valid value for reduction"):
+            m.get_enum("avg")
+    for sa in (None, True, False):
+        for rd in (None, True, False):
+            got = []
+            for m in (mine, theirs):
+                with warnings.catch_warnings(record=True) as w:
+                    warnings.simplefilter("always")
+                    got.append((m.legacy_get_string(sa, rd), m.legacy_get_enum(sa, rd, emit_warning=False),
+                                [str(x.message) for x in w], [x.filename for x in w]))
+            assert got[0] == got[1]

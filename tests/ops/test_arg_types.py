@@ -68,7 +68,7 @@ _KNOWN_BY_REASON = (
     (_BODY, """
         _chunk_cat:fn _segment_reduce.lengths:fn _segment_reduce.offsets:fn _unsafe_masked_index:fn
         _unsafe_masked_index_put_accumulate:fn arange:fn as_strided_scatter:method atleast_1d:fn atleast_2d:fn
-        atleast_3d:fn broadcast_tensors:fn cdist:fn cdouble:fn cfloat:fn clamp_max:fn clamp_max:method clamp_min:fn
+        atleast_3d:fn cdist:fn cdouble:fn cfloat:fn clamp_max:fn clamp_max:method clamp_min:fn
         clamp_min:method diagonal_scatter:method dist:fn dist:method gather:fn gather:method grid_sampler_2d:fn
         grid_sampler_3d:fn histogram:fn histogram:method index_add:fn index_add:method index_copy:fn
         index_copy:method index_fill:fn index_fill:method index_put:method index_select:fn index_select:method
@@ -89,7 +89,7 @@ _KNOWN_BY_REASON = (
         nn.functional.pad.constant:fn nn.functional.pad.reflect:fn nn.functional.pad.replicate:fn
         nn.functional.pad.replicate_negative:fn nn.functional.poisson_nll_loss:fn nn.functional.rms_norm:fn
         nn.functional.soft_margin_loss:fn nn.functional.softmin.with_dtype:fn nn.functional.softmin:fn
-        nn.functional.unfold:fn nn.functional.upsample_bilinear:fn nn.functional.upsample_nearest:fn
+        nn.functional.unfold:fn
         nonzero_static:method put:fn put:method renorm:fn renorm:method roll:method scatter:fn scatter:method
         scatter_add:fn scatter_add:method scatter_reduce.amax:fn scatter_reduce.amax:method scatter_reduce.amin:fn
         scatter_reduce.amin:method scatter_reduce.mean:fn scatter_reduce.mean:method scatter_reduce.prod:fn
@@ -111,7 +111,7 @@ _KNOWN_BY_REASON = (
         nn.functional.batch_norm:fn nn.functional.bilinear:fn nn.functional.cosine_embedding_loss:fn
         nn.functional.gaussian_nll_loss:fn nn.functional.group_norm:fn nn.functional.hinge_embedding_loss:fn
         nn.functional.instance_norm:fn nn.functional.soft_margin_loss:fn nn.functional.softmin.with_dtype:fn
-        nn.functional.upsample_bilinear:fn nn.functional.upsample_nearest:fn renorm:fn renorm:method resolve_conj:fn
+        renorm:fn renorm:method resolve_conj:fn
         resolve_neg:fn scatter:fn scatter:method scatter_add:fn scatter_add:method scatter_reduce.amax:fn
         scatter_reduce.amax:method scatter_reduce.amin:fn scatter_reduce.amin:method scatter_reduce.mean:fn
         scatter_reduce.mean:method scatter_reduce.prod:fn scatter_reduce.prod:method scatter_reduce.sum:fn

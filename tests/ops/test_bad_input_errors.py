@@ -485,3 +485,35 @@ def test_norms_accept_float32_parameters_of_a_half_input(x, p):
     for T in (torch, tapegrad):
         T.nn.functional.instance_norm(xs[T], T.zeros(4, dtype=T.float64), T.ones(4, dtype=T.float64),
                                       use_input_stats=False)
+# --- tensor lists with an element that is no Tensor: torch's TypeError naming the element ----------------------
+_LISTED = ("cat", "stack", "hstack", "vstack", "dstack", "column_stack", "row_stack")
+_VARARGS = ("block_diag", "cartesian_prod", "broadcast_tensors", "meshgrid", "atleast_1d", "atleast_2d",
+            "atleast_3d")
+TENSOR_LISTS = [(f"{n}-{type(b).__name__}", (lambda n, b: lambda T: getattr(T, n)([T.ones(2), b]))(n, b))
+                for n in _LISTED for b in (None, 3, [1.0])]
+TENSOR_LISTS += [(f"{n}-{type(b).__name__}", (lambda n, b: lambda T: getattr(T, n)(T.ones(2), b))(n, b))
+                 for n in _VARARGS for b in (None, 3)]
+
+
+@_cases(TENSOR_LISTS)
+def test_tensor_list_element_errors(fn):
+    assert_same_error(fn)
+
+
+# --- ops that need an order (or the real line) refuse complex tensors, with torch's words ------------------------
+_Z = "T.tensor([1 + 1j, 2 - 1j])"
+COMPLEX_ORDER = [(src, (lambda src: lambda T: eval(src.replace("Z", _Z), {"T": T}))(src)) for src in (
+    "Z < 1", "Z >= Z", "T.gt(Z, T.tensor([1.0, 3.0]))", "T.maximum(Z, Z)", "T.fmin(Z, Z)", "T.max(Z, Z)",
+    "Z.clamp(0, 1)", "Z.clamp_min(0)", "Z.clip(max=1)", "T.relu(Z)", "T.nn.functional.hardtanh(Z)",
+    "Z.max()", "Z.min(0)", "Z.amax()", "Z.amin(0)", "Z.argmax()", "Z.argmin(0)", "T.aminmax(Z)",
+    "Z.median()", "Z.median(0)", "Z.nanmedian()", "Z.mode()", "Z.cummax(0)", "Z.cummin(0)",
+    "Z.sort()", "Z.argsort()", "T.msort(Z)", "Z.topk(1)", "Z.kthvalue(1)", "T.unique(Z)", "T.unique_consecutive(Z)",
+    "T.searchsorted(Z, Z)", "T.bucketize(Z, Z)", "T.histc(Z)",
+    "Z.sign()", "Z.floor()", "Z.ceil()", "Z.trunc()", "Z.round()", "Z.round(decimals=1)", "Z.frac()",
+    "Z % 2", "T.fmod(Z, 2)", "Z // 2", "T.div(Z, 2, rounding_mode='trunc')",
+    "Z.signbit()", "Z.isposinf()", "Z.isneginf()")]
+
+
+@_cases(COMPLEX_ORDER)
+def test_complex_refused_by_ordering_ops(fn):
+    assert_same_error(fn)

@@ -56,6 +56,14 @@ ERRORS = [
     ("vector_norm_int", lambda m: m.linalg.vector_norm(m.zeros(3, dtype=m.long))),
     ("norm_int", lambda m: m.norm(m.zeros(3, dtype=m.long))),
     ("matrix_norm_ord", lambda m: m.linalg.matrix_norm(m.zeros(3, 3), 3)),
+    ("solve_triangular_int", lambda m: m.linalg.solve_triangular(m.eye(2, dtype=m.long), m.ones(2, 1), upper=False)),
+    ("cholesky_solve_dtypes", lambda m: m.cholesky_solve(m.ones(2, 1, dtype=m.float64), m.eye(2))),
+    ("triangular_solve_dtypes", lambda m: m.triangular_solve(m.ones(2, 1, dtype=m.float64), m.eye(2))),
+    ("matmul_mv_dtypes", lambda m: m.ones(3, 2, 2) @ m.ones(2, dtype=m.float64)),
+    ("mv_dtypes", lambda m: m.mv(m.ones(2, 2, dtype=m.long), m.ones(2))),
+    ("matmul_dot_dtypes", lambda m: m.ones(2, dtype=m.float16) @ m.ones(2)),
+    ("matmul_mm_dtypes", lambda m: m.ones(2) @ m.ones(2, 2, dtype=m.int64)),
+    ("matmul_bmm_dtypes", lambda m: m.ones(2, 2) @ m.ones(3, 2, 2, dtype=m.float64)),
 ]
 
 
@@ -216,3 +224,32 @@ def test_vector_norm_dtype_checks_match_torch(torch, src, dst):
             return str(e)
         return str(r.dtype).split(".")[-1], r.real.item() if r.is_complex() else r.item()
     assert run(tapegrad) == run(torch)
+
+
+@pytest.mark.parametrize("a_dtype,b_dtype", [("float32", "float64"), ("float64", "float32"), ("float32", "int64")])
+@pytest.mark.parametrize("left", [True, False])
+def test_solve_triangular_takes_b_in_as_dtype(torch, a_dtype, b_dtype, left):
+    """torch solves in A's dtype: B of another dtype is converted (a float64 value scored by a float32
+    MultivariateNormal); B's gradient comes back in B's dtype."""
+    a = np.array([[1.0, 0.0], [0.5, 2.0]])
+    b = np.array([[0.3, -1.0], [2.0, 0.5]])
+    res = []
+    for m in (torch, tapegrad):
+        A = m.tensor(a, dtype=getattr(m, a_dtype), requires_grad=True)
+        B = m.tensor(b, dtype=getattr(m, b_dtype), requires_grad=b_dtype != "int64")
+        x = m.linalg.solve_triangular(A, B, upper=False, left=left)
+        x.sum().backward()
+        res.append((str(x.dtype).split(".")[-1], x.detach().double().numpy(), A.grad.double().numpy(),
+                    None if B.grad is None else (str(B.grad.dtype).split(".")[-1], B.grad.double().numpy())))
+    assert res[0][0] == res[1][0]
+    np.testing.assert_allclose(res[1][1], res[0][1], rtol=1e-6)
+    np.testing.assert_allclose(res[1][2], res[0][2], rtol=1e-6)
+    assert (res[0][3] is None) == (res[1][3] is None)
+    if res[0][3] is not None:
+        assert res[0][3][0] == res[1][3][0]
+        np.testing.assert_allclose(res[1][3][1], res[0][3][1], rtol=1e-6)
+    mvn = [m.distributions.MultivariateNormal(m.zeros(2), scale_tril=m.tensor(a, dtype=m.float32))
+           for m in (torch, tapegrad)]
+    lp = [d.log_prob(m.tensor([[0.3, -0.2]], dtype=m.float64)) for d, m in zip(mvn, (torch, tapegrad))]
+    assert str(lp[0].dtype).split(".")[-1] == str(lp[1].dtype).split(".")[-1]
+    np.testing.assert_allclose(lp[1].numpy(), lp[0].numpy(), rtol=1e-6)

@@ -2,12 +2,39 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 import tapegrad
+from tapegrad import _random
+from tapegrad.autograd.function import Primitive
 from tapegrad.tensor import Size
 
 from . import constraints
 from .exp_family import ExponentialFamily
 from .gamma import _standard_gamma
+
+
+class _SampleDirichlet(Primitive):
+    """``torch._sample_dirichlet``: gamma draws in float64, normalised over the last dim in the concentration's
+    dtype (the draws of Dirichlet.rsample); torch has no derivative for it (a ``NotImplemented`` node)."""
+
+    node_name = "NotImplemented"
+
+    @staticmethod
+    def forward(ctx, alpha, generator=None):
+        x = _random.gamma(_random._gen(generator), alpha, False).reshape(alpha.shape)
+        x = np.maximum(x, np.finfo(np.float64).tiny).astype(alpha.dtype)
+        x = x.clip(min=np.finfo(alpha.dtype).tiny)
+        return x / x.sum(-1, keepdims=True)
+
+    @staticmethod
+    def backward(ctx, grad):
+        raise RuntimeError("derivative for aten::_sample_dirichlet is not implemented")
+
+
+def sample_dirichlet(input, *, generator=None):  # noqa: A002 - torch's name
+    """``torch._sample_dirichlet``: one Dirichlet(input) draw per row of the last dim (no gradient)."""
+    return _SampleDirichlet.apply(input, generator)
 
 __all__ = ["Dirichlet"]
 

@@ -82,7 +82,7 @@ class Distribution:
 
     @property
     def mean(self):
-        raise NotImplementedError(f"{self.__class__} does not implement mean")
+        raise NotImplementedError          # (torch's: no message; mode's names the class)
 
     @property
     def mode(self):
@@ -90,7 +90,7 @@ class Distribution:
 
     @property
     def variance(self):
-        raise NotImplementedError(f"{self.__class__} does not implement variance")
+        raise NotImplementedError          # (torch's: no message; mode's names the class)
 
     @property
     def stddev(self):

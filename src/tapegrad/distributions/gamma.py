@@ -70,11 +70,11 @@ class _StandardGamma(Primitive):
     node_name = "StandardGammaBackward0"
 
     @staticmethod
-    def forward(ctx, alpha, double=False):
+    def forward(ctx, alpha, double=False, generator=None):
         """torch's draws: alpha's float32 arithmetic for float32 (``double``: in float64, as torch's Dirichlet
         draws its gammas), at least the dtype's smallest normal number."""
         single = alpha.dtype == np.float32 and not double
-        x = _random.gamma(_random.default_generator, alpha, single).reshape(alpha.shape)
+        x = _random.gamma(_random._gen(generator), alpha, single).reshape(alpha.shape)
         d = np.float64 if double else alpha.dtype
         x = np.maximum(x.astype(d), np.finfo(d).tiny).astype(alpha.dtype)
         ctx.alpha, ctx.x = alpha, x
@@ -84,11 +84,16 @@ class _StandardGamma(Primitive):
     @once_differentiable
     def backward(ctx, grad):
         d = _standard_gamma_grad(ctx.alpha, ctx.x).astype(ctx.alpha.dtype)
-        return grad * Tensor._make(d), None
+        return grad * Tensor._make(d), None, None
 
 
-def _standard_gamma(alpha, double=False):
-    return _StandardGamma.apply(alpha, double)
+def _standard_gamma(alpha, double=False, generator=None):
+    return _StandardGamma.apply(alpha, double, generator)
+
+
+def standard_gamma(input, *, generator=None):  # noqa: A002 - torch's name
+    """``torch._standard_gamma``: Gamma(input, 1) draws, reparameterized (StandardGammaBackward0)."""
+    return _StandardGamma.apply(input, False, generator)
 
 
 class Gamma(ExponentialFamily):

@@ -20,8 +20,8 @@ __all__ = (["Parameter", "Buffer", "UninitializedParameter", "UninitializedBuffe
 
 
 def __getattr__(name):
-    # torch.nn.attention (sdpa_kernel) loads on first use
-    if name == "attention":
+    # torch.nn.attention (sdpa_kernel) and torch.nn._reduction (losses defined by libraries) load on first use
+    if name in ("attention", "_reduction"):
         import importlib
-        return importlib.import_module(f"{__name__}.attention")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module 'tapegrad.nn' has no attribute {name!r}")

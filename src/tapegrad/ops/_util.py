@@ -578,6 +578,16 @@ def _dense(a) -> bool:
     return True
 
 
+def refuse_complex(x, kernel=None, message=None, error=NotImplementedError) -> None:
+    """torch's error for an op that needs an order (or a real line) on a complex tensor, array or dtype: its
+    kernel's ``"kernel" not implemented for 'ComplexFloat'`` or the op's own ``message``; nothing for other dtypes
+    (nor for an argument of the wrong type: the op's own call reports that, see ``_argtypes``)."""
+    d = x._array.dtype if isinstance(x, Tensor) else x if isinstance(x, np.dtype) else getattr(x, "dtype", None)
+    if d is not None and d.kind == "c":
+        raise error(message if message is not None else
+                    f'"{kernel}" not implemented for \'{_dtype.from_numpy_dtype(d)._legacy}\'')
+
+
 def check_overlap(xa, args, kwargs=None) -> None:
     """torch's check before an op writes into ``xa`` (in place, or as ``out=``): no input may overlap it partly
     (``b[1:].mul_(b[:-1])``). An input that is ``xa`` itself, or the same memory with the same strides, is fine;

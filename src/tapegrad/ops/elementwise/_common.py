@@ -64,6 +64,12 @@ def _no_bool(kernel, d):
         raise _not_implemented(kernel, d)
 
 
+def _real_only(kernel, d):
+    """torch's NotImplementedError of a kernel without bool or complex variants (remainder, fmod, floor division)."""
+    if d == np.bool_ or d.kind == "c":
+        raise _not_implemented(kernel, d)
+
+
 def _float_only(kernel, x):
     """Activations and a few math ops have no integer kernel in torch: the same NotImplementedError."""
     if x.dtype.kind not in "fc":

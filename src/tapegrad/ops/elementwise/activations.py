@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ...autograd.function import OWN_GRAD
-from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel
+from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, refuse_complex
 from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
@@ -518,6 +518,8 @@ def relu(input, inplace=False):  # noqa: A002
     >>> tapegrad.relu(tapegrad.tensor([-1., 2.]))
     tensor([0., 2.])
     """
+    if input.__class__ is Tensor and input._array.dtype.kind == "c":      # (inline: relu is on the hot path)
+        refuse_complex(input, message="clamp is not supported for complex types")
     return _act(input, inplace, Relu, Relu)
 
 
@@ -543,6 +545,7 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):  # noqa: A002
     """
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    refuse_complex(input, message="clamp is not supported for complex types")
     return _act(input, inplace, Hardtanh, Hardtanh, min_val, max_val)
 
 

@@ -9,8 +9,8 @@ import numpy as np
 
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
-from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
-                      _zeros_like, number_arg, scalar_first)
+from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _real_only, _two_numbers, _w,
+                      _with_out, _zeros_like, number_arg, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -72,6 +72,8 @@ class AddAlpha(Primitive):
         ctx.alpha = alpha
         if d is _F16 and alpha.__class__ in (float, int):
             return _half_alpha(a, b, alpha, 1)
+        if d.kind == "b":   # bool arithmetic: alpha is read as a bool, + is "or"
+            return np.asarray(np.logical_or(a, np.logical_and(b, bool(alpha))))
         return a + alpha * b
 
     @staticmethod
@@ -140,7 +142,7 @@ def _alpha(ctx):
 
 
 def _is_bool(v):
-    return isinstance(v, (bool, np.bool_)) or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
+    return isinstance(v, bool) or (isinstance(v, np.ndarray) and v.dtype == np.bool_)
 
 
 def _sub_check(a, b):
@@ -271,14 +273,14 @@ class Div(Primitive):
 
 
 def _floor_div_np(a, b, d):
-    _no_bool("div_floor_cpu", d)
+    _real_only("div_floor_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         return np.asarray(np.floor_divide(a, b))
 
 
 def _trunc_div_np(a, b, d):
-    _no_bool("div_trunc_cpu", d)
+    _real_only("div_trunc_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if d.kind in "fc":
@@ -402,8 +404,10 @@ class Pow(Primitive):
     @staticmethod
     def forward(ctx, a, exponent):
         a, e, d = promote(a, exponent)
-        if d.kind in "iu" and isinstance(exponent, int) and exponent < 0:
-            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        if d.kind in "iu" and isinstance(exponent, (int, np.integer)):
+            if exponent < 0:
+                raise RuntimeError("Integers to negative integer powers are not allowed.")
+            _dtype.check_scalar(int(exponent), _dtype.from_numpy_dtype(d))   # (torch's overflow error)
         ctx.save_inputs(0)
         ctx.exponent = exponent
         if d.kind == "c":
@@ -491,6 +495,22 @@ class RPow(Primitive):
         return grad * (result * log_base), None
 
 
+def _checked_alpha(alpha, input, other):  # noqa: A002
+    """A non-int ``alpha`` of add/sub as torch's alpha_check takes it: a NumPy scalar is a Python number (np.bool_
+    a float, as torch reads it; its float64 must not promote the arrays); a bool alpha needs a bool result, a
+    float one a floating result, a complex one a complex result."""
+    if isinstance(alpha, np.generic):
+        alpha = float(alpha) if isinstance(alpha, np.bool_) else alpha.item()
+    kind = _dtype.result_type(input, other).np.kind
+    if alpha.__class__ is bool and kind != "b":
+        raise RuntimeError("Boolean alpha only supported for Boolean results.")
+    if alpha.__class__ is float and kind in "iub":
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating point number.")
+    if alpha.__class__ is complex and kind != "c":
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex number.")
+    return alpha
+
+
 @_with_out
 def add(input, other, *deprecated, alpha=1):  # noqa: A002
     """``input + alpha * other``, broadcasting (``add(input, alpha, other)``: torch's deprecated order).
@@ -501,7 +521,7 @@ def add(input, other, *deprecated, alpha=1):  # noqa: A002
     if deprecated:
         alpha, (other,) = other, scalar_first("add", other, deprecated, "alpha", ("other",))
     if alpha.__class__ is not int:
-        alpha = number_arg("add", "alpha", alpha)
+        alpha = _checked_alpha(number_arg("add", "alpha", alpha), input, other)
     return AddAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Add.apply(input, other)
 
 
@@ -515,7 +535,7 @@ def sub(input, other, *deprecated, alpha=1):  # noqa: A002
     if deprecated:
         alpha, (other,) = other, scalar_first("sub", other, deprecated, "alpha", ("other",))
     if alpha.__class__ is not int:
-        alpha = number_arg("sub", "alpha", alpha)
+        alpha = _checked_alpha(number_arg("sub", "alpha", alpha), input, other)
     return SubAlpha.apply(input, other, alpha=alpha) if alpha != 1 else Sub.apply(input, other)
 
 

@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, number_arg, scalar_first)
+                      _real_only, _result, _two_numbers, _w, _with_out, _zeros_like, fma32, number_arg, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -62,6 +62,8 @@ def _extremum(name, np_fn, greater, nan_ignoring):
 
     def forward(ctx, a, b):
         d = _result(a, b)
+        if d.kind == "c":
+            raise RuntimeError(f"{name.lower()} not implemented for complex tensors.")
         a, b = _cast_all((a, b), d)
         ctx.a, ctx.b = a, b
         return np.asarray(np_fn(a, b))
@@ -90,17 +92,20 @@ Fmin = _extremum("Fmin", np.fmin, False, True)
 
 
 def _fmod_np(a, b, d):
-    _no_bool("fmod_cpu", d)
+    _real_only("fmod_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(np.fmod(a, b))
 
 
 def _remainder_np(a, b, d):
-    _no_bool("remainder_cpu", d)
+    _real_only("remainder_cpu", d)
     _int_zero_check(b, d)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(np.remainder(a, b))
+        r = np.asarray(np.remainder(a, b))
+    if d.kind == "f":    # a zero remainder takes the dividend's sign (torch's fmod-then-adjust); NumPy's the divisor's
+        r = np.where(r == 0, np.copysign(r, a), r)
+    return r
 
 
 def _mod_ops(name, mod_np, rounding, doc):

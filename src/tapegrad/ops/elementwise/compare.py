@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import _active
-from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
+from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote, refuse_complex
 from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out
 
 
@@ -20,12 +20,17 @@ def _operand(x):
     return x
 
 
+_ORDERING = ("lt", "le", "gt", "ge")
+
+
 def _compare(np_fn, name):
     def cmp(input, other):  # noqa: A002
         _need_tensor(name, "input", 1, input)
         if _active[0] and not _inside[0]:      # (a transform sees it as an op)
             return array_op(cmp, True, (input, other))
-        a, b, _ = promote(_operand(input), _operand(other))
+        a, b, d = promote(_operand(input), _operand(other))
+        if d.kind == "c" and name in _ORDERING:
+            raise _not_implemented(f"{name}_cpu", d)       # (complex numbers have no order)
         return Tensor._make(np.asarray(np_fn(a, b)))
     cmp.__name__ = cmp.__qualname__ = name
     cmp.__doc__ = (f"Elementwise ``{np_fn.__name__}`` as a bool tensor (no gradient).\n\n"
@@ -115,11 +120,18 @@ def _invert(self):
     return Tensor._make(np.invert(self._array))
 
 
+_REAL_TESTS = {"isposinf": ("isposinf does not support complex inputs.", RuntimeError),
+               "isneginf": ("isneginf does not support complex inputs.", RuntimeError),
+               "signbit": ("signbit is not implemented for complex tensors.", NotImplementedError)}
+
+
 def _test(name, np_fn, doc, example):
     def fn(input):  # noqa: A002
         if _active[0] and not _inside[0]:      # (a transform sees it as an op)
             return array_op(fn, True, (input,))
         a = input._array
+        if name in _REAL_TESTS:
+            refuse_complex(a, message=_REAL_TESTS[name][0], error=_REAL_TESTS[name][1])
         return Tensor._make(np.asarray(np_fn(a)))
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{doc}\n\n    >>> tapegrad.{name}(tapegrad.tensor([1., float('inf'), float('nan')]))\n    {example}\n"

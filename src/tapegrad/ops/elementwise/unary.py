@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, unary
+from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, refuse_complex, unary
 from ... import _dtype
 from ._common import (SAME_AS_INPUT, _2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool,
                       _not_implemented,
@@ -234,13 +234,21 @@ Erf = unary("Erf", _erf_np, lambda grad, x, r: grad * (_2_SQRTPI * exp(-x * x)))
 Erfc = unary("Erfc", _erfc_np, lambda grad, x, r: grad * (-_2_SQRTPI * exp(-x * x)))
 Erfinv = unary("Erfinv", _erfinv_np, lambda grad, x, r: grad * ((math.sqrt(math.pi) / 2) * exp(r * r)),
                save="result")
-Frac = unary("Frac", lambda x: np.asarray(x - np.trunc(x)), lambda grad, x, r: grad, save="none", floating=False)
+def _frac_np(x):
+    refuse_complex(x, "frac_cpu")
+    return np.asarray(x - np.trunc(x))
+
+
+Frac = unary("Frac", _frac_np, lambda grad, x, r: grad, save="none", floating=False)
 
 
 def _rounding(name, np_fn):
     """floor/ceil/trunc/round: integer tensors pass through unchanged; the gradient is zero."""
     def fwd(x):
         _no_bool(f"{name.lower()}_vml_cpu", x.dtype)
+        if name == "Round":
+            refuse_complex(x, "round_vml_cpu")
+        refuse_complex(x, message=f"{name.lower()} is not supported for complex inputs")
         return x.copy() if x.dtype.kind in "iu" else np.asarray(np_fn(x))
     return unary(name, fwd, lambda grad, x, r: _zeros_like(grad), save="none", floating=False)
 
@@ -292,6 +300,8 @@ class Sign(Primitive):
 
     @staticmethod
     def forward(ctx, x):
+        refuse_complex(x, message="Unlike NumPy, torch.sign is not intended to support complex numbers. Please use "
+                                  "torch.sgn instead.")
         return x.copy() if x.dtype == np.bool_ else _sign(x)
 
     @staticmethod
@@ -445,6 +455,7 @@ def round(input, *, decimals=0):  # noqa: A001,A002
     """
     if decimals == 0:
         return Round.apply(input)
+    refuse_complex(input, "round_cpu")
     return RoundDecimals.apply(input, int(decimals))
 
 
@@ -548,6 +559,7 @@ class ClampMaxTensor(ClampTensor):
 
 def _clamp(input, min, max, scalar_cls, tensor_cls):  # noqa: A002
     _need_tensor("clamp", "input", 1, input)
+    refuse_complex(input, message="clamp is not supported for complex types")
     if min is None and max is None:
         raise RuntimeError("clamp: At least one of 'min' or 'max' must not be None")
     tmin, tmax = isinstance(min, Tensor), isinstance(max, Tensor)

@@ -10,7 +10,8 @@ import math
 import numpy as np
 
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, shape_str, writes_out, transform_visible
+from .._util import (Primitive, Tensor, _inside, array_op, bind, normalize_dim, refuse_complex, shape_str, writes_out,
+                     transform_visible)
 from ._common import _arr, _zeros
 from .gathers import Scatter
 
@@ -111,6 +112,7 @@ def sort(input, dim=-1, descending=False, stable=None, *, out=None):
     values=tensor([1., 2., 3.]),
     indices=tensor([1, 2, 0]))
     """
+    refuse_complex(input, message=" Sort does not support complex dtypes on CPU", error=RuntimeError)
     d = normalize_dim(dim, input._array.ndim)
     cls = Sort if stable is None else SortStable
     v, i = cls.apply(input, d, bool(descending))
@@ -126,6 +128,7 @@ def argsort(input, dim=-1, descending=False, stable=False):
     if _active[0] and not _inside[0]:      # (a transform sees it as an op)
         return array_op(argsort, False, (input, dim, descending, stable))
     a = input._array
+    refuse_complex(a, message=" Sort does not support complex dtypes on CPU", error=RuntimeError)
     if a.ndim == 0:
         return Tensor._make(np.zeros((), np.int64))
     return Tensor._make(_sort_idx(a, normalize_dim(dim, a.ndim), descending).astype(np.int64))
@@ -166,6 +169,7 @@ def topk(input, k, dim=-1, largest=True, sorted=True, *, out=None):  # noqa: A00
     values=tensor([3., 2.]),
     indices=tensor([1, 2]))
     """
+    refuse_complex(input, message=" topk does not support complex dtypes on CPU", error=RuntimeError)
     d = normalize_dim(dim, input._array.ndim)
     v, i = Topk.apply(input, int(k), d, bool(largest), bool(sorted))
     return return_types.topk(v, i)
@@ -200,6 +204,7 @@ def kthvalue(input, k, dim=-1, keepdim=False, *, out=None):
     values=tensor(2.),
     indices=tensor(2))
     """
+    refuse_complex(input, "kthvalue_cpu")
     d = normalize_dim(dim, input._array.ndim)
     v, i = Kthvalue.apply(input, int(k), d, bool(keepdim))
     return return_types.kthvalue(v, i)
@@ -272,6 +277,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     >>> tapegrad.unique(tapegrad.tensor([3, 1, 3, 2]), return_counts=True)
     (tensor([1, 2, 3]), tensor([1, 1, 2]))
     """
+    refuse_complex(input, "unique")
     if dim is None:
         res = Unique2.apply(input, return_inverse, return_counts)
     else:
@@ -285,6 +291,7 @@ def unique_consecutive(input, return_inverse=False, return_counts=False, dim=Non
     >>> tapegrad.unique_consecutive(tapegrad.tensor([1, 1, 2, 1]))
     tensor([1, 2, 1])
     """
+    refuse_complex(input, "unique")
     d = None if dim is None else normalize_dim(dim, input._array.ndim)
     res = UniqueConsecutive.apply(input, d, return_inverse, return_counts)
     return _unique_out(res, return_inverse, return_counts)
@@ -340,6 +347,7 @@ def searchsorted(sorted_sequence, input, *, out_int32=False, right=False, side=N
             raise RuntimeError(f"tapegrad.searchsorted(): boundary and sorter must have the same size, but got "
                                f"boundary tensor {shape_str(seq.shape)}and got sorter tensor {shape_str(srt.shape)}")
         seq = np.take_along_axis(seq, srt.astype(np.int64), -1)
+    refuse_complex(np.result_type(seq, vals), "searchsorted_out_cpu")
     res = _search(seq, vals, right)
     return Tensor._make(np.asarray(res, np.int32 if out_int32 else np.int64))
 
@@ -356,6 +364,7 @@ def bucketize(input, boundaries, *, out_int32=False, right=False, out=None):
     if b.ndim != 1:
         raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim({b.ndim})")
     vals = input._array if isinstance(input, Tensor) else np.asarray(input)
+    refuse_complex(np.result_type(b, vals), "searchsorted_out_cpu")
     res = np.searchsorted(b, vals, side="right" if right else "left")
     return Tensor._make(np.asarray(res, np.int32 if out_int32 else np.int64))
 

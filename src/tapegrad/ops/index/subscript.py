@@ -626,7 +626,8 @@ def setitem(self, key, value):
     """``x[key] = value`` (in place: bumps the version, differentiable with respect to x and value)."""
     if not self._array.ndim:
         _lone_key_on_0d(key)
-    if not (_state.enabled and (self._rg or (value.__class__ is Tensor and value._rg))) and not _active[0]:
+    is_tensor = value.__class__ is Tensor or isinstance(value, Tensor)     # (a Parameter too)
+    if not (_state.enabled and (self._rg or (is_tensor and value._rg))) and not _active[0]:
         # (no graph to record and no function transform active, which must see the ops)
         if self._base is not None and _state.enabled:
             check_view_inplace(self, False)     # (a view made under no_grad whose base requires grad)
@@ -634,7 +635,7 @@ def setitem(self, key, value):
         k = _basic_key(self._array.shape, key)
         if k is not None:
             dst = self._array[k]
-            v = np.asarray(value._array if value.__class__ is Tensor else value)
+            v = np.asarray(value._array if is_tensor else value)
             v = _dtype.through_float(v, dst.dtype)
             while v.ndim > dst.ndim and v.shape[0] == 1:
                 v = v[0]

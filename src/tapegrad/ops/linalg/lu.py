@@ -25,7 +25,7 @@ from .. import _util
 from .._util import Primitive, Tensor, bind, writes_out
 from ._common import _batch_prefix, _const, _dtname, _first_bad, _mH, _rt, _info
 from .products import matmul
-from .solvers import solve_triangular
+from .solvers import _b_and_a_same_dtype, solve_triangular
 from .._util import autocast_listed
 
 __all__ = ["lu_factor", "lu_factor_ex", "linalg_lu", "lu_solve", "lu", "lu_unpack", "torch_lu_solve",
@@ -385,6 +385,7 @@ def triangular_solve(b, A, upper=True, transpose=False, unitriangular=False, *, 
         which = "A" if A._array.ndim < 2 else "b"
         raise RuntimeError(f"torch.triangular_solve: Expected {which} to have at least 2 dimensions, but it has "
                            f"{(A if which == 'A' else b)._array.ndim} dimensions instead")
+    _b_and_a_same_dtype(b._array, A._array)
     M = A.mT if transpose else A
     x = solve_triangular(M, b, upper=bool(upper) != bool(transpose), unitriangular=unitriangular)
     from ..elementwise import clone

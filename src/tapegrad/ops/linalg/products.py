@@ -15,7 +15,8 @@ from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, mT,
 from ._common import _const, _dtname, _mT
 
 
-_CNAME = {"float32": "float", "float64": "double", "int64": "long", "int32": "int", "int16": "short", "int8": "char",
+_CNAME = {"float32": "float", "float64": "double", "int64": "long int", "int32": "int", "int16": "short int",
+          "int8": "signed char",
           "uint8": "unsigned char", "bool": "bool", "float16": "c10::Half", "complex64": "c10::complex<float>",
           "complex128": "c10::complex<double>"}
 

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ... import _dtype
 from .._util import castable, Primitive, Tensor, bind, writes_out
 from ._common import (LinAlgError, _batch_prefix, _check_matrix, _check_square, _const, _dtname, _first_bad, _lu_info,
                       _mH, _no_half, _npH, linalg_inv_ex_rt, linalg_slogdet_rt, linalg_solve_ex_rt, slogdet_rt, _info)
@@ -353,6 +354,9 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
             [0.5000]])
     """
     a, b = A._array, B._array
+    if a.dtype.kind in "iub":          # (torch takes B in A's dtype, then has no integer kernel)
+        raise NotImplementedError(f"\"triangular_solve_cpu\" not implemented for "
+                                  f"'{_dtype.from_numpy_dtype(a.dtype)._legacy}'")
     _check_matrix("linalg.solve_triangular", a)
     if b.ndim < 2:
         raise RuntimeError("linalg.solve_triangular: The input tensor B must have at least 2 dimensions.")
@@ -364,6 +368,8 @@ def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
         eq, sb = ("AX = B", f"{b.shape[-2]}x{b.shape[-1]}") if left else ("XA = B", f"{b.shape[-2]}x{b.shape[-1]}")
         raise RuntimeError(f"linalg.solve_triangular: Incompatible shapes of A and B for the equation {eq} "
                            f"({n}x{n} and {sb})")
+    if b.dtype != a.dtype:     # torch solves in A's dtype: B is converted (its gradient comes back in its own)
+        B = B.to(A.dtype)
     return LinalgSolveTriangular.apply(A, B, bool(upper), bool(left), bool(unitriangular))
 
 
@@ -405,7 +411,16 @@ def cholesky_solve(input, input2, upper=False, *, out=None):
         raise RuntimeError(f"b should have at least 2 dimensions, but has {b.ndim} dimensions instead" if b.ndim < 2
                            else f"u should have at least 2 dimensions, but has {l.ndim} dimensions instead")
     _no_half(b if b.dtype == np.float16 else l, "cholesky_solve_cpu")
+    _b_and_a_same_dtype(b, l)
     return CholeskySolve.apply(input, input2, bool(upper))
+
+
+def _b_and_a_same_dtype(b, a):
+    """cholesky_solve's / triangular_solve's dtype check, in torch's words."""
+    if b.dtype != a.dtype:
+        raise RuntimeError(f"Expected b and A to have the same dtype, but found b of type "
+                           f"{_dtype.from_numpy_dtype(b.dtype)._legacy} and A of type "
+                           f"{_dtype.from_numpy_dtype(a.dtype)._legacy} instead.")
 
 
 class CholeskyInverse(Primitive):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import _active
-from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, normalize_dims
+from .._util import Primitive, Tensor, _inside, array_op, bind, normalize_dim, normalize_dims, refuse_complex
 from ._common import (_const, _dim_args, _evenly, _expand_back, _kept_shape, _nonempty_dim, _select_backward,
                       _write_out, return_types)
 
@@ -184,7 +184,9 @@ def max(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
         from ..elementwise import maximum
         return maximum(input, dim if other is None else other, out=out)     # (out: AMSGrad's max(m, v, out=m))
     if dim is None:
+        refuse_complex(input, "max_all")
         return _write_out("max", MaxAll.apply(input, None, False), out)
+    refuse_complex(input, message="max(): does not support complex input", error=RuntimeError)
     return _write_out("max", _with_dim(MaxDim, input, dim, keepdim, "max"), out)
 
 
@@ -198,7 +200,9 @@ def min(input, dim=None, keepdim=False, *, other=None, out=None):  # noqa: A001 
         from ..elementwise import minimum
         return minimum(input, dim if other is None else other, out=out)     # (out: AMSGrad's max(m, v, out=m))
     if dim is None:
+        refuse_complex(input, "min_all")
         return _write_out("min", MinAll.apply(input, None, False), out)
+    refuse_complex(input, message="min(): does not support complex input", error=RuntimeError)
     return _write_out("min", _with_dim(MinDim, input, dim, keepdim, "min"), out)
 
 
@@ -208,6 +212,7 @@ def amax(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amax(1)
     tensor([5., 3.])
     """
+    refuse_complex(input, "max_values_cpu")
     return _write_out("amax", Amax.apply(input, _dim_args(dim), keepdim), out, dtype="same",
                       error="Expected the dtype for input and out to match, but got {r} for input's dtype and {o} "
                             "for out's dtype.")
@@ -219,6 +224,7 @@ def amin(input, dim=(), keepdim=False, *, out=None):
     >>> tapegrad.tensor([[1., 5.], [3., 2.]]).amin(1)
     tensor([1., 2.])
     """
+    refuse_complex(input, "min_values_cpu")
     return _write_out("amin", Amin.apply(input, _dim_args(dim), keepdim), out, dtype="same",
                       error="Expected the dtype for input and out to match, but got {r} for input's dtype and {o} "
                             "for out's dtype.")
@@ -232,6 +238,7 @@ def aminmax(input, *, dim=None, keepdim=False, out=None):
     min=tensor(1.),
     max=tensor(5.))
     """
+    refuse_complex(input, "aminmax_cpu")
     d = None if dim is None else normalize_dim(dim, input._array.ndim)
     return _write_out("aminmax", return_types.aminmax(*Aminmax.apply(input, d, keepdim)), out, dtype="same")
 
@@ -243,6 +250,7 @@ def _arg(op, np_fn):
         a = input._array
         if a.dtype == np.bool_:
             raise RuntimeError(f"{op}(): does not support bool input")
+        refuse_complex(a, message=f"{op}(): does not support complex input", error=RuntimeError)
         if dim is None:
             if a.size == 0:
                 raise IndexError(f"{op}(): Expected reduction dim to be specified for input.numel() == 0.")
@@ -270,6 +278,7 @@ def median(input, dim=None, keepdim=False, *, out=None):
     >>> tapegrad.tensor([1., 4., 2., 3.]).median()
     tensor(2.)
     """
+    refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return _write_out("median", MedianAll.apply(input, None, False), out)
     return _write_out("median", _with_dim(MedianDim, input, dim, keepdim, "median"), out)
@@ -281,6 +290,7 @@ def nanmedian(input, dim=None, keepdim=False, *, out=None):
     >>> tapegrad.tensor([1., float('nan'), 2.]).nanmedian()
     tensor(1.)
     """
+    refuse_complex(input, "median_cpu" if dim is None else "median_out")
     if dim is None:
         return _write_out("nanmedian", NanmedianAll.apply(input, None, False), out)
     return _write_out("nanmedian", _with_dim(NanmedianDim, input, dim, keepdim, "nanmedian"), out)
@@ -294,6 +304,7 @@ def mode(input, dim=-1, keepdim=False, *, out=None):
     values=tensor(2.),
     indices=tensor(2))
     """
+    refuse_complex(input, "mode_cpu")
     return _write_out("mode", _with_dim(Mode, input, dim, keepdim, "mode"), out, dtype="same",
                       error=["expected scalar type '{r}' but got '{o}' for values output",
                              "expected scalar type '{r}' but got '{o}' for indices output"])

@@ -8,7 +8,7 @@ import numpy as np
 
 from ... import _dtype
 from ...autograd.grad_mode import _state
-from .._util import Primitive, Tensor, apply_inplace, bind, cj, linear_jvp, normalize_dim
+from .._util import Primitive, Tensor, apply_inplace, bind, cj, linear_jvp, normalize_dim, refuse_complex
 from ._common import _PutAlong, _const, _dtype_arg, _int_to_long, _write_out, return_types
 
 
@@ -172,6 +172,7 @@ def cummax(input, dim, *, out=None):
     >>> tapegrad.tensor([1., 3., 2.]).cummax(0).values
     tensor([1., 3., 3.])
     """
+    refuse_complex(input, "cummax_cpu")
     res = return_types.cummax(*Cummax.apply(input, _scan_dim(input._array, dim)))
     return _write_out("cummax", res, out, dtype="same", error="expected scalar_type {r} but found {o}")
 
@@ -182,6 +183,7 @@ def cummin(input, dim, *, out=None):
     >>> tapegrad.tensor([3., 1., 2.]).cummin(0).values
     tensor([3., 1., 1.])
     """
+    refuse_complex(input, "cummin_cpu")
     res = return_types.cummin(*Cummin.apply(input, _scan_dim(input._array, dim)))
     return _write_out("cummin", res, out, dtype="same", error="expected scalar_type {r} but found {o}")
 

@@ -409,6 +409,8 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     """
     _need_tensor("histc", "input", 1, input)
     a = input._array
+    if a.dtype.kind == "c" and min == max:     # (torch first takes the data's range)
+        raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_legacy(input)}'")
     if a.dtype.kind != "f":
         raise NotImplementedError(f"\"histogram_cpu\" not implemented for '{_legacy(input)}'")
     if bins <= 0:

@@ -25,7 +25,7 @@ def _tensor_list(args, op):
         args = tuple(args[0])
     for i, t in enumerate(args):
         if not isinstance(t, Tensor):
-            raise TypeError(f"{op}(): expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     return list(args)
 
 
@@ -109,8 +109,7 @@ def block_diag(*tensors):
     tensors = list(tensors)
     for i, t in enumerate(tensors):
         if not isinstance(t, Tensor):
-            raise TypeError(f"block_diag(): argument 'tensors' must be tuple of Tensors, but found element of type "
-                            f"{type(t).__name__} at pos {i}")
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
         if t._array.ndim > 2:
             raise RuntimeError(f"torch.block_diag: Input tensors must have 2 or fewer dimensions. Input {i} has "
                                f"{t._array.ndim} dimensions")

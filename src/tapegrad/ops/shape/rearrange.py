@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...autograd.function import _active
-from ...tensor import _varargs_keyword
+from ...tensor import _varargs_keyword, int_arg
 from .._util import (Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str,
                      vmap_per_sample)
 from ..reduce._common import _write_out
@@ -234,6 +234,7 @@ def roll(input, shifts, dims=None):
     >>> tapegrad.tensor([1, 2, 3]).roll(1)
     tensor([3, 1, 2])
     """
+    shifts = int_arg(shifts)
     shifts = (shifts,) if isinstance(shifts, int) else tuple(int(s) for s in shifts)
     if not shifts:
         raise RuntimeError("`shifts` required")

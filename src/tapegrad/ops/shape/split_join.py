@@ -485,6 +485,9 @@ def _tensor_list(op, tensors, non_empty=False):
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     if non_empty and not tensors:
         raise RuntimeError(f"{op} expects a non-empty TensorList")
     return tensors
@@ -502,8 +505,6 @@ def cat(tensors, dim=0, *, out=None):
     if isinstance(out, Tensor):
         assert_no_overlap(out, tensors)
     for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
         if t._array.ndim == 0:
             raise RuntimeError(op_error("cat", f"zero-dimensional tensor (at position {i}) cannot be concatenated"))
     real = [(i, t._array.shape) for i, t in enumerate(tensors) if not _legacy_empty(t._array)]
@@ -569,6 +570,7 @@ def _atleast(n, tensors):
     single = len(tensors) == 1 and isinstance(tensors[0], Tensor)
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    _tensor_list("atleast", tensors)     # (torch's TypeError for an element that is no Tensor)
     out = []
     for t in tensors:
         k = _nd(t)

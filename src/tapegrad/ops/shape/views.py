@@ -14,7 +14,7 @@ import numpy as np
 
 from ... import _argtypes, _dtype
 from ...autograd.grad_mode import _state
-from ...tensor import Size, _varargs_keyword
+from ...tensor import Size, _varargs_keyword, int_arg
 from .. import _util
 from .._util import (Primitive, Tensor, bind, broadcast_or_error, check_view_inplace, linear_jvp, mark_view,
                      normalize_dim, shape_str)
@@ -121,6 +121,8 @@ def view(input, *shape, **kw):
     if kw:
         shape = (kw.pop("dtype"),) if not shape and list(kw) == ["dtype"] else \
             _varargs_keyword(shape, kw, "view", "size")
+    if len(shape) == 1 and isinstance(shape[0], Tensor):
+        shape = (int_arg(shape[0]),)
     if len(shape) == 1 and not isinstance(shape[0], (int, tuple, list, np.integer)):
         d = _dtype.to_dtype(shape[0])
         out = Tensor._make(input._array.view(d.np))
@@ -489,6 +491,9 @@ def broadcast_tensors(*tensors):
     """
     if len(tensors) == 1 and isinstance(tensors[0], (list, tuple)):
         tensors = tuple(tensors[0])
+    for i, t in enumerate(tensors):
+        if not isinstance(t, Tensor):
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
     shape = broadcast_or_error(*(t._array.shape for t in tensors)) if tensors else ()
     return tuple(t if t._array.shape == shape else expand(t, shape) for t in tensors)
 
