@@ -216,3 +216,53 @@ def test_vector_norm_dtype_checks_match_torch(torch, src, dst):
             return str(e)
         return str(r.dtype).split(".")[-1], r.real.item() if r.is_complex() else r.item()
     assert run(tapegrad) == run(torch)
+
+
+EINSUM_LAYOUTS = [    # (equation, operand shapes, permutation applied to each operand first or None)
+    ("bhid,bhjd->bhij", [(2, 17, 2, 8), (2, 17, 2, 8)], [(0, 2, 1, 3), (0, 2, 1, 3)]),
+    ("bhij,hg->bgij", [(2, 2, 5, 5), (2, 3)], None),
+    ("bhij,bhjd->bhid", [(2, 2, 5, 5), (2, 2, 5, 4)], None),
+    ("ij,jk->ik", [(3, 4), (4, 5)], None),
+    ("ij,kj->ik", [(3, 4), (5, 4)], None),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], None),
+    ("bnd,nd->bn", [(2, 3, 4), (3, 4)], None),
+    ("ij,j->i", [(3, 4), (4,)], None),
+    ("i,i->", [(4,), (4,)], None),
+    ("bhnd,bhne->bhde", [(2, 3, 5, 4), (2, 3, 5, 6)], None),
+    ("bhdn,bhde->bhen", [(2, 3, 4, 5), (2, 3, 4, 6)], None),
+    ("bhnd,bhde->bhne", [(2, 3, 5, 4), (2, 3, 4, 6)], None),
+    ("...id,...jd->...ij", [(2, 3, 5, 4), (2, 3, 6, 4)], None),
+    ("bid,bjd->bij", [(2, 5, 4), (2, 6, 4)], [(1, 0, 2), (0, 1, 2)]),
+    ("ijk,kl->lji", [(2, 3, 4), (4, 5)], None),
+    ("bxyd,rd->bxyr", [(2, 3, 4, 5), (6, 5)], None),
+    ("nb,bm->mn", [(3, 4), (4, 5)], None),
+    ("Ab,bA->A", [(3, 4), (4, 3)], None),
+]
+
+
+def _einsum_layout(m, eq, shapes, perms):
+    ops = []
+    for k, shp in enumerate(shapes):
+        t = m.arange(float(np.prod(shp))).reshape(shp) / 7
+        if perms is not None:
+            inv = np.argsort(perms[k])
+            t = t.permute(*[int(i) for i in inv]).contiguous().permute(*perms[k])
+        ops.append(t)
+    r = m.einsum(eq, *ops)
+    return r.shape, r.stride(), r.is_contiguous()
+
+
+@pytest.mark.parametrize("eq,shapes,perms", EINSUM_LAYOUTS, ids=[e[0] for e in EINSUM_LAYOUTS])
+def test_einsum_result_layout_matches_torch(torch, eq, shapes, perms):
+    """einsum's result lies in memory as torch's (a contraction of two operands is one bmm whose rows are the
+    batch dims, then the left-only, then the right-only dims): what a following dropout draws, in memory order,
+    and whether ``view`` works depend on it."""
+    assert _einsum_layout(tapegrad, eq, shapes, perms) == _einsum_layout(torch, eq, shapes, perms)
+
+
+def test_dropout_after_einsum_draws_torch_mask(torch):
+    def run(m):
+        m.manual_seed(0)
+        q, k = m.randn(2, 5, 2, 4).transpose(1, 2), m.randn(2, 5, 2, 4).transpose(1, 2)
+        return m.nn.functional.dropout(m.einsum("bhid,bhjd->bhij", q, k), 0.5).numpy()
+    np.testing.assert_allclose(run(tapegrad), run(torch), rtol=1e-6)
