@@ -102,6 +102,21 @@ def test_log_softmax_inf_row(torch):
     close(F.softmax(tg(x), 1), torch.softmax(th(torch, x), 1))
 
 
+def test_softmax_result_is_contiguous_as_torch(torch):
+    """Torch's softmax kernels write a contiguous result whatever the input's layout (a permuted einsum result,
+    channels-last): what a following dropout draws, in memory order, depends on it."""
+    def layouts(m):
+        x = m.arange(120.).reshape(2, 3, 4, 5).permute(0, 2, 3, 1) / 50
+        cl = m.arange(96.).reshape(2, 3, 4, 4).contiguous(memory_format=m.channels_last)
+        m.manual_seed(0)
+        drop = m.nn.functional.dropout(m.softmax(x, 1), 0.5)
+        return [r.stride() for r in (m.softmax(x, -1), m.log_softmax(x, 1), m.softmax(cl, 1),
+                                       m.nn.functional.softmin(x, 2), m.softmax(x.transpose(0, 1), 0))], drop.numpy()
+    (ours, a), (theirs, b) = layouts(tapegrad), layouts(torch)
+    assert ours == theirs
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
 def test_softmax_rows_without_a_finite_max_are_nan_as_torch(torch):
     inf, nan = np.inf, np.nan
     x = np.array([[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, inf], [-inf, inf], [1e38, 3e38], [-3e38, 3e38]],
