@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _two_numbers, _w, _with_out,
-                      _zeros_like, scalar_first)
+                      _zeros_like, laid_out_as_torch, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -47,7 +47,7 @@ class Add(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
-        return a + b
+        return laid_out_as_torch(a + b, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -72,7 +72,7 @@ class AddAlpha(Primitive):
         ctx.alpha = alpha
         if d is _F16 and alpha.__class__ in (float, int):
             return _half_alpha(a, b, alpha, 1)
-        return a + alpha * b
+        return laid_out_as_torch(a + alpha * b, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -93,7 +93,7 @@ class Sub(Primitive):
     def forward(ctx, a, b):
         _sub_check(a, b)
         a, b, _ = promote(a, b)
-        return a - b
+        return laid_out_as_torch(a - b, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -118,7 +118,7 @@ class SubAlpha(Primitive):
         ctx.alpha = alpha
         if d is _F16 and alpha.__class__ in (float, int):
             return _half_alpha(a, b, alpha, -1)
-        return a - alpha * b
+        return laid_out_as_torch(a - alpha * b, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -215,7 +215,7 @@ class Mul(Primitive):
             half = _half_and_number(a0, b0) or (None if a0.__class__ is np.ndarray else _half_and_number(b0, a0))
             if half is not None:
                 return np.asarray(half[0] * half[1]).astype(_F16)
-        return np.asarray(a * b)
+        return laid_out_as_torch(np.asarray(a * b), a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -252,7 +252,7 @@ class Div(Primitive):
                 f = _dtype.get_default_dtype().np
                 a, b = np.asarray(a, f), np.asarray(b, f)
         ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)   # (a only for b's gradient, as torch's)
-        return np.asarray(np.true_divide(a, b))   # (forwards run with NumPy's warnings off: Function.apply)
+        return laid_out_as_torch(np.asarray(np.true_divide(a, b)), a, b)   # (NumPy's warnings are off: apply)
 
     @staticmethod
     def backward(ctx, grad):

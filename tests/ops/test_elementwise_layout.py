@@ -1,0 +1,57 @@
+"""The memory layout of arithmetic's result when the operands are laid out differently (a channels-last-like
+attention output added to a contiguous residual, a transposed operand, broadcasting): torch's TensorIterator
+orders the result's dims by the operands' strides, the first operand deciding first. What a following dropout
+draws, in memory order, depends on it."""
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+
+def _operands(m):
+    base = m.arange(2 * 3 * 4 * 5, dtype=m.float32).reshape(2, 3, 4, 5) / 9
+    cl = base.contiguous(memory_format=m.channels_last)
+    tr = base.permute(0, 2, 3, 1).contiguous().permute(0, 3, 1, 2)        # same as cl, built another way
+    return {
+        "contig": base,
+        "cl": cl,
+        "tr": tr,
+        "t2": m.arange(12.).reshape(3, 4).t(),
+        "c2": m.arange(12.).reshape(4, 3),
+        "row": m.arange(3.),
+        "col": m.arange(4.).reshape(4, 1),
+        "bc": m.arange(5.).reshape(1, 1, 1, 5),
+        "perm3": m.arange(24.).reshape(2, 3, 4).permute(2, 0, 1),
+        "c3": m.arange(24.).reshape(4, 2, 3),
+    }
+
+
+PAIRS = [("cl", "contig"), ("contig", "cl"), ("tr", "contig"), ("cl", "bc"), ("bc", "cl"), ("t2", "c2"),
+         ("c2", "t2"), ("t2", "row"), ("t2", "col"), ("col", "t2"), ("perm3", "c3"), ("c3", "perm3"),
+         ("perm3", "perm3"), ("cl", "cl")]
+OPS = ["add", "sub", "mul", "div"]
+
+
+def _layout(m, a, b, op):
+    ops = _operands(m)
+    r = getattr(m, op)(ops[a], ops[b])
+    return tuple(r.shape), tuple(s for s, n in zip(r.stride(), r.shape) if n > 1)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("a,b", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])
+def test_binary_result_layout_matches_torch(torch, a, b, op):
+    assert _layout(tapegrad, a, b, op) == _layout(torch, a, b, op)
+
+
+def test_residual_then_dropout_draws_torch_mask(torch):
+    def run(m):
+        m.manual_seed(0)
+        attn_out = m.randn(2, 5, 3, 3).permute(0, 3, 1, 2)        # channels-last-like, as a conv on a rearrange
+        x = m.randn(2, 3, 5, 3)
+        y = m.nn.functional.dropout(attn_out + x, 0.5)
+        return y.numpy(), y.stride()
+    (a, sa), (b, sb) = run(tapegrad), run(torch)
+    assert sa == sb
+    np.testing.assert_allclose(a, b, rtol=1e-6)
