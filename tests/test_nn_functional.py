@@ -541,3 +541,27 @@ def test_normalize_every_p_as_torch(torch, p):
         return y.detach().numpy(), x.grad.numpy()
     for a, b in zip(run(tapegrad), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _linear_dtype_errors(m):
+    F_ = m.nn.functional
+    x32, w64, b64, b32 = m.ones(2, 3), m.ones(4, 3, dtype=m.float64), m.ones(4, dtype=m.float64), m.ones(4)
+    calls = [lambda: F_.linear(x32, w64), lambda: F_.linear(x32, w64, b64), lambda: F_.linear(x32[0], w64),
+             lambda: F_.linear(x32[None], w64), lambda: F_.linear(x32, w64.float(), b64),
+             lambda: F_.linear(x32[None], w64, b64), lambda: F_.linear(x32[0], w64, b64),
+             lambda: F_.linear(x32[None], w64.float(), b64), lambda: F_.linear(x32, w64, b32),
+             lambda: F_.linear(x32.double(), w64, b32), lambda: m.nn.Linear(3, 4).double()(x32),
+             lambda: F_.linear(x32.long(), w64.long()).dtype]
+    out = []
+    for c in calls:
+        try:
+            out.append(str(c()))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_linear_refuses_mixed_dtypes_as_torch(torch):
+    """A float32 input through a float64 layer (or a bias of another dtype) is torch's error, not a promotion:
+    ``mm``'s wording without a bias, ``addmm``'s with one (the bias checked against the weight first)."""
+    assert _linear_dtype_errors(tapegrad) == [s.replace("torch.", "tapegrad.") for s in _linear_dtype_errors(torch)]

@@ -12,6 +12,7 @@ import numpy as np
 
 from .._util import (Primitive, Tensor, add_tangents, bind, cj, input_shape, linear_jvp, mT, multilinear_jvp,
                      normalize_dim, op_error, shape_str, sum_keepdim, sum_to_shape)
+from ..linalg.products import Addmm, _same_dtype
 from ._common import _Cat, _c, _float_only
 
 
@@ -38,9 +39,7 @@ class _Addmm(Primitive):
     def forward(ctx, bias, x, w):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
-        if not x.dtype == w.dtype == bias.dtype:
-            d = np.result_type(x, w, bias)
-            x, w = x.astype(d, copy=False), w.astype(d, copy=False)
+        Addmm.check_dtypes(bias, x, w)      # (torch's addmm: the bias against the weight, then input and weight)
         ctx.save_crossed(1, 2)
         if x.dtype.kind == "c":
             ctx._cplx = True          # the gradients use the conjugate factors (torch's convention)
@@ -78,11 +77,11 @@ class _MmT(Primitive):
     def forward(ctx, x, w):
         if x.shape[1] != w.shape[1]:
             raise _mm_error(x.shape, w.shape[::-1])
-        d = np.result_type(x, w)
+        _same_dtype(x, w)                   # (torch's mm refuses mixed dtypes: no promotion)
         ctx.save_crossed(0, 1)
-        if d.kind == "c":
+        if x.dtype.kind == "c":
             ctx._cplx = True
-        return x.astype(d, copy=False) @ w.astype(d, copy=False).T
+        return x @ w.T
 
     @staticmethod
     def backward(ctx, grad):
