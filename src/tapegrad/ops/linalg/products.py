@@ -26,6 +26,22 @@ def _same_dtype(a, b):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {na} != {nb}")
 
 
+def _matmul_dtypes(a, b):
+    """Operands of two dtypes: the error of the kernel torch's matmul reaches for these ranks (dot, addmv for a
+    vector on the right, mm for a matrix, bmm for a batch on the right)."""
+    if a.dtype == b.dtype:
+        return
+    if b.ndim == 1:
+        if a.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found {_dtname(a)} and "
+                               f"{_dtname(b)}")
+        raise RuntimeError(f"addmv input tensors must have the same dtype, but got {_dtname(b)}, {_dtname(a)}, "
+                           f"and {_dtname(b)}")
+    if b.ndim == 2:
+        _same_dtype(a, b)
+    raise RuntimeError(f"expected scalar type {_dtname(a)} but found {_dtname(b)}")
+
+
 class Matmul(Primitive):
     """``a @ b`` with NumPy's (and torch's) rules for 1-d operands and broadcast batch dims."""
 
@@ -52,7 +68,7 @@ class Matmul(Primitive):
             raise op_error("matmul", f"shapes ({', '.join(map(str, a.shape))}) and ({', '.join(map(str, b.shape))})"
                            f" cannot be multiplied ({ka} != {kb}) [mat1 and mat2 shapes cannot be multiplied "
                            f"({sa} and {sb})]")
-        _same_dtype(a, b)
+        _matmul_dtypes(a, b)
         if a.dtype.kind == "c":
             ctx._cplx = True         # the gradients take the conjugate transposes (torch's convention)
         ctx.save_crossed(0, 1)       # each operand only for the other's gradient
