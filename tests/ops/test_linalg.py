@@ -276,3 +276,39 @@ def test_dropout_after_einsum_draws_torch_mask(torch):
         q, k = m.randn(2, 5, 2, 4).transpose(1, 2), m.randn(2, 5, 2, 4).transpose(1, 2)
         return m.nn.functional.dropout(m.einsum("bhid,bhjd->bhij", q, k), 0.5).numpy()
     np.testing.assert_allclose(run(tapegrad), run(torch), rtol=1e-6)
+
+
+EINSUM_MIXED = [("i,j->ij", "long", "float32"), ("ij,ij->ij", "float64", "float32"), ("ij,j->i", "long", "float32"),
+                ("ij,jk->ijk", "float32", "float16"), ("ij,j->ij", "int32", "int64"), ("ij,jk->i", "float32", "float64"),
+                ("i,i->i", "bool", "float32"), ("ij,jk->ik", "float32", "float64")]
+
+
+def _einsum_mixed(m, eq, da, db):
+    shapes = {"i": 2, "j": 3, "k": 4}
+    ins = eq.split("->")[0].split(",")
+    a = m.ones(*[shapes[c] for c in ins[0]]).to(getattr(m, da))
+    b = m.linspace(0.5, 2.0, int(np.prod([shapes[c] for c in ins[1]]))).reshape(*[shapes[c] for c in ins[1]]) \
+        .to(getattr(m, db))
+    try:
+        r = m.einsum(eq, a, b)
+    except RuntimeError as e:
+        return str(e)
+    return str(r.dtype).split(".")[-1], r.double().numpy().round(6).tolist()
+
+
+@pytest.mark.parametrize("eq,da,db", EINSUM_MIXED, ids=[f"{e}-{a}-{b}" for e, a, b in EINSUM_MIXED])
+def test_einsum_mixed_dtypes_as_torch(torch, eq, da, db):
+    """Two dtypes: promoted when nothing is summed over both operands (torch multiplies elementwise, with type
+    promotion), torch's bmm error when something is (RoPE's ``einsum('i,j->ij', arange(n), inv_freq)``)."""
+    assert _einsum_mixed(tapegrad, eq, da, db) == _einsum_mixed(torch, eq, da, db)
+
+
+def test_einsum_promoted_operand_gradient(torch):
+    def run(m):
+        t = m.arange(4)
+        f = m.tensor([0.5, 1.5, -2.0], dtype=m.float64, requires_grad=True)
+        m.einsum("i,j->ij", t, f).sin().sum().backward()
+        return f.grad.numpy()
+    np.testing.assert_allclose(run(tapegrad), run(torch), rtol=1e-12)
+    f = tapegrad.tensor([0.5, 1.5, -2.0], dtype=tapegrad.float64, requires_grad=True)
+    assert tapegrad.autograd.gradcheck(lambda v: tapegrad.einsum("i,j->ij", tapegrad.arange(3), v), (f,))

@@ -33,6 +33,10 @@ class Einsum(Primitive):
         dt = ops[0].dtype
         for o in ops[1:]:
             if o.dtype != dt:
+                if len(ops) == 2 and _pair_contraction_order(eq, ctx.shapes) is None:
+                    ops = promote(*ops)[:2]     # nothing summed over both: torch multiplies, with type promotion
+                    dt = ops[0].dtype
+                    break
                 raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
         if dt.kind == "c":
             ctx._cplx = True     # each operand's gradient contracts the conjugates of the others
@@ -47,6 +51,8 @@ class Einsum(Primitive):
     @staticmethod
     def backward(ctx, grad):
         ops = ctx.saved_tensors
+        dt = grad._array.dtype
+        ops = [o if o is None or o._array.dtype == dt else o.to(grad.dtype) for o in ops]   # (promoted operands)
         if ctx._cplx:
             ops = [None if o is None else cj(o) for o in ops]
         ins, out = ctx.eq.split("->")
