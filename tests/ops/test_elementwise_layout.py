@@ -55,3 +55,27 @@ def test_residual_then_dropout_draws_torch_mask(torch):
     (a, sa), (b, sb) = run(tapegrad), run(torch)
     assert sa == sb
     np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
+OTHER_OPS = {
+    "relu": lambda m, a, b: m.relu(a),
+    "where": lambda m, a, b: m.where(a > 0, a, b),
+    "where_b_first": lambda m, a, b: m.where(b > 0, a, b),
+    "gt": lambda m, a, b: a > b,
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "pow": lambda m, a, b: a.abs() ** b,
+    "lerp": lambda m, a, b: m.lerp(a, b, 0.3),
+    "lerp_tensor": lambda m, a, b: m.lerp(a, b, b.sigmoid()),
+    "addcmul": lambda m, a, b: m.addcmul(a, a, b),
+}
+
+
+@pytest.mark.parametrize("op", sorted(OTHER_OPS))
+@pytest.mark.parametrize("a,b", [("cl", "contig"), ("contig", "cl"), ("t2", "c2"), ("perm3", "c3")],
+                         ids=["cl-contig", "contig-cl", "t2-c2", "perm3-c3"])
+def test_other_elementwise_result_layout_matches_torch(torch, op, a, b):
+    def layout(m):
+        ops = _operands(m)
+        r = OTHER_OPS[op](m, ops[a], ops[b])
+        return tuple(r.shape), tuple(s for s, n in zip(r.stride(), r.shape) if n > 1)
+    assert layout(tapegrad) == layout(torch)

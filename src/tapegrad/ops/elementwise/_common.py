@@ -208,7 +208,7 @@ class Where(Primitive):
         d = _result(a, b)
         a, b = _cast_all((a, b), d)
         ctx.cond = cond
-        return np.asarray(np.where(cond, a, b))
+        return laid_out_as_torch(np.asarray(np.where(cond, a, b)), cond, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -284,14 +284,15 @@ def _iterator_order(shape, arrays):
     return perm
 
 
-def laid_out_as_torch(out, a, b):
-    """``out`` (``a`` op ``b`` as NumPy computed it) in the memory layout torch's TensorIterator gives it: NumPy's
-    own whenever both operands are C-contiguous (or numbers; torch's is then row-major too), else the order
-    ``_iterator_order`` finds (a copy only where NumPy laid it out otherwise)."""
+def laid_out_as_torch(out, a, b, c=None):
+    """``out`` (an elementwise result of ``a``, ``b`` and ``c`` that NumPy computed) in the memory layout torch's
+    TensorIterator gives it: NumPy's own whenever every operand is C-contiguous (or a number; torch's is then
+    row-major too), else the order ``_iterator_order`` finds (a copy only where NumPy laid it out otherwise)."""
     if (a.__class__ is not np.ndarray or a.flags.c_contiguous) and \
-            (b.__class__ is not np.ndarray or b.flags.c_contiguous) or out.ndim < 2:
+            (b.__class__ is not np.ndarray or b.flags.c_contiguous) and \
+            (c.__class__ is not np.ndarray or c.flags.c_contiguous) or out.ndim < 2:
         return out
-    arrays = [x for x in (a, b) if x.__class__ is np.ndarray and x.ndim > 0]
+    arrays = [x for x in (a, b, c) if x.__class__ is np.ndarray and x.ndim > 0]
     order = _iterator_order(out.shape, arrays)[::-1]             # outermost first
     st, n = {}, out.itemsize
     for d in reversed(order):

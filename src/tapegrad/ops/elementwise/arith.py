@@ -419,7 +419,7 @@ class PowTensor(Primitive):
         if d.kind == "c":
             ctx._cplx = True
         ctx.save_result(0, 1)
-        return _pow_np(a, b, d)
+        return laid_out_as_torch(_pow_np(a, b, d), a, b)
 
     @staticmethod
     def backward(ctx, grad):

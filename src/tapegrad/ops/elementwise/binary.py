@@ -8,7 +8,7 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, scalar_first)
+                      _result, _two_numbers, _w, _with_out, _zeros_like, fma32, laid_out_as_torch, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -64,7 +64,7 @@ def _extremum(name, np_fn, greater, nan_ignoring):
         d = _result(a, b)
         a, b = _cast_all((a, b), d)
         ctx.a, ctx.b = a, b
-        return np.asarray(np_fn(a, b))
+        return laid_out_as_torch(np.asarray(np_fn(a, b)), a, b)
 
     def backward(ctx, grad):
         a, b = ctx.a, ctx.b
@@ -262,7 +262,7 @@ class Lerp(Primitive):
     @_quiet
     def forward(ctx, a, b, w):
         ctx.w = w
-        return _lerp_np(a, b, w)
+        return laid_out_as_torch(_lerp_np(a, b, w), a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -280,7 +280,7 @@ class LerpTensor(Primitive):
     @_quiet
     def forward(ctx, a, b, w):
         ctx.save_inputs(0, 1, 2)
-        out = _lerp_np(a, b, w)
+        out = laid_out_as_torch(_lerp_np(a, b, w), a, b, w)
         if out.dtype.kind == "c":
             ctx._cplx = True
         return out
@@ -361,7 +361,8 @@ class Addcmul(Primitive):
         if d == np.float16:     # torch computes Half in float32 and rounds once
             x, t1, t2 = (a.astype(np.float32) for a in (x, t1, t2))
             return np.asarray(x + np.float32(value) * t1 * t2).astype(d)
-        return np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
+        out = np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
+        return laid_out_as_torch(out, x, t1, t2)
 
     @staticmethod
     def backward(ctx, grad):

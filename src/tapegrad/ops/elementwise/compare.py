@@ -8,7 +8,8 @@ import numpy as np
 
 from ...autograd.function import _active
 from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote
-from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out
+from ._common import (SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out,
+                      laid_out_as_torch)
 
 
 # --- comparisons and logic (no gradient) --------------------------------------------------------------------
@@ -26,7 +27,7 @@ def _compare(np_fn, name):
         if _active[0] and not _inside[0]:      # (a transform sees it as an op)
             return array_op(cmp, True, (input, other))
         a, b, _ = promote(_operand(input), _operand(other))
-        return Tensor._make(np.asarray(np_fn(a, b)))
+        return Tensor._make(laid_out_as_torch(np.asarray(np_fn(a, b)), a, b))
     cmp.__name__ = cmp.__qualname__ = name
     cmp.__doc__ = (f"Elementwise ``{np_fn.__name__}`` as a bool tensor (no gradient).\n\n"
                    f"    >>> tapegrad.{name}(tapegrad.tensor([1, 2]), 2)\n"
