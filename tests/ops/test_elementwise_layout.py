@@ -58,7 +58,6 @@ def test_residual_then_dropout_draws_torch_mask(torch):
 
 
 OTHER_OPS = {
-    "relu": lambda m, a, b: m.relu(a),
     "where": lambda m, a, b: m.where(a > 0, a, b),
     "where_b_first": lambda m, a, b: m.where(b > 0, a, b),
     "gt": lambda m, a, b: a > b,
@@ -77,5 +76,30 @@ def test_other_elementwise_result_layout_matches_torch(torch, op, a, b):
     def layout(m):
         ops = _operands(m)
         r = OTHER_OPS[op](m, ops[a], ops[b])
+        return tuple(r.shape), tuple(s for s, n in zip(r.stride(), r.shape) if n > 1)
+    assert layout(tapegrad) == layout(torch)
+
+
+LAYOUT_OPS = {
+    "cat1": lambda m, a: m.cat([a, a], 1),
+    "cat0": lambda m, a: m.cat([a, a], 0),
+    "stack0": lambda m, a: m.stack([a, a], 0),
+    "masked_fill": lambda m, a: a.masked_fill(a > 0.5, 0.),
+    "cumsum": lambda m, a: a.cumsum(1),
+    "roll": lambda m, a: a.roll(1, 1),
+    "flip": lambda m, a: a.flip(1),
+    "sort": lambda m, a: a.sort(1).values,
+    "sort_indices": lambda m, a: a.sort(1).indices,
+}
+
+
+@pytest.mark.parametrize("op", sorted(LAYOUT_OPS))
+@pytest.mark.parametrize("a", ["cl", "tr", "t2", "perm3", "contig"])
+def test_copying_ops_result_layout_matches_torch(torch, op, a):
+    """Row-major results (masked_fill, the scans, roll, cat and stack on a new dim 0 unless every input is
+    channels-last), the
+    input's own layout (flip, sort), as torch's kernels allocate them."""
+    def layout(m):
+        r = LAYOUT_OPS[op](m, _operands(m)[a])
         return tuple(r.shape), tuple(s for s, n in zip(r.stride(), r.shape) if n > 1)
     assert layout(tapegrad) == layout(torch)
