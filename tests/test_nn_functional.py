@@ -102,6 +102,21 @@ def test_log_softmax_inf_row(torch):
     close(F.softmax(tg(x), 1), torch.softmax(th(torch, x), 1))
 
 
+def test_softmax_result_is_contiguous_as_torch(torch):
+    """Torch's softmax kernels write a contiguous result whatever the input's layout (a permuted einsum result,
+    channels-last): what a following dropout draws, in memory order, depends on it."""
+    def layouts(m):
+        x = m.arange(120.).reshape(2, 3, 4, 5).permute(0, 2, 3, 1) / 50
+        cl = m.arange(96.).reshape(2, 3, 4, 4).contiguous(memory_format=m.channels_last)
+        m.manual_seed(0)
+        drop = m.nn.functional.dropout(m.softmax(x, 1), 0.5)
+        return [r.stride() for r in (m.softmax(x, -1), m.log_softmax(x, 1), m.softmax(cl, 1),
+                                       m.nn.functional.softmin(x, 2), m.softmax(x.transpose(0, 1), 0))], drop.numpy()
+    (ours, a), (theirs, b) = layouts(tapegrad), layouts(torch)
+    assert ours == theirs
+    np.testing.assert_allclose(a, b, rtol=1e-6)
+
+
 def test_softmax_rows_without_a_finite_max_are_nan_as_torch(torch):
     inf, nan = np.inf, np.nan
     x = np.array([[inf, 1.0], [-inf, -inf], [nan, 1.0], [inf, inf], [-inf, inf], [1e38, 3e38], [-3e38, 3e38]],
@@ -526,3 +541,27 @@ def test_normalize_every_p_as_torch(torch, p):
         return y.detach().numpy(), x.grad.numpy()
     for a, b in zip(run(tapegrad), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def _linear_dtype_errors(m):
+    F_ = m.nn.functional
+    x32, w64, b64, b32 = m.ones(2, 3), m.ones(4, 3, dtype=m.float64), m.ones(4, dtype=m.float64), m.ones(4)
+    calls = [lambda: F_.linear(x32, w64), lambda: F_.linear(x32, w64, b64), lambda: F_.linear(x32[0], w64),
+             lambda: F_.linear(x32[None], w64), lambda: F_.linear(x32, w64.float(), b64),
+             lambda: F_.linear(x32[None], w64, b64), lambda: F_.linear(x32[0], w64, b64),
+             lambda: F_.linear(x32[None], w64.float(), b64), lambda: F_.linear(x32, w64, b32),
+             lambda: F_.linear(x32.double(), w64, b32), lambda: m.nn.Linear(3, 4).double()(x32),
+             lambda: F_.linear(x32.long(), w64.long()).dtype]
+    out = []
+    for c in calls:
+        try:
+            out.append(str(c()))
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_linear_refuses_mixed_dtypes_as_torch(torch):
+    """A float32 input through a float64 layer (or a bias of another dtype) is torch's error, not a promotion:
+    ``mm``'s wording without a bias, ``addmm``'s with one (the bias checked against the weight first)."""
+    assert _linear_dtype_errors(tapegrad) == [s.replace("torch.", "tapegrad.") for s in _linear_dtype_errors(torch)]

@@ -29,6 +29,16 @@ ERRORS = [
     ("mm_1d", lambda m: m.mm(m.zeros(3), m.zeros(3, 5))),
     ("mm_dtype", lambda m: m.mm(m.zeros(3, 3), m.zeros(3, 3, dtype=m.float64))),
     ("matmul_dtype", lambda m: m.matmul(m.zeros(3, 3), m.zeros(3, 3, dtype=m.float64))),
+    ("bmm_dtype", lambda m: m.bmm(m.zeros(2, 3, 3), m.zeros(2, 3, 3, dtype=m.float64))),
+    ("matmul_3d_3d_dtype", lambda m: m.zeros(2, 3, 3, dtype=m.float64) @ m.zeros(2, 3, 3)),
+    ("matmul_2d_3d_dtype", lambda m: m.zeros(3, 3) @ m.zeros(2, 3, 3, dtype=m.float64)),
+    ("matmul_1d_3d_dtype", lambda m: m.zeros(3) @ m.zeros(2, 3, 3, dtype=m.float64)),
+    ("matmul_4d_2d_dtype", lambda m: m.zeros(2, 2, 3, 3) @ m.zeros(3, 3, dtype=m.float64)),
+    ("mv_dtype", lambda m: m.mv(m.zeros(3, 3, dtype=m.float64), m.zeros(3))),
+    ("matmul_2d_1d_dtype", lambda m: m.zeros(3, 3) @ m.zeros(3, dtype=m.float64)),
+    ("matmul_3d_1d_dtype", lambda m: m.zeros(2, 3, 3, dtype=m.float64) @ m.zeros(3)),
+    ("matmul_1d_1d_dtype", lambda m: m.zeros(3) @ m.zeros(3, dtype=m.float64)),
+    ("matmul_1d_2d_dtype", lambda m: m.zeros(3) @ m.zeros(3, 3, dtype=m.float64)),
     ("matmul_shapes", lambda m: m.matmul(m.zeros(3, 4), m.zeros(5, 6))),
     ("matmul_shapes_batched", lambda m: m.matmul(m.zeros(2, 3, 4), m.zeros(5, 6))),
     ("bmm_2d", lambda m: m.bmm(m.zeros(3, 4), m.zeros(4, 6))),
@@ -253,3 +263,87 @@ def test_solve_triangular_takes_b_in_as_dtype(torch, a_dtype, b_dtype, left):
     lp = [d.log_prob(m.tensor([[0.3, -0.2]], dtype=m.float64)) for d, m in zip(mvn, (torch, tapegrad))]
     assert str(lp[0].dtype).split(".")[-1] == str(lp[1].dtype).split(".")[-1]
     np.testing.assert_allclose(lp[1].numpy(), lp[0].numpy(), rtol=1e-6)
+EINSUM_LAYOUTS = [    # (equation, operand shapes, permutation applied to each operand first or None)
+    ("bhid,bhjd->bhij", [(2, 17, 2, 8), (2, 17, 2, 8)], [(0, 2, 1, 3), (0, 2, 1, 3)]),
+    ("bhij,hg->bgij", [(2, 2, 5, 5), (2, 3)], None),
+    ("bhij,bhjd->bhid", [(2, 2, 5, 5), (2, 2, 5, 4)], None),
+    ("ij,jk->ik", [(3, 4), (4, 5)], None),
+    ("ij,kj->ik", [(3, 4), (5, 4)], None),
+    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)], None),
+    ("bnd,nd->bn", [(2, 3, 4), (3, 4)], None),
+    ("ij,j->i", [(3, 4), (4,)], None),
+    ("i,i->", [(4,), (4,)], None),
+    ("bhnd,bhne->bhde", [(2, 3, 5, 4), (2, 3, 5, 6)], None),
+    ("bhdn,bhde->bhen", [(2, 3, 4, 5), (2, 3, 4, 6)], None),
+    ("bhnd,bhde->bhne", [(2, 3, 5, 4), (2, 3, 4, 6)], None),
+    ("...id,...jd->...ij", [(2, 3, 5, 4), (2, 3, 6, 4)], None),
+    ("bid,bjd->bij", [(2, 5, 4), (2, 6, 4)], [(1, 0, 2), (0, 1, 2)]),
+    ("ijk,kl->lji", [(2, 3, 4), (4, 5)], None),
+    ("bxyd,rd->bxyr", [(2, 3, 4, 5), (6, 5)], None),
+    ("nb,bm->mn", [(3, 4), (4, 5)], None),
+    ("Ab,bA->A", [(3, 4), (4, 3)], None),
+]
+
+
+def _einsum_layout(m, eq, shapes, perms):
+    ops = []
+    for k, shp in enumerate(shapes):
+        t = m.arange(float(np.prod(shp))).reshape(shp) / 7
+        if perms is not None:
+            inv = np.argsort(perms[k])
+            t = t.permute(*[int(i) for i in inv]).contiguous().permute(*perms[k])
+        ops.append(t)
+    r = m.einsum(eq, *ops)
+    return r.shape, r.stride(), r.is_contiguous()
+
+
+@pytest.mark.parametrize("eq,shapes,perms", EINSUM_LAYOUTS, ids=[e[0] for e in EINSUM_LAYOUTS])
+def test_einsum_result_layout_matches_torch(torch, eq, shapes, perms):
+    """einsum's result lies in memory as torch's (a contraction of two operands is one bmm whose rows are the
+    batch dims, then the left-only, then the right-only dims): what a following dropout draws, in memory order,
+    and whether ``view`` works depend on it."""
+    assert _einsum_layout(tapegrad, eq, shapes, perms) == _einsum_layout(torch, eq, shapes, perms)
+
+
+def test_dropout_after_einsum_draws_torch_mask(torch):
+    def run(m):
+        m.manual_seed(0)
+        q, k = m.randn(2, 5, 2, 4).transpose(1, 2), m.randn(2, 5, 2, 4).transpose(1, 2)
+        return m.nn.functional.dropout(m.einsum("bhid,bhjd->bhij", q, k), 0.5).numpy()
+    np.testing.assert_allclose(run(tapegrad), run(torch), rtol=1e-6)
+
+
+EINSUM_MIXED = [("i,j->ij", "long", "float32"), ("ij,ij->ij", "float64", "float32"), ("ij,j->i", "long", "float32"),
+                ("ij,jk->ijk", "float32", "float16"), ("ij,j->ij", "int32", "int64"), ("ij,jk->i", "float32", "float64"),
+                ("i,i->i", "bool", "float32"), ("ij,jk->ik", "float32", "float64")]
+
+
+def _einsum_mixed(m, eq, da, db):
+    shapes = {"i": 2, "j": 3, "k": 4}
+    ins = eq.split("->")[0].split(",")
+    a = m.ones(*[shapes[c] for c in ins[0]]).to(getattr(m, da))
+    b = m.linspace(0.5, 2.0, int(np.prod([shapes[c] for c in ins[1]]))).reshape(*[shapes[c] for c in ins[1]]) \
+        .to(getattr(m, db))
+    try:
+        r = m.einsum(eq, a, b)
+    except RuntimeError as e:
+        return str(e)
+    return str(r.dtype).split(".")[-1], r.double().numpy().round(6).tolist()
+
+
+@pytest.mark.parametrize("eq,da,db", EINSUM_MIXED, ids=[f"{e}-{a}-{b}" for e, a, b in EINSUM_MIXED])
+def test_einsum_mixed_dtypes_as_torch(torch, eq, da, db):
+    """Two dtypes: promoted when nothing is summed over both operands (torch multiplies elementwise, with type
+    promotion), torch's bmm error when something is (RoPE's ``einsum('i,j->ij', arange(n), inv_freq)``)."""
+    assert _einsum_mixed(tapegrad, eq, da, db) == _einsum_mixed(torch, eq, da, db)
+
+
+def test_einsum_promoted_operand_gradient(torch):
+    def run(m):
+        t = m.arange(4)
+        f = m.tensor([0.5, 1.5, -2.0], dtype=m.float64, requires_grad=True)
+        m.einsum("i,j->ij", t, f).sin().sum().backward()
+        return f.grad.numpy()
+    np.testing.assert_allclose(run(tapegrad), run(torch), rtol=1e-12)
+    f = tapegrad.tensor([0.5, 1.5, -2.0], dtype=tapegrad.float64, requires_grad=True)
+    assert tapegrad.autograd.gradcheck(lambda v: tapegrad.einsum("i,j->ij", tapegrad.arange(3), v), (f,))

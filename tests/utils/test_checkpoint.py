@@ -306,3 +306,45 @@ def test_under_no_grad_it_just_runs():
     with tapegrad.no_grad():
         y = tapegrad.utils.checkpoint.checkpoint(lambda t: t.exp(), x, use_reentrant=False)
     assert not y.requires_grad
+
+
+def _device_state_calls(m):
+    cp = _cp(m)
+    out = [cp.get_device_states(m.randn(2), [m.randn(1), (m.ones(3),)], {"a": 1}, 3), cp.get_device_states(),
+           cp.set_device_states([], []), cp.set_device_states([0], [m.zeros(3, dtype=m.uint8)], device_type="meta"),
+           m.cuda._initialized]
+    dt = cp.DefaultDeviceType
+    out.append(dt.get_device_type())
+    dt.set_device_type("cpu")
+    out.append(dt.get_device_type())
+    dt.set_device_type()
+    out.append(dt.get_device_type())
+    try:
+        cp.set_device_states([0], [m.zeros(3, dtype=m.uint8)])      # the default type is cuda now: needs a GPU
+    except RuntimeError as e:
+        out.append(("RuntimeError", str(e).split(" (")[0]))
+    dt._default_device_type = None
+    out.append(dt.get_device_type())                                  # no accelerator: back to "cpu"
+    return out
+
+
+def test_device_state_helpers_match_torch(torch):
+    """``get_device_states``/``set_device_states`` (reversible layers save the RNG state of every device their
+    inputs live on): on the CPU there is none to save or set; ``DefaultDeviceType`` as torch keeps it."""
+    assert _device_state_calls(tapegrad) == _device_state_calls(torch)
+
+
+def test_reversible_block_replays_dropout_with_saved_states():
+    """The pattern of reversible-network code: record ``get_rng_state()`` and the device states in forward, rerun
+    under ``fork_rng`` with both restored in backward: the rerun draws the same dropout mask."""
+    cp = tapegrad.utils.checkpoint
+    x = tapegrad.randn(4, 6)
+    state = tapegrad.get_rng_state()
+    devices, states = cp.get_device_states(x)
+    first = tapegrad.nn.functional.dropout(x, 0.5)
+    tapegrad.randn(5)
+    with tapegrad.random.fork_rng(devices=devices, enabled=True):
+        tapegrad.set_rng_state(state)
+        cp.set_device_states(devices, states)
+        again = tapegrad.nn.functional.dropout(x, 0.5)
+    assert np.array_equal(first.numpy(), again.numpy())

@@ -43,6 +43,9 @@ def is_initialized() -> bool:
     return False
 
 
+_initialized = False      # the flag behind is_initialized() that code reads directly (``torch.cuda._initialized``)
+
+
 def is_bf16_supported(including_emulation: bool = True) -> bool:
     return False
 

@@ -31,7 +31,7 @@ from ..tensor import Tensor
 
 __all__ = ["checkpoint", "checkpoint_sequential", "CheckpointError", "CheckpointFunction", "noop_context_fn",
            "set_checkpoint_early_stop", "set_checkpoint_debug_enabled", "detach_variable",
-           "check_backward_validity"]
+           "check_backward_validity", "get_device_states", "set_device_states", "DefaultDeviceType"]
 
 
 class CheckpointError(RuntimeError):
@@ -90,6 +90,63 @@ def detach_variable(inputs):
 def check_backward_validity(inputs):
     if not any(isinstance(a, Tensor) and a.requires_grad for a in inputs):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None", stacklevel=2)
+
+
+class DefaultDeviceType:
+    """The device type whose random state checkpoints save when no input is on an accelerator: the current
+    accelerator's, or ``"cpu"`` where there is none (tapegrad's case) until ``set_device_type`` names another."""
+
+    _default_device_type = None
+
+    @staticmethod
+    def set_device_type(device: str = "cuda") -> None:
+        DefaultDeviceType._default_device_type = device
+
+    @staticmethod
+    def get_device_type() -> str:
+        if not DefaultDeviceType._default_device_type:
+            from .. import accelerator
+            acc = accelerator.current_accelerator(True)
+            DefaultDeviceType._default_device_type = acc.type if acc else "cpu"
+        return DefaultDeviceType._default_device_type
+
+
+def _device_module(device_type):
+    import tapegrad
+    if device_type == "meta":
+        return tapegrad.device("meta")
+    return getattr(tapegrad, device_type)
+
+
+def get_device_states(*args):
+    """The indices of the accelerators that the tensors among ``args`` (nested in lists, tuples, dicts) live on,
+    and each one's random state. Tapegrad's tensors are on the CPU, whose state ``get_rng_state`` covers: the
+    answer is ``([], [])`` as torch's for CPU tensors."""
+    from ._pytree import tree_leaves
+    ids = [a.get_device() for a in tree_leaves(args)
+           if isinstance(a, Tensor) and a.device.type not in ("cpu", "meta")]
+    if not ids:
+        return [], []
+    module = _device_module(next(a.device.type for a in tree_leaves(args)
+                                 if isinstance(a, Tensor) and a.device.type not in ("cpu", "meta")))
+    states = []
+    for i in ids:
+        with module.device(i):
+            states.append(module.get_rng_state())
+    return ids, states
+
+
+def set_device_states(devices, states, *, device_type=None) -> None:
+    """Give each device of ``devices`` its saved random state (``get_device_states``' answer); nothing to do for
+    none, and nothing for ``"meta"``. Entering a CUDA device needs a GPU (torch's CPU-build error)."""
+    if device_type is None:
+        device_type = DefaultDeviceType.get_device_type()
+    if device_type == "meta":
+        return
+    module = _device_module(device_type)
+    for device, state in zip(devices, states):
+        with module.device(device):
+            module.set_rng_state(state)
 
 
 # --- the random state: the recomputation draws what the first run drew --------------------------------------

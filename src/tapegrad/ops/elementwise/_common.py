@@ -227,7 +227,8 @@ class Where(Primitive):
         d = _result(a, b)
         a, b = _cast_all((a, b), d)
         ctx.cond = cond
-        return np.asarray(np.where(cond, a, b))
+        r = np.asarray(np.where(cond, a, b))
+        return r if r.ndim < 3 else laid_out_as_torch(r, cond, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -288,3 +289,58 @@ def _tensor_where(self, condition, y):
 
 
 bind(where=_tensor_where)
+
+
+# --- the result's layout when the operands' layouts differ ----------------------------------------------------
+def _iterator_order(shape, arrays):
+    """The dims of ``shape`` from the densest out, as torch's TensorIterator orders them for an elementwise
+    result: by the operands' strides, the first operand deciding first (a broadcast dim, stride 0, leaves the
+    decision to the next operand; equal strides put the smaller dim inside)."""
+    nd = len(shape)
+    strides = []
+    for x in arrays:
+        off = nd - x.ndim
+        strides.append([0] * off + [0 if x.shape[i] == 1 and shape[off + i] != 1 else x.strides[i]
+                                    for i in range(x.ndim)])
+
+    def swap(d0, d1):
+        for st in strides:
+            s0, s1 = st[d0], st[d1]
+            if s0 == 0 or s1 == 0:
+                continue
+            if s0 != s1:
+                return 1 if s0 > s1 else -1
+            if shape[d0] > shape[d1]:
+                return 1
+        return 0
+
+    perm = list(range(nd - 1, -1, -1))
+    for i in range(1, nd):              # torch's insertion sort, which stops at the first "keep"
+        d1 = i
+        for d0 in range(i - 1, -1, -1):
+            c = swap(perm[d0], perm[d1])
+            if c > 0:
+                perm[d0], perm[d1] = perm[d1], perm[d0]
+                d1 = d0
+            elif c < 0:
+                break
+    return perm
+
+
+def laid_out_as_torch(out, a, b, c=None):
+    """``out`` (an elementwise result of ``a``, ``b`` and ``c`` that NumPy computed) in the memory layout torch's
+    TensorIterator gives it: NumPy's own whenever every operand is C-contiguous (or a number; torch's is then
+    row-major too), else the order ``_iterator_order`` finds (a copy only where NumPy laid it out otherwise)."""
+    if (a.__class__ is not np.ndarray or a.flags.c_contiguous) and \
+            (b.__class__ is not np.ndarray or b.flags.c_contiguous) and \
+            (c.__class__ is not np.ndarray or c.flags.c_contiguous) or out.ndim < 2:
+        return out
+    arrays = [x for x in (a, b, c) if x.__class__ is np.ndarray and x.ndim > 0]
+    order = _iterator_order(out.shape, arrays)[::-1]             # outermost first
+    st, n = {}, out.itemsize
+    for d in reversed(order):
+        st[d] = n
+        n *= out.shape[d]
+    if all(out.strides[d] == st[d] for d in range(out.ndim) if out.shape[d] > 1):
+        return out
+    return np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))

@@ -10,7 +10,7 @@ import numpy as np
 from ... import _dtype
 from .._util import _F16, Primitive, Tensor, add_tangents, apply_inplace, bind, cj, linear_jvp, promote
 from ._common import (SAME_AS_INPUT, _inplace, _int_zero_check, _iop, _no_bool, _quiet, _real_only, _two_numbers, _w,
-                      _with_out, _zeros_like, number_arg, scalar_first)
+                      _with_out, _zeros_like, laid_out_as_torch, number_arg, scalar_first)
 from .copies import to
 from .unary import Reciprocal, log
 
@@ -47,7 +47,8 @@ class Add(Primitive):
     @staticmethod
     def forward(ctx, a, b):
         a, b, _ = promote(a, b)
-        return a + b
+        r = a + b
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -74,7 +75,8 @@ class AddAlpha(Primitive):
             return _half_alpha(a, b, alpha, 1)
         if d.kind == "b":   # bool arithmetic: alpha is read as a bool, + is "or"
             return np.asarray(np.logical_or(a, np.logical_and(b, bool(alpha))))
-        return a + alpha * b
+        r = a + alpha * b
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -95,7 +97,8 @@ class Sub(Primitive):
     def forward(ctx, a, b):
         _sub_check(a, b)
         a, b, _ = promote(a, b)
-        return a - b
+        r = a - b
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -120,7 +123,8 @@ class SubAlpha(Primitive):
         ctx.alpha = alpha
         if d is _F16 and alpha.__class__ in (float, int):
             return _half_alpha(a, b, alpha, -1)
-        return a - alpha * b
+        r = a - alpha * b
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -217,7 +221,8 @@ class Mul(Primitive):
             half = _half_and_number(a0, b0) or (None if a0.__class__ is np.ndarray else _half_and_number(b0, a0))
             if half is not None:
                 return np.asarray(half[0] * half[1]).astype(_F16)
-        return np.asarray(a * b)
+        r = np.asarray(a * b)
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -254,7 +259,8 @@ class Div(Primitive):
                 f = _dtype.get_default_dtype().np
                 a, b = np.asarray(a, f), np.asarray(b, f)
         ctx.save_inputs(0 if ctx.needs_input_grad[1] else None, 1)   # (a only for b's gradient, as torch's)
-        return np.asarray(np.true_divide(a, b))   # (forwards run with NumPy's warnings off: Function.apply)
+        r = np.asarray(np.true_divide(a, b))      # (NumPy's warnings are off: apply)
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -444,7 +450,8 @@ class PowTensor(Primitive):
         if d.kind == "c":
             ctx._cplx = True
         ctx.save_result(0, 1)
-        return _pow_np(a, b, d)
+        r = _pow_np(a, b, d)
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):

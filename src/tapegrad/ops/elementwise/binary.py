@@ -8,7 +8,8 @@ import numpy as np
 
 from .._util import Primitive, Tensor, bind, broadcast_or_error, cj, promote
 from ._common import (_cast_all, _inplace, _int_zero_check, _iop, _need_tensor, _no_bool, _not_implemented, _quiet,
-                      _real_only, _result, _two_numbers, _w, _with_out, _zeros_like, fma32, number_arg, scalar_first)
+                      _real_only, _result, _two_numbers, _w, _with_out, _zeros_like, fma32, laid_out_as_torch,
+                      number_arg, scalar_first)
 from .arith import _no_derivative, div
 
 
@@ -66,7 +67,8 @@ def _extremum(name, np_fn, greater, nan_ignoring):
             raise RuntimeError(f"{name.lower()} not implemented for complex tensors.")
         a, b = _cast_all((a, b), d)
         ctx.a, ctx.b = a, b
-        return np.asarray(np_fn(a, b))
+        r = np.asarray(np_fn(a, b))
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     def backward(ctx, grad):
         a, b = ctx.a, ctx.b
@@ -267,7 +269,8 @@ class Lerp(Primitive):
     @_quiet
     def forward(ctx, a, b, w):
         ctx.w = w
-        return _lerp_np(a, b, w)
+        r = _lerp_np(a, b, w)
+        return r if r.ndim < 3 else laid_out_as_torch(r, a, b)
 
     @staticmethod
     def backward(ctx, grad):
@@ -286,6 +289,8 @@ class LerpTensor(Primitive):
     def forward(ctx, a, b, w):
         ctx.save_inputs(0, 1, 2)
         out = _lerp_np(a, b, w)
+        if out.ndim > 2:
+            out = laid_out_as_torch(out, a, b, w)
         if out.dtype.kind == "c":
             ctx._cplx = True
         return out
@@ -366,7 +371,8 @@ class Addcmul(Primitive):
         if d == np.float16:     # torch computes Half in float32 and rounds once
             x, t1, t2 = (a.astype(np.float32) for a in (x, t1, t2))
             return np.asarray(x + np.float32(value) * t1 * t2).astype(d)
-        return np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
+        out = np.asarray(x + d.type(value) * t1 * t2) if value != 1 else np.asarray(x + t1 * t2)
+        return out if out.ndim < 3 else laid_out_as_torch(out, x, t1, t2)
 
     @staticmethod
     def backward(ctx, grad):

@@ -8,7 +8,8 @@ import numpy as np
 
 from ...autograd.function import _active
 from .._util import Tensor, _inside, array_op, bind, broadcast_or_error, promote, refuse_complex
-from ._common import SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out
+from ._common import (SAME_AS_INPUT, _inplace, _iop, _need_tensor, _not_implemented, _two_numbers, _with_out,
+                      laid_out_as_torch)
 
 
 # --- comparisons and logic (no gradient) --------------------------------------------------------------------
@@ -31,7 +32,8 @@ def _compare(np_fn, name):
         a, b, d = promote(_operand(input), _operand(other))
         if d.kind == "c" and name in _ORDERING:
             raise _not_implemented(f"{name}_cpu", d)       # (complex numbers have no order)
-        return Tensor._make(np.asarray(np_fn(a, b)))
+        r = np.asarray(np_fn(a, b))
+        return Tensor._make(r if r.ndim < 3 else laid_out_as_torch(r, a, b))
     cmp.__name__ = cmp.__qualname__ = name
     cmp.__doc__ = (f"Elementwise ``{np_fn.__name__}`` as a bool tensor (no gradient).\n\n"
                    f"    >>> tapegrad.{name}(tapegrad.tensor([1, 2]), 2)\n"

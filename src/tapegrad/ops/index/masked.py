@@ -29,13 +29,17 @@ def _mask(op, mask):
     return m
 
 
+def _row_major(a):
+    return a if a.flags.c_contiguous else np.ascontiguousarray(a)     # (keeps a 0-d array 0-d)
+
+
 class MaskedFill(Primitive):
     """``x`` (broadcast with ``mask``) with the masked positions set to the number ``value``."""
 
     @staticmethod
     def forward(ctx, x, mask, value):
         ctx.mask = mask
-        return np.where(mask, np.asarray(value).astype(x.dtype), x)
+        return _row_major(np.where(mask, np.asarray(value).astype(x.dtype), x))   # (torch's: row-major)
 
     @staticmethod
     def backward(ctx, grad):
@@ -52,7 +56,7 @@ class MaskedFillTensor(Primitive):
         ctx.mask = mask
         if value.dtype.kind == "c" and x.dtype.kind != "c":    # (checked: its imaginary part is 0)
             value = value.real
-        return np.where(mask, value.astype(x.dtype), x)
+        return _row_major(np.where(mask, value.astype(x.dtype), x))
 
     @staticmethod
     def backward(ctx, grad):

@@ -96,7 +96,11 @@ class Sort(_Selecting):
             idx = np.zeros((), np.int64)
             return _selecting_forward(ctx, x, 0, idx, x.copy(), True, 2)
         idx = _sort_idx(x, dim, descending).astype(np.int64)
-        return _selecting_forward(ctx, x, dim, idx, np.take_along_axis(x, idx, dim), True, 2)
+        if not x.flags.c_contiguous:        # (torch's sort writes values and indices in x's layout)
+            perm = sorted(range(x.ndim), key=lambda i: -abs(x.strides[i]) if x.shape[i] > 1 else 0)
+            idx = np.ascontiguousarray(idx.transpose(perm)).transpose(np.argsort(perm))
+        values = np.take_along_axis(x, idx, dim)
+        return _selecting_forward(ctx, x, dim, idx, values, True, 2)
 
 
 class SortStable(Sort):

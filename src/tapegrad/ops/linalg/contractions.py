@@ -33,17 +33,26 @@ class Einsum(Primitive):
         dt = ops[0].dtype
         for o in ops[1:]:
             if o.dtype != dt:
+                if len(ops) == 2 and _pair_contraction_order(eq, ctx.shapes) is None:
+                    ops = promote(*ops)[:2]     # nothing summed over both: torch multiplies, with type promotion
+                    dt = ops[0].dtype
+                    break
                 raise RuntimeError(f"expected scalar type {_dtname(ops[0])} but found {_dtname(o)}")
         if dt.kind == "c":
             ctx._cplx = True     # each operand's gradient contracts the conjugates of the others
         if dt == np.float16:        # torch contracts Half with float32 sums (its bmm) and rounds the result
             ops = [o.astype(np.float32) for o in ops]
-        out = np.einsum(eq, *ops, optimize=len(ops) > 2)
-        return np.asarray(out, dt)
+        out = np.asarray(np.einsum(eq, *ops, optimize=len(ops) > 2), dt)
+        order = _pair_contraction_order(eq, [o.shape for o in ops]) if len(ops) == 2 else None
+        if order is not None and out.ndim > 1:
+            out = np.ascontiguousarray(out.transpose(order)).transpose(np.argsort(order))
+        return out
 
     @staticmethod
     def backward(ctx, grad):
         ops = ctx.saved_tensors
+        dt = grad._array.dtype
+        ops = [o if o is None or o._array.dtype == dt else o.to(grad.dtype) for o in ops]   # (promoted operands)
         if ctx._cplx:
             ops = [None if o is None else cj(o) for o in ops]
         ins, out = ctx.eq.split("->")
@@ -81,6 +90,34 @@ class Einsum(Primitive):
             eq = ",".join(terms) + "->" + "".join(target)
             res.append(_einsum_apply(eq, operands))
         return tuple(res)
+
+
+def _pair_contraction_order(eq, shapes):
+    """The memory order (outermost first) of torch's result for a contraction of two operands, or None where
+    nothing is summed over both (torch multiplies elementwise then). Torch lines the operands up on the output
+    letters then the summed ones, and does one ``bmm`` whose batch is the output dims both operands have (size
+    > 1), its rows the left-only dims, its columns the rest (right-only, size 1 in both, and summed dims only one
+    operand has): the result is row-major in that order, rows and columns swapped when all of the rest come
+    before the left-only dims. (A dropout after an einsum draws its mask in this memory order.)"""
+    ins, out = eq.split("->")
+    subs = ins.split(",")
+    size = [{c: n for c, n in zip(sub, shp)} for sub, shp in zip(subs, shapes)]
+    summed = sorted({c for c in ins if c not in out and c != ","}, key=lambda c: (c.islower(), c))
+    big = [[size[k].get(c, 1) != 1 for c in out + "".join(summed)] for k in (0, 1)]
+    both, left, rest = [], [], []
+    for i, (a, b) in enumerate(zip(*big)):
+        if i >= len(out):
+            if not (a and b):
+                rest.append(i)          # summed in one operand beforehand: size 1 in both
+        elif a and b:
+            both.append(i)
+        else:
+            (left if a else rest).append(i)
+    if not any(a and b for a, b in zip(big[0][len(out):], big[1][len(out):])):
+        return None                     # nothing summed over both operands: an elementwise product
+    if left and rest and rest[-1] < left[0]:
+        left, rest = rest, left
+    return [i for i in both + left + rest if i < len(out)]
 
 
 class EinsumMul(Einsum):

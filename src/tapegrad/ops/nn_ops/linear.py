@@ -203,8 +203,8 @@ def _softmax_forward(ctx, x, dim, op, compute, at_0d):
     if x.ndim == 0:
         return at_0d(x)
     if x.dtype == np.float16:          # (in float32 and rounded once, as torch's CPU kernel accumulates)
-        return compute(x.astype(np.float32), dim).astype(np.float16)
-    return compute(x, dim)
+        return compute(x.astype(np.float32), dim).astype(np.float16, order="C")
+    return np.ascontiguousarray(compute(x, dim))    # (torch's kernels write a contiguous result, any input layout)
 
 
 def _log_softmax_np(x, dim):

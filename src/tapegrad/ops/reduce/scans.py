@@ -23,7 +23,8 @@ def _scan(np_fn, x, d, dtype):
         return _scan(np_fn, x.astype(np.float32), d, None).astype(np.float16)
     if d is None:
         return np.asarray(np_fn(x.reshape(1), axis=0).reshape(()), x.dtype)
-    return np.asarray(np_fn(x, axis=d), x.dtype)
+    out = np.asarray(np_fn(x, axis=d), x.dtype)
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)   # (torch's scans write row-major)
 
 
 def _rev_cumsum(g, d):

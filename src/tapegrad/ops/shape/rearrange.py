@@ -172,7 +172,7 @@ class Flip(Primitive):
     @staticmethod
     def forward(ctx, x, dims):
         ctx.dims = dims
-        return np.flip(x, dims).copy() if dims and x.ndim else x.copy()
+        return np.flip(x, dims).copy(order="K") if dims and x.ndim else x.copy(order="K")   # (x's layout, as torch)
 
     @staticmethod
     def backward(ctx, grad):
@@ -221,7 +221,9 @@ class Roll(Primitive):
         ctx.shifts, ctx.dims = shifts, dims
         if dims is None:
             return np.roll(x.reshape(-1), shifts[0]).reshape(x.shape)
-        return np.roll(x, shifts, dims)
+        from ..conv.convolution import _channels_last_layout
+        out = np.roll(x, shifts, dims)      # (torch's: channels-last stays so, any other layout row-major)
+        return out if out.flags.c_contiguous or _channels_last_layout(x) else np.ascontiguousarray(out)
 
     @staticmethod
     def backward(ctx, grad):

@@ -447,6 +447,22 @@ def _join_jvp(ctx, tangents):
     return ctx.op.apply(ctx.inputs[0], *ts)
 
 
+def _order(a):
+    """The dims of ``a`` outermost first (by decreasing stride), after a new dim 0."""
+    return [0] + [1 + i for i in sorted(range(a.ndim), key=lambda i: -abs(a.strides[i]) if a.shape[i] > 1 else 0)]
+
+
+def _joined_layout(out, parts):
+    """torch's layout for cat/stack: channels-last where every input (for stack: every input with the new dim) is
+    laid out so (``suggest_memory_format``), else row-major, whatever layouts the inputs have."""
+    if out.ndim in (4, 5):
+        from ..conv.convolution import _channels_last_layout
+        if all(_channels_last_layout(p) for p in parts):
+            perm = (0,) + tuple(range(2, out.ndim)) + (1,)
+            return np.ascontiguousarray(out.transpose(perm)).transpose(np.argsort(perm))
+    return out if out.flags.c_contiguous else np.ascontiguousarray(out)
+
+
 class Cat(Primitive):
     """Join tensors along an existing dim (torch's type promotion; 1-d empty tensors are skipped)."""
 
@@ -460,7 +476,7 @@ class Cat(Primitive):
         keep = [x.astype(d, copy=False) for x in xs if not _legacy_empty(x)]
         if not keep:
             return np.zeros((0,), d)
-        return np.concatenate(keep, axis=dim)
+        return _joined_layout(np.concatenate(keep, axis=dim), keep)
 
     @staticmethod
     def backward(ctx, grad):
@@ -542,7 +558,13 @@ class Stack(Primitive):
             raise op_error("stack", f"stack expects each tensor to be equal size, but got {shape_str(xs[0].shape)} "
                            f"at entry 0 and {shape_str(xs[bad].shape)} at entry {bad}")
         d = _dtype.result_type(*xs).np if len(xs) > 1 else xs[0].dtype
-        return np.stack([x.astype(d, copy=False) for x in xs], axis=dim)
+        out = np.stack([x.astype(d, copy=False) for x in xs], axis=dim)
+        if dim == 0 and out.ndim > 1:       # (torch: the inputs' cat layout under the new outermost dim)
+            first = out[0]
+            inner = _joined_layout(first, xs)
+            if inner is not first:
+                out = np.ascontiguousarray(out.transpose(*_order(inner))).transpose(np.argsort(_order(inner)))
+        return out
 
     @staticmethod
     def backward(ctx, grad):
