@@ -193,30 +193,12 @@ def is_set_to(self, tensor) -> bool:
 
 def dim_order(self, *, ambiguity_check=False):
     """The dims from outermost to innermost in memory (torch's order: a contiguous tensor is 0..n-1, then by
-    decreasing stride, ties and zero strides keeping their order)."""
-    n = self._array.ndim
-    if self._array.flags.c_contiguous:
-        return tuple(range(n))
-    st, sh = self.stride(), self._array.shape
-    perm = list(reversed(range(n)))
-
-    def should_swap(a, b):
-        if st[a] == 0 or st[b] == 0:
-            return 0
-        if st[a] != st[b]:
-            return -1 if st[a] < st[b] else 1
-        return 1 if sh[a] > sh[b] else 0
-
-    for i in range(1, n):
-        d1 = i
-        for d0 in reversed(range(i)):
-            c = should_swap(perm[d0], perm[d1])
-            if c > 0:
-                perm[d0], perm[d1] = perm[d1], perm[d0]
-                d1 = d0
-            elif c < 0:
-                break
-    return tuple(reversed(perm))
+    decreasing stride, ties and zero strides keeping their order: TensorIterator's sort, ``_iterator_order``)."""
+    a = self._array
+    if a.flags.c_contiguous:
+        return tuple(range(a.ndim))
+    from .ops.elementwise._common import _iterator_order
+    return tuple(reversed(_iterator_order(a.shape, [a])))
 
 
 def _size_arg(size):
