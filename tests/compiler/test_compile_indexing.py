@@ -185,7 +185,7 @@ def test_mask_after_an_input_written_in_forward_breaks():
     """A data-dependent shape after an op that changed an input's array in its forward (BatchNorm's running
     statistics): a replay meeting another count could not rerun the call eagerly without updating them twice,
     so the capture breaks instead."""
-    bn = tapegrad.nn.BatchNorm1d(3)
+    bn = tapegrad.nn.BatchNorm1d(3).double()
     e = explain(lambda x: bn(x)[x > 0].sum(), _x(0))
     assert e.graph_break_count >= 1 and "depends on data" in e.break_reasons[0]
 

@@ -78,6 +78,7 @@ ERRORS = [
 
 
 @pytest.mark.parametrize("name,fn", ERRORS, ids=[e[0] for e in ERRORS])
+@pytest.mark.filterwarnings("ignore:torch.triangular_solve is deprecated")
 def test_error_wording_matches_torch(torch, name, fn):
     with pytest.raises(Exception) as th:
         fn(torch)

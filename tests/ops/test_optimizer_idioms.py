@@ -86,6 +86,7 @@ def test_pow_special_exponents_gradcheck():
         assert tapegrad.autograd.gradgradcheck(lambda t: t ** e, (x,))
 
 
+@pytest.mark.filterwarnings("ignore:Using backward\\(\\) with create_graph=True")
 def test_beale_gradient_bitwise(torch):
     """The optimizer benchmarks' Beale function: ``y ** 3`` inside, gradient taken with create_graph."""
     def run(T):

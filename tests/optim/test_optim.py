@@ -216,6 +216,7 @@ def test_scheduler_state_dict_and_last_lr():
     opt = tapegrad.optim.SGD([tapegrad.ones(1, requires_grad=True)], lr=1.0)
     s = tapegrad.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
     for _ in range(3):
+        opt.step()
         s.step()
     sd = s.state_dict()
     assert "optimizer" not in sd and sd["last_epoch"] == 3 and s.get_last_lr() == [0.5]

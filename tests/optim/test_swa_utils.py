@@ -111,6 +111,7 @@ def test_swalr_state_dict_round_trip_and_errors(torch):
     opt = tapegrad.optim.SGD([tapegrad.zeros(1, requires_grad=True)], lr=1.0)
     s = tapegrad.optim.swa_utils.SWALR(opt, 0.1, anneal_epochs=5, anneal_strategy="linear")
     for _ in range(3):
+        opt.step()
         s.step()
     sd = s.state_dict()
     assert "anneal_func" not in sd and sd["_anneal_strategy"] == "linear"
