@@ -200,8 +200,10 @@ def result_type(*operands) -> dtype:
             wrapped = d if wrapped is None else promote_types(wrapped, d)
             continue
         if d.__class__ is not dtype:
-            if isinstance(x, np.generic):   # a NumPy scalar is a number to torch, not a 0-d tensor; np.bool_ is
-                d = _default[0] if isinstance(x, np.bool_) else _scalar_dtype(x)  # read as a float (torch's quirk)
+            # a NumPy scalar is a number to torch, not a 0-d tensor; np.bool_ is read as a float (torch's quirk);
+            # (an array, the usual operand here, skips the isinstance test)
+            if x.__class__ is not np.ndarray and isinstance(x, np.generic):
+                d = _default[0] if isinstance(x, np.bool_) else _scalar_dtype(x)
                 wrapped = d if wrapped is None else promote_types(wrapped, d)
                 continue
             d = from_numpy_dtype(d)

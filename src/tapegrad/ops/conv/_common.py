@@ -30,10 +30,11 @@ def _is_int(v):
     return isinstance(v, Tensor) and v.ndim == 0 and v._array.dtype.kind in "iu"
 
 
-def _int_list(value, name, op, pos=None):
+def _int_list(value, name, op, pos=None, allow_none=False):
     """``value`` as torch parses an int-list argument: ``(ints, single)`` where ``single`` says one int was given
     (an int or a 0-d integer tensor, which the caller repeats); a float, a bool or a float tensor is torch's
-    TypeError, as is a sequence with such an element."""
+    TypeError, as is a sequence with such an element (``allow_none``: None elements stay, as adaptive pools'
+    ``output_size`` takes them)."""
     if type(value) is int:                                    # (the usual forms first: this runs per call)
         return (value,), True
     if type(value) in (tuple, list) and all(type(v) is int for v in value):
@@ -46,10 +47,10 @@ def _int_list(value, name, op, pos=None):
         raise TypeError(f"{op}(): argument '{name}'{where} must be tuple of ints, not {type(value).__name__}")
     vals = list(value)
     for i, v in enumerate(vals):
-        if not _is_int(v):
+        if not _is_int(v) and not (allow_none and v is None):
             raise TypeError(f"{op}(): argument '{name}'{where} must be tuple of ints, but found element of type "
                             f"{type(v).__name__} at pos {i}")
-    return tuple(int(v) for v in vals), False
+    return tuple(v if v is None else int(v) for v in vals), False
 
 
 def _ntuple(value, n, name, op, conv=False, pos=None):

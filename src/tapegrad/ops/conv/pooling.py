@@ -13,8 +13,8 @@ from ... import _dtype
 from .. import _util
 from ...autograd.function import _active
 from .._util import Primitive, Tensor, op_error, shape_str, vmap_per_sample
-from ._common import (_AxisTaps, _GatherPlanes, _ScatterPlanes, _apply_taps, _is_int, _ntuple, _pad_array, _scalar,
-                      _taps, _windows)
+from ._common import (_AxisTaps, _GatherPlanes, _ScatterPlanes, _apply_taps, _int_list, _is_int, _ntuple, _pad_array,
+                      _scalar, _taps, _windows)
 from .._util import autocast_listed
 
 
@@ -443,15 +443,7 @@ def _no_stride(stride):
 
 def _adaptive_ints(op, output_size):
     """An adaptive pool's ``output_size`` sequence as a tuple of ints and Nones (torch's TypeErrors otherwise)."""
-    if isinstance(output_size, Tensor) and output_size.ndim == 0 or not hasattr(output_size, "__iter__"):
-        raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, not "
-                        f"{type(output_size).__name__}")
-    out = tuple(output_size)
-    for i, o in enumerate(out):
-        if o is not None and not _is_int(o):
-            raise TypeError(f"{op}(): argument 'output_size' (position 2) must be tuple of ints, but found element "
-                            f"of type {type(o).__name__} at pos {i}")
-    return tuple(o if o is None else int(o) for o in out)
+    return _int_list(output_size, "output_size", op, allow_none=True)[0]
 
 
 def _one_size(op, output_size):

@@ -455,6 +455,8 @@ def _order(a):
 def _joined_layout(out, parts):
     """torch's layout for cat/stack: channels-last where every input (for stack: every input with the new dim) is
     laid out so (``suggest_memory_format``), else row-major, whatever layouts the inputs have."""
+    if out.ndim < 2:                 # (1-d: one layout)
+        return out
     if out.ndim in (4, 5):
         from ..conv.convolution import _channels_last_layout
         if all(_channels_last_layout(p) for p in parts):
@@ -501,9 +503,11 @@ def _tensor_list(op, tensors, non_empty=False):
     if isinstance(tensors, Tensor):
         raise TypeError(f"{op}(): argument 'tensors' (position 1) must be tuple of Tensors, not Tensor")
     tensors = list(tensors)
-    for i, t in enumerate(tensors):
-        if not isinstance(t, Tensor):
-            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(t).__name__}")
+    for t in tensors:          # (the class test first: this runs on every cat/stack)
+        if t.__class__ is not Tensor and not isinstance(t, Tensor):
+            i = next(i for i, u in enumerate(tensors) if not isinstance(u, Tensor))
+            bad = tensors[i]
+            raise TypeError(f"expected Tensor as element {i} in argument 0, but got {type(bad).__name__}")
     if non_empty and not tensors:
         raise RuntimeError(f"{op} expects a non-empty TensorList")
     return tensors
@@ -559,7 +563,8 @@ class Stack(Primitive):
                            f"at entry 0 and {shape_str(xs[bad].shape)} at entry {bad}")
         d = _dtype.result_type(*xs).np if len(xs) > 1 else xs[0].dtype
         out = np.stack([x.astype(d, copy=False) for x in xs], axis=dim)
-        if dim == 0 and out.ndim > 1:       # (torch: the inputs' cat layout under the new outermost dim)
+        if dim == 0 and out.ndim > 2:       # (torch: the inputs' cat layout under the new outermost dim; 1-d inputs
+            #  have one layout)
             first = out[0]
             inner = _joined_layout(first, xs)
             if inner is not first:
