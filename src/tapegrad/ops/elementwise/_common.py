@@ -330,10 +330,11 @@ def _iterator_order(shape, arrays):
 def laid_out_as_torch(out, a, b, c=None):
     """``out`` (an elementwise result of ``a``, ``b`` and ``c`` that NumPy computed) in the memory layout torch's
     TensorIterator gives it: NumPy's own whenever every operand is C-contiguous (or a number; torch's is then
-    row-major too), else the order ``_iterator_order`` finds (a copy only where NumPy laid it out otherwise)."""
+    row-major too), else the order ``_iterator_order`` finds (a copy only where NumPy laid it out otherwise). The ops
+    call it for results of 3 or more dims only (``r if r.ndim < 3 else ...``: the check would cost every small op)."""
     if (a.__class__ is not np.ndarray or a.flags.c_contiguous) and \
             (b.__class__ is not np.ndarray or b.flags.c_contiguous) and \
-            (c.__class__ is not np.ndarray or c.flags.c_contiguous) or out.ndim < 2:
+            (c.__class__ is not np.ndarray or c.flags.c_contiguous):
         return out
     arrays = [x for x in (a, b, c) if x.__class__ is np.ndarray and x.ndim > 0]
     order = _iterator_order(out.shape, arrays)[::-1]             # outermost first
