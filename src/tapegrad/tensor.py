@@ -535,7 +535,7 @@ class Tensor:
         >>> x.grad
         tensor([2., 4., 6.])
         """
-        _engine.backward(self, gradient, retain_graph, create_graph, inputs)
+        _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing this one's data (and version counter) but cut from the graph."""

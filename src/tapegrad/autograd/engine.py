@@ -17,6 +17,8 @@ plain ndarrays and are wrapped into a Tensor only where a user can see them (hoo
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from heapq import heappop, heappush
 from operator import attrgetter
 from sys import getrefcount as _getrefcount
@@ -455,23 +457,41 @@ def _as_list(x):
     return list(x)
 
 
-def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, inputs=None):
+def _inputs_list(inputs, fn):
+    """``inputs`` as a list: a tensor or GradientEdge, a sequence of them, or a dict of them (its values, in
+    order: ``dict(model.named_parameters())``), as torch takes them; other mappings are refused in torch's words."""
+    if type(inputs) is dict:
+        return list(inputs.values())
+    if isinstance(inputs, Mapping):
+        raise TypeError(f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
+                        "Other Mapping types are not supported.")
+    return _as_list(inputs)
+
+
+def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, grad_variables=None, inputs=None):
     """Accumulate d(tensors)/d(leaves) into the leaves' ``.grad`` (``Tensor.backward`` calls this).
+    ``grad_variables``: torch's deprecated name of ``grad_tensors``.
 
     >>> x = tapegrad.tensor([1., 2., 3.], requires_grad=True)
     >>> (x ** 2).sum().backward(); x.grad
     tensor([2., 4., 6.])
     """
+    if grad_variables is not None:
+        warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning, stacklevel=2)
+        if grad_tensors is not None:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                               "`backward()`. Please only use `grad_tensors`.")
+        grad_tensors = grad_variables
+    inputs = _inputs_list(inputs, "backward")
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(tensors)
     if len(grads) != len(tensors):
         raise RuntimeError(f"got {len(grads)} gradients for {len(tensors)} tensors")
     if retain_graph is None:
         retain_graph = create_graph
-    inputs = _as_list(inputs)
     if inputs is not None:
         if len(inputs) == 0:
-            raise RuntimeError("'inputs' argument to backward() cannot be empty.")
+            raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
         for t in inputs:
             if t.__class__ is not GradientEdge and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
@@ -485,9 +505,21 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     >>> x = tapegrad.tensor(3., requires_grad=True)
     >>> tapegrad.autograd.grad(x ** 2, x)
     (tensor(6.),)
+
+    ``inputs`` may be a dict (``dict(model.named_parameters())``): the gradients come back as a dict with its keys.
     """
+    if type(inputs) is dict:
+        res = grad(outputs, list(inputs.values()), grad_outputs, retain_graph, create_graph, only_inputs,
+                   allow_unused, is_grads_batched, materialize_grads)
+        return dict(zip(inputs.keys(), res))
+    inputs = _inputs_list(inputs, "grad")
+    if not inputs:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to True). To accumulate "
+                      "gradient for other parts of the graph, please use torch.autograd.backward.", FutureWarning,
+                      stacklevel=2)
     outputs = _as_list(outputs)
-    inputs = _as_list(inputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
     if allow_unused is None:
         allow_unused = materialize_grads
