@@ -42,6 +42,10 @@ def test_future_results_callbacks_and_errors(torch):
         assert both.done() and [x.wait().tolist() for x in both.wait()] == [[1.0, 1.0], [2.0, 2.0]]
         assert [v.tolist() for v in T.futures.wait_all([f, g])] == [[1.0, 1.0], [2.0, 2.0]]
         assert T.futures.collect_all([]).wait() == []
+        assert type(g) is T.Future and issubclass(T.futures.Future, T.Future)
+        forked = T.jit.fork(lambda x: x + 1, 2)
+        assert type(forked) is T.Future and not isinstance(forked, T.jit.Future) and forked.wait() == 3
+        assert T.jit.wait(forked) == 3 and issubclass(T.jit.Future, T.Future)
 
     def again(T):
         f = T.futures.Future()
@@ -113,7 +117,7 @@ def test_calls_to_the_one_worker(torch, one_worker):
             assert rpc.rpc_sync(to, T.add, args=(T.ones(2), 3)).tolist() == [4.0, 4.0]
         assert rpc.rpc_sync("worker0", T.add, args=(T.ones(2),), kwargs={"other": 3}).tolist() == [4.0, 4.0]
         f = rpc.rpc_async("worker0", T.mul, args=(T.ones(2), 3))
-        assert isinstance(f, T.futures.Future) or type(f).__name__ == "Future"
+        assert type(f) is T.Future and not isinstance(f, T.futures.Future)    # (the C-level base in torch)
         assert f.wait().tolist() == [3.0, 3.0]
         r = rpc.remote("worker0", T.add, args=(T.ones(2), 1))
         assert r.to_here().tolist() == r.local_value().tolist() == [2.0, 2.0]

@@ -113,6 +113,9 @@ def __getattr__(name):
     if name == "vmap":                       # torch.vmap is torch.func.vmap
         from .func import vmap
         return vmap
+    if name == "Future":                     # torch.Future: what jit.fork returns (torch.futures.Future's base)
+        from .futures import _Future
+        return _Future
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         return getattr(autocast_mode, name)

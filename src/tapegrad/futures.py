@@ -14,8 +14,11 @@ __all__ = ["Future", "collect_all", "wait_all"]
 _UNSET = object()
 
 
-class Future:
-    """A value set once by ``set_result`` (or an error by ``set_exception``); ``wait`` returns or raises it."""
+class _Future:
+    """A value set once by ``set_result`` (or an error by ``set_exception``); ``wait`` returns or raises it.
+
+    This is the base torch has in C (``torch.Future``, ``torch.jit.Future``: what ``jit.fork`` returns);
+    ``torch.futures.Future`` is its subclass."""
 
     def __init__(self, *, devices=None):
         self._value = _UNSET
@@ -51,10 +54,10 @@ class Future:
         self._error = result
         self._run_callbacks()
 
-    def then(self, callback) -> Future:
+    def then(self, callback) -> _Future:
         """A new Future set to ``callback(self)`` once this one completes (an error the callback raises becomes
         the new Future's RuntimeError, in torch's words)."""
-        out = Future()
+        out = _Future()
 
         def chain(fut):
             try:
@@ -87,11 +90,20 @@ class Future:
             cb(self)
 
     def __repr__(self):
-        return f"<tapegrad.futures.Future object at {hex(id(self))}>"
+        return f"<{type(self).__module__}.{type(self).__name__} object at {hex(id(self))}>"
 
 
-def _finished(result) -> Future:
-    f = Future()
+_Future.__name__ = _Future.__qualname__ = "Future"
+_Future.__module__ = "tapegrad"
+
+
+class Future(_Future):
+    """``torch.futures.Future``."""
+
+
+def _finished(result, cls=_Future):
+    """A future already set to ``result`` (``jit.fork``'s: the call ran at once)."""
+    f = cls()
     f.set_result(result)
     return f
 
@@ -99,7 +111,7 @@ def _finished(result) -> Future:
 def collect_all(futures) -> Future:
     """A Future that completes with the list of ``futures`` once all of them have completed."""
     futures = list(futures)
-    out = Future()
+    out = _Future()
     left = [len(futures)]
     if not futures:
         out.set_result([])

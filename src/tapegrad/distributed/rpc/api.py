@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import traceback
 
-from ...futures import Future
+from ...futures import _Future
 
 __all__ = ["init_rpc", "shutdown", "get_worker_info", "rpc_sync", "rpc_async", "remote", "RRef", "WorkerInfo",
            "BackendType", "TensorPipeRpcBackendOptions", "RpcBackendOptions", "is_available", "get_rpc_timeout"]
@@ -146,9 +146,9 @@ def rpc_sync(to, func, args=None, kwargs=None, timeout=-1.0):
     return _run(to, func, args, kwargs)
 
 
-def rpc_async(to, func, args=None, kwargs=None, timeout=-1.0) -> Future:
+def rpc_async(to, func, args=None, kwargs=None, timeout=-1.0) -> _Future:
     """Run ``func`` on worker ``to``; a Future holding its result (or its error)."""
-    fut = Future()
+    fut = _Future()
     try:
         fut.set_result(_run(to, func, args, kwargs))
     except Exception as e:
