@@ -41,7 +41,7 @@ _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAP
 _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serialization", "parity", "special", "fft",
          "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked",
          "amp", "cpu", "mps", "xpu", "accelerator", "jit", "profiler", "distributed", "multiprocessing", "version",
-         "_dynamo", "_inductor", "hub", "onnx", "sparse", "functional", "_C"}
+         "_dynamo", "_inductor", "hub", "onnx", "sparse", "functional", "_C", "futures"}
 # torch's autocast switches at top level (they live in tapegrad.amp.autocast_mode)
 _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
@@ -113,6 +113,9 @@ def __getattr__(name):
     if name == "vmap":                       # torch.vmap is torch.func.vmap
         from .func import vmap
         return vmap
+    if name == "Future":                     # torch.Future: what jit.fork returns (torch.futures.Future's base)
+        from .futures import _Future
+        return _Future
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         return getattr(autocast_mode, name)

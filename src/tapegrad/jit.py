@@ -11,10 +11,12 @@ from __future__ import annotations
 
 from typing import Final  # noqa: F401   (torch.jit.Final, as annotations use it)
 
+from .futures import _Future
+
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "interface", "is_scripting",
            "is_tracing", "annotate", "freeze", "optimize_for_inference", "fork", "wait", "save", "load",
            "script_if_tracing", "ScriptModule", "ScriptFunction", "Final", "Error", "enable_onednn_fusion",
-           "onednn_fusion_enabled", "set_fusion_strategy", "strict_fusion"]
+           "onednn_fusion_enabled", "set_fusion_strategy", "strict_fusion", "Future"]
 
 
 class ScriptModule:
@@ -82,22 +84,14 @@ def optimize_for_inference(mod, other_methods=None):
     return mod
 
 
-class _Future:
-    """What ``fork`` returns: the call already ran (tapegrad runs it at once, in this thread)."""
-
-    def __init__(self, value):
-        self._value = value
-
-    def wait(self):
-        return self._value
-
-    def done(self) -> bool:
-        return True
+class Future(_Future):
+    """``torch.jit.Future``: the name annotations use; ``fork`` returns the base, ``torch.Future``, as torch's does."""
 
 
 def fork(func, *args, **kwargs):
-    """Runs ``func(*args, **kwargs)`` now; ``wait`` on the result gives its value."""
-    return _Future(func(*args, **kwargs))
+    """Runs ``func(*args, **kwargs)`` now; a ``Future`` already holding its value (``wait`` gives it)."""
+    from .futures import _finished
+    return _finished(func(*args, **kwargs))
 
 
 def wait(future):

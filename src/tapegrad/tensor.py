@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _aliases, _dtype
 from ._ufunc import array_ufunc as _array_ufunc
-from .autograd import engine as _engine
+from . import autograd as _autograd
 from .autograd import function as _function
 from .autograd import grad_mode as _grad_mode
 from .autograd.function import AccumulateGrad, RemovableHandle
@@ -535,7 +535,9 @@ class Tensor:
         >>> x.grad
         tensor([2., 4., 6.])
         """
-        _engine.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+        # (through the module's attribute, as torch calls torch.autograd.backward: a program that patches or
+        # wraps it, as unittest.mock does, sees every Tensor.backward)
+        _autograd.backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
     def detach(self):
         """A tensor sharing this one's data (and version counter) but cut from the graph."""

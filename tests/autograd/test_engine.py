@@ -591,3 +591,15 @@ def test_add_and_sub_with_alpha_list_their_two_operands_as_torch(torch):
             assert [type(f).__name__ for f, _ in y.grad_fn.next_functions] == ["AccumulateGrad"] * 2
         (T.add(a, b, alpha=2).sum() + T.sub(a, b, alpha=3).sum()).backward()
         assert a.grad.tolist() == [2.0, 2.0] and b.grad.tolist() == [-1.0, -1.0]
+
+
+def test_tensor_backward_goes_through_autograd_backward_as_torch_s(torch):
+    # (udacity's project tests wrap torch.autograd.backward with unittest.mock to check that a step ran backward)
+    from unittest.mock import patch
+    for T in (tapegrad, torch):
+        w = T.tensor([1.0, 2.0], requires_grad=True)
+        with patch.object(T.autograd, "backward", wraps=T.autograd.backward) as spy:
+            (w * w).sum().backward(retain_graph=False, inputs=[w])
+        assert spy.call_count == 1 and spy.call_args.kwargs == {"inputs": [w]}
+        assert spy.call_args.args[1:] == (None, False, False)
+        assert w.grad.tolist() == [2.0, 4.0]

@@ -318,3 +318,24 @@ def test_non_tensor_outputs_get_none_in_backward(torch):
         (a.sum() + s).backward()
         return k, n, g1, x.grad.tolist(), seen
     assert run(tapegrad) == run(torch)
+
+
+def test_a_legacy_function_instance_is_refused_in_torch_s_words(torch):
+    # (jcjohnson's pytorch-examples before 0.4: `relu = MyReLU(); relu(x)` with a non-static forward)
+    import warnings
+    errors = []
+    for T in (tapegrad, torch):
+        class MyReLU(T.autograd.Function):
+            def forward(self, input):
+                return input.clamp(min=0)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            relu = MyReLU()
+        assert [w.category for w in caught] == [DeprecationWarning]
+        assert "should not be instantiated" in str(caught[0].message)
+        with pytest.raises(RuntimeError) as e:
+            relu(T.ones(2))
+        errors.append(str(e.value))
+        assert MyReLU.apply(T.tensor([-1.0, 2.0])).tolist() == [0.0, 2.0]   # (forward's `self` is the ctx)
+    assert errors[0] == errors[1]

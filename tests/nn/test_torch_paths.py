@@ -77,6 +77,36 @@ def test_nn_module_paths_resolve_as_in_torch(torch):
     assert tapegrad.nn.modules.utils._pair(2) == (2, 2)
 
 
+def test_layer_class_hierarchy_as_torch_s(torch):
+    """Each layer's torch-named bases are torch's (``isinstance(m, nn.Hardtanh)`` for a ReLU6, not ``nn.ELU`` for
+    a CELU, ``_BatchNorm``/``_ConvNd``/``_Loss`` checks); tapegrad's private helper bases are left out."""
+    def bases(nn, name):
+        return [c.__name__ for c in getattr(nn, name).__mro__ if c.__module__.startswith(nn.__name__ + ".")]
+
+    bad = []
+    for name in _torch_layers(torch):
+        theirs, ours = bases(torch.nn, name), bases(tapegrad.nn, name)
+        if [b for b in ours if b in theirs or not b.startswith("_")] != theirs:
+            bad.append((name, theirs, ours))
+    assert bad == []
+    assert tapegrad.nn.ReLU6(inplace=True).min_val == 0.0 and repr(tapegrad.nn.ReLU6(True)) == "ReLU6(inplace=True)"
+
+
+def test_scheduler_class_hierarchy_as_torch_s(torch):
+    # (MultiplicativeLR is LambdaLR's sibling in torch, not its subclass)
+    import tapegrad.optim.lr_scheduler as ours_mod
+    import torch.optim.lr_scheduler as theirs_mod
+
+    def bases(mod, root, name):
+        return [c.__name__ for c in getattr(mod, name).__mro__
+                if c.__module__.startswith(root) and not c.__name__.startswith("_")]
+
+    names = [n for n, c in vars(theirs_mod).items() if inspect.isclass(c) and c.__module__ == theirs_mod.__name__
+             and not n.startswith("_") and hasattr(ours_mod, n)]
+    bad = [n for n in names if bases(ours_mod, "tapegrad.", n) != bases(theirs_mod, "torch.", n)]
+    assert bad == [] and len(names) > 15
+
+
 @pytest.mark.parametrize("name", ["Linear", "Conv2d", "BatchNorm2d", "MultiheadAttention", "LazyLinear",
                                   "ReflectionPad3d", "Upsample", "Fold", "CTCLoss", "AdaptiveLogSoftmaxWithLoss"])
 def test_classes_live_in_torchs_file(torch, name):

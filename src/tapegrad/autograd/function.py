@@ -13,6 +13,7 @@ under ``create_graph=True``.
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import namedtuple
 from sys import getrefcount as _getrefcount
@@ -540,7 +541,15 @@ class Function(metaclass=FunctionMeta):
     node_name = None
 
     def __init__(self, *args, **kwargs):
-        pass
+        warnings.warn(f"{self.__class__} should not be instantiated. Methods on autograd functions are all static, "
+                      "so you should invoke them on the class itself. Instantiating an autograd function will raise "
+                      "an error in a future version of PyTorch.", DeprecationWarning, stacklevel=2)
+
+    def __call__(self, *args, **kwargs):
+        # (the pre-1.3 style: an instance with a non-static forward, called; torch refuses it in these words)
+        raise RuntimeError("Legacy autograd function with non-static forward method is deprecated. Please use "
+                           "new-style autograd function with static forward method. (Example: "
+                           "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function)")
 
     @staticmethod
     def forward(ctx, *args, **kwargs):

@@ -121,8 +121,9 @@ class LRScheduler:
 _LRScheduler = LRScheduler
 
 
-class LambdaLR(LRScheduler):
-    """``lr = base_lr * lr_lambda(epoch)``."""
+class _LambdaScheduler(LRScheduler):
+    """What LambdaLR and MultiplicativeLR share: one ``lr_lambda`` per group, saved as None (torch keeps them
+    sibling classes, so neither is an instance of the other)."""
 
     def __init__(self, optimizer, lr_lambda, last_epoch=-1):
         n = len(optimizer.param_groups)
@@ -130,9 +131,6 @@ class LambdaLR(LRScheduler):
         if len(self.lr_lambdas) != n:
             raise ValueError(f"Expected {n} lr_lambdas, but got {len(self.lr_lambdas)}")
         super().__init__(optimizer, last_epoch)
-
-    def get_lr(self):
-        return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
 
     def state_dict(self):
         d = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
@@ -145,7 +143,14 @@ class LambdaLR(LRScheduler):
         self.__dict__.update(state_dict)
 
 
-class MultiplicativeLR(LambdaLR):
+class LambdaLR(_LambdaScheduler):
+    """``lr = base_lr * lr_lambda(epoch)``."""
+
+    def get_lr(self):
+        return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
+
+
+class MultiplicativeLR(_LambdaScheduler):
     """``lr = lr * lr_lambda(epoch)`` each step."""
 
     def get_lr(self):

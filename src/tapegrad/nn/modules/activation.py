@@ -38,13 +38,6 @@ class ReLU(_Inplace):
         return F.relu(input, inplace=self.inplace)
 
 
-class ReLU6(_Inplace):
-    """``min(max(0, x), 6)``."""
-
-    def forward(self, input):
-        return F.relu6(input, self.inplace)
-
-
 class SELU(_Inplace):
     """Scaled ELU."""
 
@@ -139,11 +132,19 @@ class ELU(Module):
         return f"alpha={self.alpha}{', inplace=True' if self.inplace else ''}"
 
 
-class CELU(ELU):
-    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
+class CELU(Module):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))`` (not an ``ELU`` subclass, as in torch)."""
+
+    def __init__(self, alpha: float = 1.0, inplace: bool = False):
+        super().__init__()
+        self.alpha = alpha
+        self.inplace = inplace
 
     def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
+
+    def extra_repr(self):
+        return f"alpha={self.alpha}{', inplace=True' if self.inplace else ''}"
 
 
 class GELU(Module):
@@ -238,6 +239,17 @@ class Hardtanh(Module):
 
     def extra_repr(self):
         return f"min_val={self.min_val}, max_val={self.max_val}{', inplace=True' if self.inplace else ''}"
+
+
+class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``: a ``Hardtanh`` on ``[0, 6]``, as torch's is (``isinstance(m, nn.Hardtanh)``,
+    ``min_val``/``max_val``, and ``F.hardtanh`` is what it calls)."""
+
+    def __init__(self, inplace: bool = False):
+        super().__init__(0.0, 6.0, inplace)
+
+    def extra_repr(self):
+        return "inplace=True" if self.inplace else ""
 
 
 class _DimModule(Module):

@@ -244,7 +244,7 @@ def _done(async_op, result=()):
 
 
 def _tensor(t, name="tensor"):
-    from .tensor import Tensor
+    from ..tensor import Tensor
     if not isinstance(t, Tensor):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type torch.Tensor\n"
                         f"             but got {type(t)} instead.")
@@ -252,7 +252,7 @@ def _tensor(t, name="tensor"):
 
 
 def _tensor_list(ts, name):
-    from .tensor import Tensor
+    from ..tensor import Tensor
     if not isinstance(ts, (list, tuple)) or not all(isinstance(t, Tensor) for t in ts):
         raise TypeError(f"Invalid function argument. Expected parameter `{name}` of type List[torch.Tensor]\n"
                         f"             but got {type(ts)} with elements of type "
@@ -282,7 +282,7 @@ def _same_size(kind, out, src):
 
 def _write(out, src):
     """``out``'s data becomes ``src``'s, as a collective writes it (outside autograd, as torch's do)."""
-    from .autograd.grad_mode import no_grad
+    from ..autograd.grad_mode import no_grad
     if out is not src:
         with no_grad():
             out.copy_(src.detach())
@@ -451,3 +451,10 @@ def _no_peer(name):
 
 
 send, recv, isend, irecv = (_no_peer(n) for n in ("send", "recv", "isend", "irecv"))
+
+
+def __getattr__(name):
+    if name == "rpc":          # (torch.distributed.rpc without an import of it, as torch has it after `import torch`)
+        import importlib
+        return importlib.import_module(f"{__name__}.rpc")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
