@@ -134,3 +134,131 @@ def test_repeat_interleave_tensor_repeats():
     _check(lambda x: x.repeat_interleave([1, 0, 2], dim=1), lambda s: (_x(s),))
     # another total: a data-dependent shape, that call runs eagerly (counted), never with stale shapes
     _check(lambda x, r: x.repeat_interleave(r, dim=0) * 2, lambda s: (_x(s), counts(s, 6 + s)), misses=2)
+
+
+# --- writes through views of tensors made in the region (functionalized: ViewWrite + views made again) ----------
+def _add_col(x):
+    y = x * 2
+    y[:, 0] += 1
+    return y
+
+
+def _zero_strided(x):
+    y = x * 2
+    y.view(-1)[::2].zero_()
+    return y.sin()
+
+
+def _fill_diagonal(x):
+    y = x[:3] * 2
+    y.diagonal().fill_(0)
+    return y
+
+
+def _mul_transposed(x):
+    y = x * 2
+    y.t().mul_(x[0][:, None])
+    return y * x
+
+
+def _view_read_after_root_write(x):
+    y = x * 2
+    v = y[1]           # a view of y, written through y below: it reads y's new values
+    w = y[:, 1:]
+    y.add_(x)
+    w.mul_(3)
+    return v * 2, y, w.exp()
+
+
+def _setitem_chain(x, v):
+    y = x.exp()
+    y = y + 0          # (exp saves its result: write into a copy)
+    y[1:3, 0] = v[0]
+    y[0] = v
+    y[:, 2].copy_(x[:, 0])
+    return y.sum(0)
+
+
+@pytest.mark.parametrize("fn", [_add_col, _zero_strided, _fill_diagonal, _mul_transposed, _view_read_after_root_write],
+                         ids=lambda f: f.__name__)
+@pytest.mark.parametrize("rg", [True, False])
+def test_write_through_a_view(fn, rg):
+    _check(fn, lambda s: (_x(s, (5, 3), rg=rg),))
+
+
+def test_setitem_through_views():
+    _check(_setitem_chain, lambda s: (_x(s), _x(s + 1, (3,))))
+    _check(_setitem_chain, lambda s: (_x(s, rg=False), _x(s + 1, (3,))))
+
+
+def test_write_into_a_factory_tensor():
+    """``out = zeros(...); out[:, 0] = x``: the program keeps the zeros as made (the capture's eager write changes
+    the captured tensor itself), and each replay writes into a copy."""
+    def f(x, i):
+        z = tapegrad.zeros(5, 4, dtype=x.dtype)
+        z[:, 0] = x[:, 1]
+        z[1] += x[0].sum()
+        z[:, 2:][i] = x[i, :2]
+        o = tapegrad.ones(3, dtype=x.dtype)
+        o.mul_(x[2])
+        return z * 2, o
+    _check(f, lambda s: (_x(s), _ints(s, 0, 5, (2,))), bad=lambda: (_x(0), _t([0, 7])))
+
+
+def test_write_into_a_saved_tensor_breaks():
+    """exp saves its result: writing into it (or a view of it) makes eager's backward raise, so the capture
+    breaks (the replay would compute a gradient from the old values) and the call runs eagerly."""
+    def f(x):
+        y = x.exp()
+        y[:, 0] += 1
+        return y
+    e = explain(f, _x(0))
+    assert e.graph_break_count >= 1 and "saved for backward" in e.break_reasons[0]
+    cf = tapegrad.compile(f)
+    for _ in range(2):
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            cf(_x(0)).sum().backward()
+
+
+def test_write_through_a_view_of_an_input_breaks():
+    """A view of an argument written: the caller's tensor changes, which the replay (a new value) would not do."""
+    def f(x):
+        x[:, 0] += 1
+        return x * 2
+    e = explain(f, _x(0, rg=False))
+    assert e.graph_break_count >= 1 and "view of an input" in e.break_reasons[0]
+
+
+# --- x[t], t a 0-d integer tensor: a select at t's value, read in the op (SelectIndex) ---------------------------
+def test_zero_dim_tensor_index():
+    _check(lambda x, t: x[t] * 2, lambda s: (_x(s), _ints(s, -5, 5, ())), bad=lambda: (_x(0), _t(5)))
+    _check(lambda x, t: x[:, t].exp() + x[1:, t].sum(), lambda s: (_x(s), _ints(s, -3, 3, (), tapegrad.int32)),
+           bad=lambda: (_x(0), _t(-4).int()))
+    _check(lambda x, t, u: x[t, u] * x[..., u][t], lambda s: (_x(s), _ints(s, 0, 5, ()), _ints(s + 1, 0, 3, ())),
+           bad=lambda: (_x(0), _t(1), _t(3)))
+    _check(lambda x, t: x[t] * 2, lambda s: (_x(s, rg=False), _ints(s, 0, 5, ())))
+
+
+def test_zero_dim_tensor_setitem():
+    def f(x, t, v):
+        y = x * 1
+        y[t] = v
+        y[:, t] = 0.5
+        return y
+    _check(f, lambda s: (_x(s), _ints(s, 0, 3, ()), _x(s + 1, (3,))), bad=lambda: (_x(0), _t(-6), _x(1, (3,))))
+    _check(f, lambda s: (_x(s, rg=False), _ints(s, 0, 3, ()), _x(s + 1, (3,), rg=False)))
+
+
+def test_zero_dim_tensor_index_view_written_breaks():
+    """``x[t]`` is a view (as in torch): a write through it would need t's value in the view's function, which
+    the capture keeps as a constant, so it breaks there (and the call runs eagerly, correct)."""
+    def f(x, t):
+        y = x * 2
+        y[t].mul_(3)
+        return y
+    e = explain(f, _x(0), _t(1))
+    assert e.graph_break_count >= 1 and "x[t]" in e.break_reasons[0]
+    cf = tapegrad.compile(f)
+    for k in (1, 3):
+        x = _x(k)
+        _same(_result(cf, [x.detach().clone().requires_grad_(), _t(k)]), _result(f, [x, _t(k)]))

@@ -151,15 +151,11 @@ def test_index_int32_and_byte_indices():
         _check(lambda x, m: x[m.to(tapegrad.uint8)], lambda s: (_x(s), _mask(s, (5, 3), 6)))
 
 
-def test_zero_dim_tensor_index_breaks():
-    """``x[t]`` with a 0-d integer tensor is ``x[int(t)]`` (a select, a view in torch): reading the value is a
-    graph break, never a baked constant."""
-    e = explain(lambda x, i: x[i] * 2, _x(0), _t(3))
-    assert e.graph_break_count == 1 and "int(tensor)" in e.break_reasons[0]
-    cf = tapegrad.compile(lambda x, i: x[i] * 2)
-    for k in (3, 1, 4):
-        x = _x(k)
-        np.testing.assert_array_equal(cf(x, _t(k)).detach().numpy(), (x[k] * 2).detach().numpy())
+def test_zero_dim_tensor_index_replays():
+    """``x[t]`` with a 0-d integer tensor is a select at t's value (a view, as in torch): the capture records it
+    as ``SelectIndex``, which reads t in the op, so each replay selects with its own t (never a baked constant;
+    more forms in test_compile_breaks.py)."""
+    _check(lambda x, i: x[i] * 2, lambda s: (_x(s), _t(s + 1)), bad=lambda: (_x(0), _t(5)))
 
 
 # --- masks: a data-dependent shape ------------------------------------------------------------------------------
@@ -282,15 +278,14 @@ def test_index_fill():
            bad=lambda: (_x(0), _t([0, 3]), _x(0, ())))
 
 
-def test_setitem_through_a_view_breaks():
-    """``y[[0, 1], 0] = v`` selects column 0 first (a view) and writes into it: a view changed in place is a
-    graph break (the capture's rule for every in-place write), so those calls run eagerly."""
-    def f(x):
+def test_setitem_through_a_view():
+    """``y[[0, 1], 0] = v`` selects column 0 first (a view) and writes into it: recorded functionally (the root's
+    new value is ``ViewWrite``; see test_compile_breaks.py), and replayed."""
+    def f(x, i):
         y = x + 0
-        y[[0, 1], 0] = 7.0
+        y[i, 0] = 7.0
         return y
-    e = explain(f, _x(0))
-    assert e.graph_break_count >= 1 and "view" in e.break_reasons[0]
+    _check(f, lambda s: (_x(s), _ints(s, 0, 5, (2,))), bad=lambda: (_x(0), _t([0, 5])))
 
 
 def test_take_and_take_along_dim():

@@ -23,6 +23,7 @@ from ..autograd import function as _f
 from ..autograd.function import Primitive, SavedTensor
 from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Size, Tensor
+from . import capture as capture_mod
 from . import codegen, guards
 from . import dynamic as _dynamic
 from . import settings as _settings
@@ -341,12 +342,18 @@ class Compiled:
             cap.stop_quietly()
             raise
         try:
+            if cap.stale and not cap.broken:     # (a returned view whose root was written: made again from it)
+                for o in _flat_out(res):
+                    if isinstance(o, Tensor):
+                        cap.current(o)
             cap.stop()
         except GraphBreak as e:
             raise Unsupported(f"tapegrad.compile(fullgraph=True): graph break: {e}") from None
         # the result's leaves
         out_values, out_leaf, nleaf = [], [], [0]
         consts = {}
+        n_ops = len(prog.ops)
+        copies = {}          # a factory's tensor returned -> its copy made per call (capture.Fresh)
 
         def leaf(obj, const=False):
             if const or not isinstance(obj, Tensor):
@@ -363,7 +370,17 @@ class Compiled:
             if idx is None:
                 cap.brk("the function returned a tensor made outside any op (a factory such as zeros)")
                 return "None"
-            if idx in cap.input_values:
+            if idx in prog.made and not cap.broken:
+                # a factory's tensor (a constant of the program): each call returns its own copy, as each eager
+                # call made its own
+                if prog.rg[idx]:
+                    cap.brk("the function returned a tensor a factory made with requires_grad=True (a new leaf "
+                            "per call)")
+                    return "None"
+                if idx not in copies:
+                    copies[idx] = capture_mod.fresh_output(prog, idx)
+                idx = copies[idx]
+            elif idx in cap.input_values:
                 k = next(k for k, inp in enumerate(prog.inputs) if inp[2] == idx)
                 return f"i[{k}]"
             if idx not in out_values:
@@ -373,6 +390,10 @@ class Compiled:
 
         try:
             src = _out_source(res, leaf)
+            if not n_ops and not cap.broken and not any(isinstance(o, Tensor) for o in _flat_out(res)):
+                # (an optimizer's step writes arrays directly and returns no tensor: nothing a replay could repeat)
+                cap.brk("no op was recorded and no tensor was returned: nothing to replay (changes the function "
+                        "makes outside the ops would be lost)")
         except GraphBreak as e:
             raise Unsupported(f"tapegrad.compile(fullgraph=True): graph break: {e}") from None
         modules = list(self._orig_mod.modules()) if self._orig_mod is not None else []
