@@ -205,17 +205,34 @@ def test_write_into_a_factory_tensor():
     _check(f, lambda s: (_x(s), _ints(s, 0, 5, (2,))), bad=lambda: (_x(0), _t([0, 7])))
 
 
-def test_write_into_a_saved_tensor_breaks():
-    """exp saves its result: writing into it (or a view of it) makes eager's backward raise, so the capture
-    breaks (the replay would compute a gradient from the old values) and the call runs eagerly."""
-    def f(x):
-        y = x.exp()
-        y[:, 0] += 1
-        return y
-    e = explain(f, _x(0))
+def _write_exp_view(x):
+    y = x.exp()
+    y[:, 0] += 1
+    return y
+
+
+def _write_exp(x):
+    y = x.exp()
+    y.add_(1)
+    return y
+
+
+def _write_mul_input(x):
+    y = x + 1
+    z = y * x             # (mul saves y)
+    y.mul_(2)
+    return z
+
+
+@pytest.mark.parametrize("fn", [_write_exp_view, _write_exp, _write_mul_input], ids=lambda f: f.__name__)
+def test_write_into_a_saved_tensor_breaks(fn):
+    """An op saved a tensor for backward (exp its result, mul its inputs): writing into it (or through a view of
+    it) makes eager's backward raise, so the capture breaks (the replay would compute a gradient from the old
+    values) and each call runs eagerly, raising eager's error."""
+    e = explain(fn, _x(0))
     assert e.graph_break_count >= 1 and "saved for backward" in e.break_reasons[0]
-    cf = tapegrad.compile(f)
-    for _ in range(2):
+    cf = tapegrad.compile(fn)
+    for _ in range(3):
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             cf(_x(0)).sum().backward()
 
@@ -262,3 +279,81 @@ def test_zero_dim_tensor_index_view_written_breaks():
     for k in (1, 3):
         x = _x(k)
         _same(_result(cf, [x.detach().clone().requires_grad_(), _t(k)]), _result(f, [x, _t(k)]))
+
+
+# --- calls that record no op, and factories' tensors returned ---------------------------------------------------
+def test_no_op_calls_replay():
+    """A call that records no op replays when it returns a tensor: an input as it is (the same object, as eager
+    returns it), a factory's tensor copied per call (each eager call made its own)."""
+    from tapegrad import arange, zeros            # (references taken before any capture wraps the names)
+    from tapegrad.signal.windows import hann
+    for fn in (lambda x: x.contiguous(), lambda x: tapegrad.ones(3, dtype=x.dtype), lambda x: x.new_zeros(2, 3),
+               lambda x: (zeros(2), arange(4), hann(5), x), lambda x: x * arange(3.0, dtype=x.dtype)):
+        entry = _check(fn, lambda s: (_x(s, (3,)),))
+        cf = tapegrad.compile(fn)
+        x = _x(0, (3,))
+        a, b = cf(x), cf(x)
+        for u, w in zip(*((a, b) if isinstance(a, tuple) else ((a,), (b,)))):
+            assert (u is w) == (u is x)          # (only the input itself comes back twice)
+        assert not entry.eager
+
+
+def test_no_op_and_no_tensor_breaks():
+    """No op recorded and no tensor returned (an optimizer's step writes arrays directly): nothing to replay."""
+    p = tapegrad.nn.Parameter(tapegrad.ones(3))
+    p.grad = tapegrad.ones(3)
+    step = tapegrad.compile(tapegrad.optim.SGD([p], lr=0.5).step)
+    for _ in range(3):
+        step()
+    np.testing.assert_array_equal(p.detach().numpy(), np.full(3, -0.5, np.float32))
+    assert all(e.eager for e in step.entries)
+
+
+def test_factory_given_a_computed_tensor_breaks():
+    e = explain(lambda x: tapegrad.full((3,), x.sum()), _x(0, (3,)))
+    assert e.graph_break_count >= 1
+
+
+def test_view_writes_at_other_sizes():
+    """A view's function is a constant of the program that differs between captures: a program with a write
+    through a view stays static per size (automatic dynamic does not generalise it); every call equals eager."""
+    cf = tapegrad.compile(_add_col)
+    for n in (3, 4, 5, 4, 6):
+        x = _x(n, (n, 3))
+        _same(_result(cf, _fresh([x])), _result(_add_col, _fresh([x])))
+    assert all(not e.eager for e in cf.entries)
+
+
+def test_view_write_in_a_training_step():
+    """A module whose forward writes into a slice of an intermediate: the compiled steps' losses and parameters
+    equal eager's bit for bit."""
+    class Net(tapegrad.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = tapegrad.nn.Linear(4, 6).double()
+
+        def forward(self, x):
+            h = self.lin(x).tanh() * 1
+            h[:, :2] *= 0.5
+            h.narrow(1, 4, 2).add_(x[:, :2])
+            return h.pow(2).mean()
+
+    def run(compiled):
+        tapegrad.manual_seed(0)
+        net = Net()
+        step = tapegrad.compile(net) if compiled else net
+        opt = tapegrad.optim.SGD(net.parameters(), lr=0.1)
+        losses = []
+        for s in range(4):
+            opt.zero_grad()
+            loss = step(_x(s, (8, 4), rg=False))
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        return losses, [p.detach().numpy().copy() for p in net.parameters()], step
+    (l1, p1, step), (l2, p2, _) = run(True), run(False)
+    assert l1 == l2
+    for a, b in zip(p1, p2):
+        np.testing.assert_array_equal(a, b)
+    entries = step._compiled.entries
+    assert len(entries) == 1 and not entries[0].eager and entries[0].calls == 3

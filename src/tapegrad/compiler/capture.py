@@ -20,6 +20,7 @@ code pays nothing for this.
 
 from __future__ import annotations
 
+from sys import _getframe
 from threading import get_ident as _get_ident
 
 import numpy as np
@@ -136,6 +137,7 @@ class Capture(_f.Interpreter):
         self.bookkeeping = False   # apply_inplace's own CopySlices/AsStrided calls after a write the capture handled
         self.snapshots = set()     # ids of factory-made tensors written in place (the program keeps a copy)
         self.tainted = set()       # ids of version counters of tensors viewed through a tensor's value (x[t])
+        self.direct_made = {}      # id -> a tensor a factory made, called by a reference taken before the capture
 
     # --- values -------------------------------------------------------------------------------------------
     def _new_value(self, t):
@@ -192,6 +194,9 @@ class Capture(_f.Interpreter):
             self.free_values.add(idx)
             self.input_values.add(idx)
             self.versions.append((t, _version(t)))
+            if id(t) in self.direct_made:        # (a constant of the program, as the wrapped factories' results)
+                self.prog.made.add(idx)
+                self.made_here.add(id(t))
         return idx
 
     # --- breaks ---------------------------------------------------------------------------------------------
@@ -388,6 +393,8 @@ class Capture(_f.Interpreter):
         if o is None:
             self.brk("an in-place op wrote a value the capture did not see")
             return
+        if self._saved_written(x._vcl):
+            return
         if id(x) in self.made_here:       # (the program keeps the factory's values: see before_write)
             self._refresh_versions(x._vc)
             self.vals[id(x)] = o
@@ -424,9 +431,7 @@ class Capture(_f.Interpreter):
         if id(vcl) in self.tainted:
             self.brk("a view made with a tensor's value (x[t], t a 0-d tensor) was changed in place")
             return
-        if any(t._vcl is vcl for t in self.saved_tensors):
-            self.brk("a tensor saved for backward was changed in place through a view or its base (eager's "
-                     "backward raises)")
+        if self._saved_written(vcl):
             return
         self._refresh_versions(vcl)
         if base is None:
@@ -444,6 +449,14 @@ class Capture(_f.Interpreter):
             if v is not None and v._base is not None and v._base[0] is root:
                 self.stale[id(v)] = v
         self.bookkeeping = True
+
+    def _saved_written(self, vcl):
+        """Whether a write into this version counter's tensors changes one that a recorded op saved for backward:
+        eager's backward raises then, and the replay's op would use the old values, so the capture breaks."""
+        if vcl is not None and any(t._vcl is vcl for t in self.saved_tensors):
+            self.brk("a tensor saved for backward was changed in place (eager's backward raises)")
+            return True
+        return False
 
     def _refresh_versions(self, vcl):
         """A write the capture recorded moved the version of this counter (a factory-made tensor's): expect it."""
@@ -516,10 +529,15 @@ class Capture(_f.Interpreter):
         self._saved_make = Tensor.__dict__["_make"]
         make = self._saved_make.__func__
 
+        codes = _factory_codes()
+
         def _make(array, rg=False):
             t = make(array, rg)
             if not cap.inside and not cap.factory and cap.mine():
-                cap.outside.add(id(t))
+                if _in_factory(cap, codes):
+                    cap.direct_made[id(t)] = t
+                else:
+                    cap.outside.add(id(t))
                 cap.keep.append(t)
             return t
         Tensor._make = staticmethod(_make)
@@ -671,6 +689,46 @@ def _wrap_factories(cap):
             saved[(mod, name)] = orig
             setattr(mod, name, _factory(cap, orig, name in _COPYING))
     return saved
+
+
+_WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "exponential",
+            "cosine", "gaussian", "kaiser", "general_cosine", "general_hamming", "hamming", "hann", "blackman",
+            "nuttall", "bartlett")
+
+
+def _factory_codes():
+    """The code objects of the factories that make tensors from Python values only (not ``tensor``/``as_tensor``,
+    which copy a tensor's data): a tensor made under one of them is a constant of the program even when the
+    function called it by a reference taken before the capture wrapped the module's name (``from tapegrad import
+    zeros``, a table of functions)."""
+    import tapegrad
+    from .. import creation
+    from ..ops import signal
+    fns = [getattr(m, n, None) for m in (tapegrad, creation) for n in _FACTORIES if n not in _COPYING]
+    fns += [Tensor.__dict__.get(n) for n in _NEW_METHODS] + [getattr(signal, n, None) for n in _WINDOWS]
+    codes = set()
+    for fn in fns:
+        while fn is not None and not hasattr(fn, "__code__") and hasattr(fn, "__wrapped__"):
+            fn = fn.__wrapped__
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return frozenset(codes)
+
+
+def _in_factory(cap, codes):
+    """Whether ``Tensor._make`` was called (a few frames down) by one of those factories, given no tensor the
+    region computed (``full(n, t)`` reads t's value: not a constant; ``zeros_like``'s ``input`` only lends its
+    shape and dtype)."""
+    f = _getframe(2)
+    for _ in range(8):
+        if f is None:
+            return False
+        if f.f_code in codes:
+            return not any(name not in ("input", "self") and cap._holds_computed(v)
+                           for name, v in f.f_locals.items())
+        f = f.f_back
+    return False
 
 
 def _factory(cap, orig, copying):

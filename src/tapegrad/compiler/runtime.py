@@ -367,6 +367,8 @@ class Compiled:
             pos = nleaf[0]
             nleaf[0] += 1
             idx = cap.vals.get(id(obj))
+            if idx is None and id(obj) in cap.direct_made and not cap.broken:
+                idx = cap.value_of(obj)       # (a factory's tensor: a constant, copied per call below)
             if idx is None:
                 cap.brk("the function returned a tensor made outside any op (a factory such as zeros)")
                 return "None"
