@@ -357,3 +357,63 @@ def test_view_write_in_a_training_step():
         np.testing.assert_array_equal(a, b)
     entries = step._compiled.entries
     assert len(entries) == 1 and not entries[0].eager and entries[0].calls == 3
+
+
+def _write_real_part(x):
+    y = x * 1
+    y.real.mul_(2)
+    return y.abs()
+
+
+def _write_nested_view(x):
+    y = x * 1
+    y[1:][:, ::2].add_(1)
+    y.view(3, 5)[1].exp_()
+    return y
+
+
+def _write_number_into_slice(x):
+    y = x * 1
+    y[:, 0] = 0
+    y[1] = 2.5
+    return y.double() * x
+
+
+def _write_other_dtype(x):
+    y = x.double() * 1
+    y.view(-1)[1::2] = x.view(-1)[:-1:2]
+    return y
+
+
+def _nograd_write_view(x):
+    y = x * 1
+    with tapegrad.no_grad():
+        a, *_ = y.unbind(0)
+        a.add_(1)
+        y[:, 0] = 0
+    return y * 2
+
+
+def _nograd_write(x):
+    y = x * 1
+    with tapegrad.no_grad():
+        y.add_(1)
+    return y * 2
+
+
+def _write_grad_value_into_detached(x):
+    y = x.detach() * 1
+    y[0] = x[1]
+    return y
+
+
+@pytest.mark.parametrize("fn", [_write_nested_view, _write_number_into_slice, _write_other_dtype, _nograd_write_view,
+                                _nograd_write, _write_grad_value_into_detached], ids=lambda f: f.__name__)
+def test_write_through_a_view_forms(fn):
+    """More writes: nested views, numbers, another dtype, and writes under no_grad into a tensor that requires
+    grad (the data changes, the graph does not: DetachedWrite passes the root's gradient to its old history)."""
+    _check(fn, lambda s: (_x(s, (3, 5)),))
+
+
+def test_write_through_a_complex_view():
+    _check(_write_real_part, lambda s: (_x(s, (3, 2)).detach().to(tapegrad.complex128).requires_grad_(),))

@@ -395,6 +395,9 @@ class Capture(_f.Interpreter):
             return
         if self._saved_written(x._vcl):
             return
+        if x._rg and not _state.enabled:
+            self._detached_write(x, x, out, None)
+            return
         if id(x) in self.made_here:       # (the program keeps the factory's values: see before_write)
             self._refresh_versions(x._vc)
             self.vals[id(x)] = o
@@ -434,7 +437,10 @@ class Capture(_f.Interpreter):
         if self._saved_written(vcl):
             return
         self._refresh_versions(vcl)
-        if base is None:
+        if root._rg and not _state.enabled:
+            self._detached_write(root, x, out, None if base is None else base[1])
+            new = None
+        elif base is None:
             new = o
         else:
             r = self._record(ViewWrite, root, out, base[1])
@@ -442,13 +448,31 @@ class Capture(_f.Interpreter):
                 return
             new = self.vals[id(r)]
             self.keep.append(r)
-        self.vals[id(root)] = new
+        if new is not None:
+            self.vals[id(root)] = new
         views = vcl[1] if len(vcl) > 1 else {}
         for ref in list(views.values()):
             v = ref()
             if v is not None and v._base is not None and v._base[0] is root:
                 self.stale[id(v)] = v
         self.bookkeeping = True
+
+    def _detached_write(self, root, x, out, view_fn):
+        """A write under no_grad into a tensor that requires grad: the data changes, the graph does not (eager
+        keeps the root's history): ``DetachedWrite``, recorded with grad mode on so that the root's gradient goes
+        through it unchanged."""
+        if self._is_input_value(self.vals[id(root)]) and id(root) not in self.made_here:
+            self.brk("an input of the region was changed in place under no_grad")
+            return
+        prev = _state.enabled
+        _state.enabled = True
+        try:
+            r = self._record(DetachedWrite, root, out, view_fn)
+        finally:
+            _state.enabled = prev
+        if not self.broken:
+            self.vals[id(root)] = self.vals[id(r)]
+            self.keep.append(r)
 
     def _saved_written(self, vcl):
         """Whether a write into this version counter's tensors changes one that a recorded op saved for backward:
@@ -585,6 +609,23 @@ class ViewWrite(_f.Primitive):
     backward = staticmethod(_util.CopySlices.backward)
 
 
+class DetachedWrite(_f.Primitive):
+    """A write under ``no_grad`` into a tensor that requires grad (or through a view of it: ``view_fn``), as the
+    replay makes it: the root's new values, while its gradient goes to its old history unchanged (eager records
+    nothing: the tensor keeps its ``grad_fn``)."""
+
+    @staticmethod
+    def forward(ctx, base, value, view_fn):
+        out = base.copy(order="K")
+        dst = out if view_fn is None else _util._no_grad_call(view_fn, Tensor._make(out))._array
+        np.copyto(dst, value, casting="unsafe")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None
+
+
 class Fresh(_f.Primitive):
     """A copy of a program constant (a factory's tensor) that the function returns: each call gets its own tensor,
     as each eager call made one (``runtime``'s result leaves)."""
@@ -705,7 +746,9 @@ def _factory_codes():
     from .. import creation
     from ..ops import signal
     fns = [getattr(m, n, None) for m in (tapegrad, creation) for n in _FACTORIES if n not in _COPYING]
+    from ..ops.index import subscript
     fns += [Tensor.__dict__.get(n) for n in _NEW_METHODS] + [getattr(signal, n, None) for n in _WINDOWS]
+    fns.append(subscript._value_tensor)          # (x[k] = 0.5: the number as a tensor)
     codes = set()
     for fn in fns:
         while fn is not None and not hasattr(fn, "__code__") and hasattr(fn, "__wrapped__"):
