@@ -132,8 +132,12 @@ def test_repeat_interleave_tensor_repeats():
            bad=lambda: (_x(0, (5,)), _t([1, 2, 3, -3, 0])))
     _check(lambda x, r: x[tapegrad.repeat_interleave(r)], lambda s: (_x(s), counts(s)))
     _check(lambda x: x.repeat_interleave([1, 0, 2], dim=1), lambda s: (_x(s),))
-    # another total: a data-dependent shape, that call runs eagerly (counted), never with stale shapes
-    _check(lambda x, r: x.repeat_interleave(r, dim=0) * 2, lambda s: (_x(s), counts(s, 6 + s)), misses=2)
+    # another total each call: a data-dependent shape, the program made generic in it (test_compile_indexing)
+    fn = tapegrad.compile(lambda x, r: x.repeat_interleave(r, dim=0) * 2)
+    for s in range(6):
+        args = (_x(s), counts(s, 6 + s))
+        _same(_result(fn, _fresh(args)), _result(fn._fn, _fresh(args)))
+    assert fn.captures == 3 and len(fn.entries) == 1 and fn.entries[0].calls == 4
 
 
 # --- writes through views of tensors made in the region (functionalized: ViewWrite + views made again) ----------

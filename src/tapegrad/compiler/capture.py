@@ -91,6 +91,7 @@ class Program:
         self.meta_alt = None     # the other capture's shapes, for a generic program
         self.fills = {}          # value -> (shape with Syms, dtype, value): a generic program's zeros(batch, n)
         self.wrote = False       # an op changed an input's array in place in its forward (a running statistic)
+        self.dd_known = None     # a program generic in its data-dependent shapes: value -> the shapes it accepts
 
 
 _MISSING = object()
