@@ -3,8 +3,9 @@ the key is made and checked in the forward, so a replay indexes with the call's 
 capturing``); Python lists in a key are constants of the program. For each form: ``explain`` finds no graph
 break, a capture and two replays with *new* index values equal eager mode bitwise (values and gradients), and a
 bad index given after the capture raises eager's exact error from the replay. A boolean mask's count is a
-data-dependent shape: a replay with the capture's count runs the program, another count runs the call eagerly
-(``Entry.shape_misses``), never with stale shapes."""
+data-dependent shape: a replay with the capture's count runs the program; another count is captured, and the
+program made generic in it (verified at a third count), or, where it cannot be, runs the call eagerly
+(``Entry.shape_misses``): never with stale shapes."""
 
 from __future__ import annotations
 
@@ -100,6 +101,31 @@ def _check(fn, make, bad=None, misses=0):
     return entry
 
 
+def _check_counts(fn, make, generic=True, n=6):
+    """Each call with another data-dependent shape (a mask's count): every result and gradient equals eager's.
+    ``generic``: the first replay's miss is captured and the two programs become one generic in that shape, the
+    next new shape is captured to verify it, and every later call replays (``dynamic.generalize(dd=True)``);
+    else each miss runs eagerly (``Entry.shape_misses``). With ``dynamic=False`` every miss runs eagerly."""
+    cf = tapegrad.compile(fn)
+    for seed in range(n):
+        args = make(seed)
+        _same(_result(cf, _fresh(args)), _result(fn, _fresh(args)))
+    assert len(cf.entries) == 1
+    entry = cf.entries[0]
+    assert not entry.eager
+    if generic:       # (at most one capture per new shape, and none once verified)
+        assert cf.captures <= 3 and entry.prog.dd_known is not None and entry.dd_failed is None
+        assert entry.shape_misses <= 1 and all(k.all for k in entry.prog.dd_known.values()) == (cf.captures == 3)
+    else:
+        assert cf.captures == 2 and entry.dd_failed is not None and entry.calls == n - 1
+    static = tapegrad.compile(fn, dynamic=False)
+    for seed in range(3):
+        args = make(seed)
+        _same(_result(static, _fresh(args)), _result(fn, _fresh(args)))
+    assert static.captures == 1 and static.entries[0].shape_misses == 2
+    return entry
+
+
 # --- x[key] ----------------------------------------------------------------------------------------------------
 def test_index_tensor():
     _check(lambda x, i: x[i] * 2, lambda s: (_x(s), _ints(s, -5, 5, (4,))),
@@ -151,15 +177,11 @@ def test_index_int32_and_byte_indices():
         _check(lambda x, m: x[m.to(tapegrad.uint8)], lambda s: (_x(s), _mask(s, (5, 3), 6)))
 
 
-def test_zero_dim_tensor_index_breaks():
-    """``x[t]`` with a 0-d integer tensor is ``x[int(t)]`` (a select, a view in torch): reading the value is a
-    graph break, never a baked constant."""
-    e = explain(lambda x, i: x[i] * 2, _x(0), _t(3))
-    assert e.graph_break_count == 1 and "int(tensor)" in e.break_reasons[0]
-    cf = tapegrad.compile(lambda x, i: x[i] * 2)
-    for k in (3, 1, 4):
-        x = _x(k)
-        np.testing.assert_array_equal(cf(x, _t(k)).detach().numpy(), (x[k] * 2).detach().numpy())
+def test_zero_dim_tensor_index_replays():
+    """``x[t]`` with a 0-d integer tensor is a select at t's value (a view, as in torch): the capture records it
+    as ``SelectIndex``, which reads t in the op, so each replay selects with its own t (never a baked constant;
+    more forms in test_compile_breaks.py)."""
+    _check(lambda x, i: x[i] * 2, lambda s: (_x(s), _t(s + 1)), bad=lambda: (_x(0), _t(5)))
 
 
 # --- masks: a data-dependent shape ------------------------------------------------------------------------------
@@ -173,12 +195,27 @@ def test_mask_row_mask_and_tensor():
            bad=lambda: (_x(0), _mask(0, (5,), 3), _t([3, 0])))
 
 
-def test_mask_count_changes_run_eagerly():
-    """x[x > 0]: another count of positives each call: the program's shapes would be stale, so those calls
-    run eagerly (counted), and every result and gradient is eager's."""
-    entry = _check(lambda x: x[x > 0].sum() * 2 + x[x > 0].exp().mean(), lambda s: (_x(s * 17),), misses=2)
+def test_mask_count_changes():
+    """x[x > 0]: another count of positives each call: the static program's shapes would be stale; the program
+    becomes generic in the count (captured at two counts, verified at a third), and every result and gradient is
+    eager's."""
+    entry = _check_counts(lambda x: x[x > 0].sum() * 2 + x[x > 0].exp().mean(), lambda s: (_x(s * 17),))
     assert "raise _DS" in entry.sources[0]
-    _check(lambda x: x[x > 0] * 2, lambda s: (_x(s * 17, rg=False),), misses=2)     # (the forward-only program)
+    _check_counts(lambda x: x[x > 0] * 2, lambda s: (_x(s * 17, rg=False),))     # (the forward-only program)
+
+    def g(x, m):          # the count in later shapes and a constant (numel, view)
+        y = x[m]
+        return (y.view(-1, 1) * y.view(1, -1)).sum(0) + y.numel()
+    _check_counts(g, lambda s: (_x(s), _mask(s, (5, 3), 2 + s)))
+
+
+def test_mask_count_in_python_control_flow_stays_static():
+    """A branch on the count in user code: the program cannot be generic in it (the relation is on an
+    intermediate's size), so a miss runs eagerly."""
+    def f(x):
+        y = x[x > 0]
+        return y * 2 if y.shape[0] > 100 else y * 3
+    _check_counts(f, lambda s: (_x(s * 17),), generic=False)
 
 
 def test_mask_after_an_input_written_in_forward_breaks():
@@ -191,8 +228,8 @@ def test_mask_after_an_input_written_in_forward_breaks():
 
 
 def test_masked_select_count_changes():
-    _check(lambda x: tapegrad.masked_select(x, x > 0).pow(2).mean() + x.masked_select(x < 0).sum(),
-           lambda s: (_x(s * 17),), misses=2)
+    _check_counts(lambda x: tapegrad.masked_select(x, x > 0).pow(2).mean() + x.masked_select(x < 0).sum(),
+                  lambda s: (_x(s * 17),))
     _check(lambda x, m: x.masked_select(m).pow(2), lambda s: (_x(s), _mask(s, (5, 3), 4)))
 
 
@@ -282,15 +319,14 @@ def test_index_fill():
            bad=lambda: (_x(0), _t([0, 3]), _x(0, ())))
 
 
-def test_setitem_through_a_view_breaks():
-    """``y[[0, 1], 0] = v`` selects column 0 first (a view) and writes into it: a view changed in place is a
-    graph break (the capture's rule for every in-place write), so those calls run eagerly."""
-    def f(x):
+def test_setitem_through_a_view():
+    """``y[[0, 1], 0] = v`` selects column 0 first (a view) and writes into it: recorded functionally (the root's
+    new value is ``ViewWrite``; see test_compile_breaks.py), and replayed."""
+    def f(x, i):
         y = x + 0
-        y[[0, 1], 0] = 7.0
+        y[i, 0] = 7.0
         return y
-    e = explain(f, _x(0))
-    assert e.graph_break_count >= 1 and "view" in e.break_reasons[0]
+    _check(f, lambda s: (_x(s), _ints(s, 0, 5, (2,))), bad=lambda: (_x(0), _t([0, 5])))
 
 
 def test_take_and_take_along_dim():
@@ -361,9 +397,13 @@ def test_nonzero_unique_guarded():
     """nonzero, argwhere and unique give data-dependent shapes too: the replay checks them (another count runs
     eagerly); indexing with nonzero's tuple replays."""
     def f(x):
-        return x[x.nonzero(as_tuple=True)].sum() * 2 + tapegrad.unique(x.round()).sum() + x.argwhere().sum()
-    entry = _check(f, lambda s: (_t(np.round(np.random.default_rng(s).standard_normal(8))),), misses=2)
-    assert entry.sources[0].count("raise _DS") >= 3
+        return x[x.nonzero(as_tuple=True)].sum() * 2 + tapegrad.unique(x.round()).sum()
+    entry = _check_counts(f, lambda s: (_t(np.round(np.random.default_rng(s).standard_normal(8))),))
+    assert entry.sources[0].count("raise _DS") >= 2
+    # (argwhere's op is given a function made per call: a constant that differs between the captures, so the
+    #  program stays static and another count runs eagerly)
+    _check_counts(lambda x: x.argwhere().sum() + x.sum(),
+                  lambda s: (_t(np.round(np.random.default_rng(s).standard_normal(8))),), generic=False)
     e = _check(lambda x: x[x.nonzero(as_tuple=True)] * 3,
                lambda s: (_t(np.random.default_rng(s).permutation([0.0] * 3 + [1.5, 2.0, -1.0, 4.0, 2.5])),))
     assert e.shape_misses == 0

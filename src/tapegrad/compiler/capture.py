@@ -20,6 +20,7 @@ code pays nothing for this.
 
 from __future__ import annotations
 
+from sys import _getframe
 from threading import get_ident as _get_ident
 
 import numpy as np
@@ -90,6 +91,7 @@ class Program:
         self.meta_alt = None     # the other capture's shapes, for a generic program
         self.fills = {}          # value -> (shape with Syms, dtype, value): a generic program's zeros(batch, n)
         self.wrote = False       # an op changed an input's array in place in its forward (a running statistic)
+        self.dd_known = None     # a program generic in its data-dependent shapes: value -> the shapes it accepts
 
 
 _MISSING = object()
@@ -131,6 +133,12 @@ class Capture(_f.Interpreter):
         self.rng = None
         self._saved_methods = None
         self._prev_hooks = None
+        self.saved_tensors = []    # the tensors recorded ops saved for backward (a write into one: eager's error)
+        self.stale = {}            # id -> a view whose root was written since its value was recorded
+        self.bookkeeping = False   # apply_inplace's own CopySlices/AsStrided calls after a write the capture handled
+        self.snapshots = set()     # ids of factory-made tensors written in place (the program keeps a copy)
+        self.tainted = set()       # ids of version counters of tensors viewed through a tensor's value (x[t])
+        self.direct_made = {}      # id -> a tensor a factory made, called by a reference taken before the capture
 
     # --- values -------------------------------------------------------------------------------------------
     def _new_value(self, t):
@@ -155,8 +163,29 @@ class Capture(_f.Interpreter):
         self.versions.append((t, _version(t)))
         return idx
 
+    def current(self, t):
+        """The value ``t`` holds now: a view whose root was written since (``stale``) is made again from the
+        root's latest value (``_util.AsStrided``, recorded): a view reads its root's memory, as in eager mode."""
+        if self.stale and id(t) in self.stale:
+            del self.stale[id(t)]
+            base = t._base
+            r = self._record(_util.AsStrided, base[0], base[1])
+            idx = self.vals.get(id(r))
+            if idx is not None:
+                self.vals[id(t)] = idx
+            self.keep.append(r)
+        return self.vals.get(id(t))
+
+    def _record(self, cls, *args):
+        """Run and record an op of the capture's own (outside an op call: through ``apply``, as user code's ops
+        come; inside this interpreter's ``process``: ``process`` itself)."""
+        self.bookkeeping = False
+        if _state.top == self.level:
+            return cls.apply(*args)
+        return self.process(cls, args, {})
+
     def value_of(self, t):
-        idx = self.vals.get(id(t))
+        idx = self.current(t) if self.stale else self.vals.get(id(t))
         if idx is None:       # a tensor the function reached by itself: a parameter, a global, a constant it made
             if id(t) in self.outside:
                 self.brk("a tensor computed outside the op mechanism (from another tensor's data, without a "
@@ -166,6 +195,9 @@ class Capture(_f.Interpreter):
             self.free_values.add(idx)
             self.input_values.add(idx)
             self.versions.append((t, _version(t)))
+            if id(t) in self.direct_made:        # (a constant of the program, as the wrapped factories' results)
+                self.prog.made.add(idx)
+                self.made_here.add(id(t))
         return idx
 
     # --- breaks ---------------------------------------------------------------------------------------------
@@ -189,6 +221,16 @@ class Capture(_f.Interpreter):
         if self.symbolic:       # an op gets plain ints, as in eager mode (its code may test ``type(n) is int``)
             args = tuple(_dyn.plain(a) for a in args)
             kwargs = {k: _dyn.plain(v) for k, v in kwargs.items()}
+        if self.bookkeeping:
+            if cls is _util.CopySlices or cls is _util.AsStrided:
+                # (apply_inplace's graph bookkeeping after a write through a view: the capture recorded the write
+                #  as ViewWrite and makes the views again from the new root when they are used)
+                self.inside += 1
+                try:
+                    return self.call_next(cls, args, kwargs)
+                finally:
+                    self.inside -= 1
+            self.bookkeeping = False
         if self.broken:
             return self.call_next(cls, args, kwargs)
         st = _state
@@ -255,6 +297,8 @@ class Capture(_f.Interpreter):
             else:
                 out_idx.append(None)
                 out_rg.append(False)
+        if getattr(cls, "data_view", False):     # (x[t]: a write through this view would bake t's value)
+            self.tainted.add(id(args[0]._vc))
         rec = OpRecord(cls, tuple(spec), dict(kwargs), tuple(out_idx), node, tuple(out_rg))
         rec.multi = out.__class__ is tuple
         if _data_shaped(cls, spec):
@@ -272,8 +316,10 @@ class Capture(_f.Interpreter):
                 for s, v in zip(sv, node._saved_versions):
                     if s.__class__ is _f.SavedTensor:
                         rec.saved.append(out_idx[s._output_nr])
+                        self.saved_tensors.append(outs[s._output_nr])
                     elif v is not None and id(s) in self.vals:
                         rec.saved.append(self.vals[id(s)])
+                        self.saved_tensors.append(s)
         self.prog.ops.append(rec)
         return out
 
@@ -286,6 +332,8 @@ class Capture(_f.Interpreter):
                 return True
             idx = self.vals.get(id(obj))
             return idx is not None and not self._is_input_value(idx)
+        if id(obj) in self.stale:
+            return True
         if obj.__class__ is np.ndarray and depth > 0:
             return True           # an array inside a container (an index key): possibly a tensor's data
         if isinstance(obj, (list, tuple)):
@@ -322,7 +370,7 @@ class Capture(_f.Interpreter):
         """apply_inplace made ``old``, a copy of x's history, to compute the new value from."""
         if not self.mine():
             return
-        idx = self.vals.get(id(x))
+        idx = self.current(x) if self.stale and not self.broken else self.vals.get(id(x))
         if idx is not None:
             self.vals[id(old)] = idx
             self.keep.append(old)
@@ -340,14 +388,20 @@ class Capture(_f.Interpreter):
             return
         vc = x._vcl
         if x._base is not None or (vc is not None and len(vc) > 1 and vc[1]):
-            self.brk("a view (or a tensor with views) was changed in place")
+            self._write_shared(x, out)
             return
         o = self.vals.get(id(out))
         if o is None:
             self.brk("an in-place op wrote a value the capture did not see")
             return
-        if id(x) in self.made_here:
-            self.brk("a tensor made in the region by a factory was changed in place")
+        if self._saved_written(x._vcl):
+            return
+        if x._rg and not _state.enabled:
+            self._detached_write(x, x, out, None)
+            return
+        if id(x) in self.made_here:       # (the program keeps the factory's values: see before_write)
+            self._refresh_versions(x._vc)
+            self.vals[id(x)] = o
             return
         if self._is_input_value(idx) or idx in self.written_inputs.values():
             # an input changed in place (a buffer's counter, a running statistic): allowed when nothing records
@@ -362,11 +416,94 @@ class Capture(_f.Interpreter):
             self._refresh_version(x)
         self.vals[id(x)] = o
 
+    def _write_shared(self, x, out):
+        """An in-place op wrote ``out`` into a view ``x`` (or into a root ``x`` that has views), in a tensor made in
+        the region: recorded functionally (torch's functionalization): the root's new value is ``ViewWrite(root,
+        out)`` (for a root written itself: ``out``), and each view of it is made again from that value when used
+        next (``current``)."""
+        base = x._base
+        root = base[0] if base is not None else x
+        ridx, o = self.vals.get(id(root)), self.vals.get(id(out))
+        if self.inside or ridx is None or o is None:
+            self.brk("a view (or a tensor with views) was changed in place by an op the capture did not see")
+            return
+        if (self._is_input_value(ridx) and id(root) not in self.made_here) or ridx in self.written_inputs.values():
+            self.brk("a view of an input of the region (or an input with views) was changed in place: the replay "
+                     "could not repeat the write into the caller's tensor")
+            return
+        vcl = root._vc
+        if id(vcl) in self.tainted:
+            self.brk("a view made with a tensor's value (x[t], t a 0-d tensor) was changed in place")
+            return
+        if self._saved_written(vcl):
+            return
+        self._refresh_versions(vcl)
+        if root._rg and not _state.enabled:
+            self._detached_write(root, x, out, None if base is None else base[1])
+            new = None
+        elif base is None:
+            new = o
+        else:
+            r = self._record(ViewWrite, root, out, base[1])
+            if self.broken:
+                return
+            new = self.vals[id(r)]
+            self.keep.append(r)
+        if new is not None:
+            self.vals[id(root)] = new
+        views = vcl[1] if len(vcl) > 1 else {}
+        for ref in list(views.values()):
+            v = ref()
+            if v is not None and v._base is not None and v._base[0] is root:
+                self.stale[id(v)] = v
+        self.bookkeeping = True
+
+    def _detached_write(self, root, x, out, view_fn):
+        """A write under no_grad into a tensor that requires grad: the data changes, the graph does not (eager
+        keeps the root's history): ``DetachedWrite``, recorded with grad mode on so that the root's gradient goes
+        through it unchanged."""
+        if self._is_input_value(self.vals[id(root)]) and id(root) not in self.made_here:
+            self.brk("an input of the region was changed in place under no_grad")
+            return
+        prev = _state.enabled
+        _state.enabled = True
+        try:
+            r = self._record(DetachedWrite, root, out, view_fn)
+        finally:
+            _state.enabled = prev
+        if not self.broken:
+            self.vals[id(root)] = self.vals[id(r)]
+            self.keep.append(r)
+
+    def _saved_written(self, vcl):
+        """Whether a write into this version counter's tensors changes one that a recorded op saved for backward:
+        eager's backward raises then, and the replay's op would use the old values, so the capture breaks."""
+        if vcl is not None and any(t._vcl is vcl for t in self.saved_tensors):
+            self.brk("a tensor saved for backward was changed in place (eager's backward raises)")
+            return True
+        return False
+
+    def _refresh_versions(self, vcl):
+        """A write the capture recorded moved the version of this counter (a factory-made tensor's): expect it."""
+        self.versions = [(t, _version(t) if t._vcl is vcl else v) for t, v in self.versions]
+
+    def _snapshot(self, root):
+        """A factory-made tensor (a constant of the program) is about to be written in place: the program keeps a
+        copy of the values it was made with (the eager write changes the captured tensor itself)."""
+        self.snapshots.add(id(root))
+        idx = self.vals.get(id(root))
+        for k, inp in enumerate(self.prog.inputs):
+            if inp[0] == "free" and inp[1] is root:
+                copy = Tensor._make(root._array.copy(order="K"), root._rg)
+                self.keep.append(copy)
+                self.prog.inputs[k] = ("free", copy, idx)
+                return
+
     def reshaped(self, x, out):
         """An in-place view op (``t_``, ``transpose_``, ``squeeze_``, ``unsqueeze_``) made x the view ``out``."""
         if self.broken or not self.mine():
             return
-        idx, o = self.vals.get(id(x)), self.vals.get(id(out))
+        idx, o = self.current(x), self.vals.get(id(out))
         if idx is None or o is None:
             self.brk("an in-place view op (transpose_, squeeze_, ...) changed a tensor the capture did not see")
         elif self._is_input_value(idx):
@@ -387,6 +524,9 @@ class Capture(_f.Interpreter):
         idx = self.vals.get(id(x))
         if idx is None:
             return
+        root = x._base[0] if x._base is not None else x
+        if id(root) in self.made_here and id(root) not in self.snapshots:
+            self._snapshot(root)
         self.pending[id(x)] = x
 
     # --- entering and leaving: the hooks and the wrapped Tensor methods -------------------------------------
@@ -414,10 +554,15 @@ class Capture(_f.Interpreter):
         self._saved_make = Tensor.__dict__["_make"]
         make = self._saved_make.__func__
 
+        codes = _factory_codes()
+
         def _make(array, rg=False):
             t = make(array, rg)
             if not cap.inside and not cap.factory and cap.mine():
-                cap.outside.add(id(t))
+                if _in_factory(cap, codes):
+                    cap.direct_made[id(t)] = t
+                else:
+                    cap.outside.add(id(t))
                 cap.keep.append(t)
             return t
         Tensor._make = staticmethod(_make)
@@ -443,11 +588,65 @@ class Capture(_f.Interpreter):
                 self._pending_break()
             elif not self._versions_kept():
                 pass
-            elif not self.prog.ops:
-                self.brk("no op was recorded: nothing to replay (changes the function makes outside the ops "
-                         "would be lost)")
             elif _rng_state() != self.rng:
                 self.brk("random numbers were drawn outside an op (a factory such as randn, rand or randint)")
+
+
+class ViewWrite(_f.Primitive):
+    """A write through a view as the replay makes it (torch's functionalization): a copy of the root with the
+    view's positions (``view_fn`` of the root, as ``Tensor._base`` keeps it) replaced by ``value``. Its gradients
+    are ``CopySlices``' (the eager node of such a write)."""
+
+    node_name = "CopySlices"
+
+    @staticmethod
+    def forward(ctx, base, value, view_fn):
+        ctx.view_fn = view_fn
+        out = base.copy(order="K")
+        dst = _util._no_grad_call(view_fn, Tensor._make(out))._array
+        np.copyto(dst, value, casting="unsafe")
+        return out
+
+    backward = staticmethod(_util.CopySlices.backward)
+
+
+class DetachedWrite(_f.Primitive):
+    """A write under ``no_grad`` into a tensor that requires grad (or through a view of it: ``view_fn``), as the
+    replay makes it: the root's new values, while its gradient goes to its old history unchanged (eager records
+    nothing: the tensor keeps its ``grad_fn``)."""
+
+    @staticmethod
+    def forward(ctx, base, value, view_fn):
+        out = base.copy(order="K")
+        dst = out if view_fn is None else _util._no_grad_call(view_fn, Tensor._make(out))._array
+        np.copyto(dst, value, casting="unsafe")
+        return out
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad, None, None
+
+
+class Fresh(_f.Primitive):
+    """A copy of a program constant (a factory's tensor) that the function returns: each call gets its own tensor,
+    as each eager call made one (``runtime``'s result leaves)."""
+
+    @staticmethod
+    def forward(ctx, x):
+        return x.copy(order="K")
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None
+
+
+def fresh_output(prog, v):
+    """Append a ``Fresh`` copy of constant value ``v`` to the program; returns the copy's value."""
+    idx = len(prog.meta)
+    prog.meta.append(prog.meta[v])
+    prog.rg.append(False)
+    prog.ops.append(OpRecord(Fresh, (("v", v),), {}, (idx,), None, (False,)))
+    return idx
 
 
 def _has_tensor(obj, depth=0):
@@ -512,6 +711,8 @@ def _wrap_methods(cap):
 _FACTORIES = ("zeros", "ones", "full", "empty", "arange", "linspace", "logspace", "eye", "scalar_tensor",
               "zeros_like", "ones_like", "full_like", "empty_like", "tensor", "as_tensor", "from_numpy")
 _COPYING = ("tensor", "as_tensor", "from_numpy")     # these read the data of a tensor they are given
+_NEW_METHODS = ("new_zeros", "new_ones", "new_full", "new_empty", "new_empty_strided")   # (x.new_zeros(...): x's
+#                                                          dtype and device, never its values)
 
 
 def _wrap_factories(cap):
@@ -521,7 +722,7 @@ def _wrap_factories(cap):
     from .. import creation
     from ..ops.nn_ops import attention
     saved = {}
-    for mod, names in ((tapegrad, _FACTORIES), (creation, _FACTORIES),
+    for mod, names in ((tapegrad, _FACTORIES), (creation, _FACTORIES), (Tensor, _NEW_METHODS),
                        (attention, ("_generate_square_subsequent_mask",))):
         for name in names:
             orig = mod.__dict__.get(name)
@@ -530,6 +731,48 @@ def _wrap_factories(cap):
             saved[(mod, name)] = orig
             setattr(mod, name, _factory(cap, orig, name in _COPYING))
     return saved
+
+
+_WINDOWS = ("hann_window", "hamming_window", "blackman_window", "bartlett_window", "kaiser_window", "exponential",
+            "cosine", "gaussian", "kaiser", "general_cosine", "general_hamming", "hamming", "hann", "blackman",
+            "nuttall", "bartlett")
+
+
+def _factory_codes():
+    """The code objects of the factories that make tensors from Python values only (not ``tensor``/``as_tensor``,
+    which copy a tensor's data): a tensor made under one of them is a constant of the program even when the
+    function called it by a reference taken before the capture wrapped the module's name (``from tapegrad import
+    zeros``, a table of functions)."""
+    import tapegrad
+    from .. import creation
+    from ..ops import signal
+    fns = [getattr(m, n, None) for m in (tapegrad, creation) for n in _FACTORIES if n not in _COPYING]
+    from ..ops.index import subscript
+    fns += [Tensor.__dict__.get(n) for n in _NEW_METHODS] + [getattr(signal, n, None) for n in _WINDOWS]
+    fns.append(subscript._value_tensor)          # (x[k] = 0.5: the number as a tensor)
+    codes = set()
+    for fn in fns:
+        while fn is not None and not hasattr(fn, "__code__") and hasattr(fn, "__wrapped__"):
+            fn = fn.__wrapped__
+        code = getattr(fn, "__code__", None)
+        if code is not None:
+            codes.add(code)
+    return frozenset(codes)
+
+
+def _in_factory(cap, codes):
+    """Whether ``Tensor._make`` was called (a few frames down) by one of those factories, given no tensor the
+    region computed (``full(n, t)`` reads t's value: not a constant; ``zeros_like``'s ``input`` only lends its
+    shape and dtype)."""
+    f = _getframe(2)
+    for _ in range(8):
+        if f is None:
+            return False
+        if f.f_code in codes:
+            return not any(name not in ("input", "self") and cap._holds_computed(v)
+                           for name, v in f.f_locals.items())
+        f = f.f_back
+    return False
 
 
 def _factory(cap, orig, copying):

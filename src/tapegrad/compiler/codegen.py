@@ -199,9 +199,13 @@ def generate(prog, out_values, with_grad, extra=()):
             for j, o in enumerate(outs):
                 if o != "_":
                     fwd.append(f"    {o} = _A(_o[{j}])")
-        if rec.dd:        # the guard of a data-dependent shape
+        if rec.dd:        # the guard of a data-dependent shape (a generic one: the shapes it knows)
             for o in rec.outs:
-                if o is not None:
+                if o is None:
+                    continue
+                if prog.dd_known is not None:
+                    fwd.append(f"    if v{o}.shape not in {const(prog.dd_known[o], 'DK')}: raise _DS")
+                else:
                     fwd.append(f"    if v{o}.shape != {const(prog.meta[o][0], 'SH')}: raise _DS")
         if live[i]:
             fwd.append(f"    _S({c}, ({', '.join(outs)},))")

@@ -20,6 +20,11 @@ How a program becomes shape-generic (``runtime`` drives it; ``dynamic=None``, to
    torch does), dims that were equal to each other in both captures must stay equal (torch's duck sizing), every
    other dim keeps its size, plus the recorded relations.
 
+The same comparison makes a program generic in its data-dependent shapes (a boolean mask's count: ``generalize``
+with ``dd=True``, driven by ``runtime.Entry.run`` when a replay meets another count): same argument sizes, the
+changed constants fitted to earlier values' dims, no free argument dim; ``Known`` holds the shapes its check
+accepts until a third one is verified.
+
 What the generated code takes from shapes is computed from the arrays at replay in a generic program (the
 contexts' input/output shapes for the backward formulas and the gradient conforming); inline kernels are used
 only where their operands had one shape in both captures.
@@ -412,15 +417,37 @@ def has_sym(obj, depth=0):
     return False
 
 
-def generalize(p1, p2, outs1, outs2, consts1, consts2):
+class Known:
+    """The output shapes a data-dependent op (a mask's count) may have in a program generic in them: the two
+    captures' until a third shape is verified (``all``)."""
+
+    __slots__ = ("shapes", "all")
+
+    def __init__(self, shapes):
+        self.shapes, self.all = shapes, False
+
+    def __contains__(self, shape):
+        return self.all or shape in self.shapes
+
+
+def generalize(p1, p2, outs1, outs2, consts1, consts2, dd=False):
     """Make ``p2`` (captured after ``p1`` with other sizes of some argument dims) generic, or return the reason
     it cannot be. On success ``p2``'s constants hold ``Sym``\\ s, ``p2.dyn`` the argument dims that may change
-    ({slot: {dim: group}}), ``p2.dyn_relations`` the relations the guards check, ``p2.meta_alt`` p1's shapes."""
-    if any(rec.dd for rec in p2.ops):
+    ({slot: {dim: group}}), ``p2.dyn_relations`` the relations the guards check, ``p2.meta_alt`` p1's shapes.
+    ``dd``: the captures have the same argument sizes and differ in the output shapes of data-dependent ops
+    (a mask's count): the constants are fitted alike, to those ops' (and later values') dims; no argument dim
+    becomes free."""
+    if not dd and any(rec.dd for rec in p2.ops):
         return "an op's output shape depends on data (a boolean mask): the program keeps its static shapes"
     try:
         fill_values = _check_same(p1, p2, outs1, outs2, consts1, consts2)
-        dyn = _dynamic_dims(p1, p2)
+        if dd:
+            if not any(p1.meta[v][0] != p2.meta[v][0] for rec in p2.ops if rec.dd for v in rec.outs
+                       if v is not None):
+                raise _Fail("no data-dependent shape changed")
+            if any(p1.meta[inp[2]][0] != p2.meta[inp[2]][0] for inp in p2.inputs):
+                raise _Fail("an input's size changed")
+        dyn = {} if dd else _dynamic_dims(p1, p2)
         fitter = _Fitter(p1, p2)
         fills = {}
         for v in fill_values:           # the shape of a filled tensor: from the arguments' sizes
@@ -455,7 +482,7 @@ class _ArgsOnly:
         self.args = [("v", inp[2]) for inp in prog.inputs if inp[0] == "arg"]
 
 
-def verify(g, p3, outs_g, outs3, consts_g, consts3):
+def verify(g, p3, outs_g, outs3, consts_g, consts3, dd=False):
     """Whether a capture at a third size (``p3``) is what the generic program ``g`` predicts: the same ops, and
     each constant equal to ``g``'s with its ``Sym``\\ s evaluated on ``p3``'s shapes. None if so, else the reason.
     (Two captures can agree on a constant that still depends on the sizes: ``n - n // 2`` is 3 at 5 and at 6.)"""
@@ -475,7 +502,8 @@ def verify(g, p3, outs_g, outs3, consts_g, consts3):
                     _predicted(s1[1], s3[1], p3.meta)
             for k in rg.kwargs:
                 _predicted(rg.kwargs[k], r3.kwargs[k], p3.meta)
-        _dynamic_dims(g, p3)
+        if not dd:
+            _dynamic_dims(g, p3)
     except _Fail as e:
         return str(e)
     return None

@@ -23,6 +23,7 @@ from ..autograd import function as _f
 from ..autograd.function import Primitive, SavedTensor
 from ..autograd.grad_mode import _state, enable_grad
 from ..tensor import Size, Tensor
+from . import capture as capture_mod
 from . import codegen, guards
 from . import dynamic as _dynamic
 from . import settings as _settings
@@ -93,6 +94,7 @@ class Entry:
         self.dynamic_reason = None   # why this capture could not be made generic with the one before it
         self.pending = None      # a generic program not yet checked at a third size: the input shapes it knows
         self.shape_misses = 0    # calls run eagerly because a data-dependent shape differed from the capture's
+        self.dd_failed = None    # why this program could not be made generic in its data-dependent shapes
 
     def build(self, out_values, with_grad):
         prog = self.prog
@@ -131,8 +133,12 @@ class Entry:
             return self._replay(ins, args, kwargs)
         except codegen.ShapeChanged:
             # a data-dependent shape (a mask's count) differs from the capture's: the recorded shapes after it
-            # would be stale, so this call runs eagerly (nothing was written: see Capture's ``dd``)
+            # would be stale, so this call runs eagerly (nothing was written: see Capture's ``dd``), captured
+            # when the program may become generic in those shapes (``dynamic.generalize(dd=True)``)
             self.shape_misses += 1
+            if self.dd_failed is None and self.compiled.dynamic is not False and self in self.compiled.entries \
+                    and (self.prog.dyn is None or self.prog.dd_known is not None):
+                return self.compiled._capture(args, kwargs, dd_base=self)
             return self.compiled._fn(*args, **kwargs)
 
     def _replay(self, ins, args, kwargs):
@@ -312,7 +318,7 @@ class Compiled:
         return st == "eager_on_recompile"
 
     # --- capture --------------------------------------------------------------------------------------------
-    def _capture(self, args, kwargs, explain=False, base=None, verify=None):
+    def _capture(self, args, kwargs, explain=False, base=None, verify=None, dd_base=None):
         prog = Program()
         cap = Capture(prog, fullgraph=self.fullgraph and not explain,
                       symbolic=self.dynamic is not False and not explain)
@@ -325,12 +331,13 @@ class Compiled:
         gc_was = gc.isenabled()
         gc.disable()          # (the capture's own bookkeeping would make the cyclic collector rescan it often)
         try:
-            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base, verify)
+            return self._capture_run(cap, prog, args, kwargs, leaves, containers, explain, base, verify, dd_base)
         finally:
             if gc_was:
                 gc.enable()
 
-    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None, verify=None):
+    def _capture_run(self, cap, prog, args, kwargs, leaves, containers, explain, base=None, verify=None,
+                     dd_base=None):
         cap.start()
         try:
             res = self._fn(*args, **kwargs)
@@ -341,12 +348,18 @@ class Compiled:
             cap.stop_quietly()
             raise
         try:
+            if cap.stale and not cap.broken:     # (a returned view whose root was written: made again from it)
+                for o in _flat_out(res):
+                    if isinstance(o, Tensor):
+                        cap.current(o)
             cap.stop()
         except GraphBreak as e:
             raise Unsupported(f"tapegrad.compile(fullgraph=True): graph break: {e}") from None
         # the result's leaves
         out_values, out_leaf, nleaf = [], [], [0]
         consts = {}
+        n_ops = len(prog.ops)
+        copies = {}          # a factory's tensor returned -> its copy made per call (capture.Fresh)
 
         def leaf(obj, const=False):
             if const or not isinstance(obj, Tensor):
@@ -360,10 +373,22 @@ class Compiled:
             pos = nleaf[0]
             nleaf[0] += 1
             idx = cap.vals.get(id(obj))
+            if idx is None and id(obj) in cap.direct_made and not cap.broken:
+                idx = cap.value_of(obj)       # (a factory's tensor: a constant, copied per call below)
             if idx is None:
                 cap.brk("the function returned a tensor made outside any op (a factory such as zeros)")
                 return "None"
-            if idx in cap.input_values:
+            if idx in prog.made and not cap.broken:
+                # a factory's tensor (a constant of the program): each call returns its own copy, as each eager
+                # call made its own
+                if prog.rg[idx]:
+                    cap.brk("the function returned a tensor a factory made with requires_grad=True (a new leaf "
+                            "per call)")
+                    return "None"
+                if idx not in copies:
+                    copies[idx] = capture_mod.fresh_output(prog, idx)
+                idx = copies[idx]
+            elif idx in cap.input_values:
                 k = next(k for k, inp in enumerate(prog.inputs) if inp[2] == idx)
                 return f"i[{k}]"
             if idx not in out_values:
@@ -373,6 +398,10 @@ class Compiled:
 
         try:
             src = _out_source(res, leaf)
+            if not n_ops and not cap.broken and not any(isinstance(o, Tensor) for o in _flat_out(res)):
+                # (an optimizer's step writes arrays directly and returns no tensor: nothing a replay could repeat)
+                cap.brk("no op was recorded and no tensor was returned: nothing to replay (changes the function "
+                        "makes outside the ops would be lost)")
         except GraphBreak as e:
             raise Unsupported(f"tapegrad.compile(fullgraph=True): graph break: {e}") from None
         modules = list(self._orig_mod.modules()) if self._orig_mod is not None else []
@@ -388,6 +417,32 @@ class Compiled:
             return res, prog, out_values
         self.captures += 1
         relaxed, why = None, None
+        dd_known = None
+        if dd_base is not None:
+            # a data-dependent shape (a mask's count) changed at a replay: this call was captured (its result is
+            # the eager one); the two programs may become one generic in those shapes (as automatic dynamic does
+            # for argument sizes), trusted after a third shape agrees (verify); else the static program stays and
+            # its later misses run eagerly
+            if dd_base.prog.dd_known is not None:
+                why = _guarded(_dynamic.verify, dd_base.prog, prog, dd_base.out_values, out_values, dd_base.consts,
+                               consts, True)
+                if why is None:
+                    for known in dd_base.prog.dd_known.values():
+                        known.all = True
+                    return res
+                self.entries.remove(dd_base)
+            elif not prog.breaks:
+                why = _guarded(_dynamic.generalize, dd_base.prog, prog, dd_base.out_values, out_values,
+                               dd_base.consts, consts, True)
+                if why is None:
+                    self.entries.remove(dd_base)
+                    dd_known = {v: _dynamic.Known({dd_base.prog.meta[v][0], prog.meta[v][0]})
+                                for rec in prog.ops if rec.dd for v in rec.outs if v is not None}
+                    prog.dd_known = dd_known
+            if dd_known is None:
+                dd_base.dd_failed = why or "a graph break"
+                if dd_base in self.entries:
+                    return res
         if verify is not None:
             why = _guarded(_dynamic.verify, verify.prog, prog, verify.out_values, out_values, verify.consts, consts)
             if why is None:
@@ -395,7 +450,7 @@ class Compiled:
                 return res
             self.entries.remove(verify)        # it did not: forget it; this call's program is a static one
             base = None
-        if self.dynamic is not False and not prog.breaks:
+        if self.dynamic is not False and not prog.breaks and dd_base is None:
             if base is not None:
                 why = _guarded(_dynamic.generalize, base.prog, prog, base.out_values, out_values, base.consts,
                                consts)
@@ -409,7 +464,9 @@ class Compiled:
                     relaxed = guards.build(prog, leaves, containers, mod_set, reads, free)
         entry = Entry(self, prog, check, reason=prog.breaks[0] if prog.breaks else None)
         entry.relaxed, entry.consts, entry.dynamic_reason = relaxed, consts, why
-        if prog.dyn is not None:
+        if dd_base is not None and dd_known is None:
+            entry.dd_failed = why          # (a generic program that failed its third shape: this one stays static)
+        if prog.dyn is not None and dd_known is None:
             entry.pending = {_shapes(base.prog), _shapes(prog)}
         if not entry.eager:
             ns = dict(consts)
@@ -421,7 +478,7 @@ class Compiled:
             entry.build(out_values, with_grad)
             if self.backend == "print":
                 self._print(entry)
-        if prog.dyn is not None and self.dynamic is True:
+        if prog.dyn is not None and self.dynamic is True and dd_known is None:
             self.entries.remove(base)          # dynamic=True: the generic program replaces the first one
         self.entries.append(entry)
         return res

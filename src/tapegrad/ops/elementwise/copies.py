@@ -9,6 +9,7 @@ import warnings
 import numpy as np
 
 from ... import _dtype
+from ...autograd.function import _active
 from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, linear_jvp
 
 
@@ -191,7 +192,10 @@ def fill_(self, value):
             raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                                f"{value._array.ndim} dimensions.")
         return apply_inplace(self, FillTensor.apply, value)
-    return apply_inplace(self, FillScalar.apply, _dtype.fill_scalar(value, self.dtype, halves=False))
+    v = _dtype.fill_scalar(value, self.dtype, halves=False)
+    if _active[0]:         # (a NumPy scalar: compile's capture takes it as a constant, an array it could not)
+        v = v[()]
+    return apply_inplace(self, FillScalar.apply, v)
 
 
 class _CopyFrom(Primitive):

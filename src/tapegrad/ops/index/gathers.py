@@ -160,7 +160,7 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
         if r is not NotImplemented:
             return r
     if _empty_index(index):         # torch checks nothing of an empty index (its dtype, its rank)
-        return Gather.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64))
+        return Gather.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index))
     d, idx = _gather_index("gather", input, dim, index)
     _check_gather("gather", input._array.shape, d, idx)
     return Gather.apply(input, d, idx)
@@ -175,11 +175,12 @@ def _empty_index(index):
 
 
 def _gather_index(op, input, dim, index):
-    """gather's and scatter's index: int64 or int32 (torch's RuntimeError otherwise), and the dim."""
+    """gather's and scatter's index: int64 or int32 (torch's RuntimeError otherwise; NumPy indexes with either, so
+    the array goes to the op as it is: compile's capture sees the index tensor's own array), and the dim."""
     a = _idx_array(index)
     if a.dtype not in (np.int64, np.int32):
         raise RuntimeError(f"{op}(): Expected dtype int32/int64 for index")
-    return normalize_dim(dim, input._array.ndim), a.astype(np.int64, copy=False)
+    return normalize_dim(dim, input._array.ndim), a
 
 
 def _scatter_args(op, input, dim, index, src):
@@ -209,7 +210,7 @@ def scatter(input, dim, index, src=None, value=None, *, reduce=None):
     if src is None:
         raise TypeError("scatter() missing 1 required positional argument: 'src' (or 'value')")
     if _empty_index(index):         # (nothing is written, nothing is checked: torch's result is input's copy)
-        d, idx = normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64)
+        d, idx = normalize_dim(dim, input._array.ndim), _idx_array(index)
     else:
         d, idx = _scatter_args("scatter", input, dim, index, src)
     if reduce is not None:
@@ -237,7 +238,7 @@ def scatter_add(input, dim, index, src):
         if r is not NotImplemented:
             return r
     if _empty_index(index):
-        return ScatterAdd.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index).astype(np.int64), src)
+        return ScatterAdd.apply(input, normalize_dim(dim, input._array.ndim), _idx_array(index), src)
     d, idx = _scatter_args("scatter_add", input, dim, index, src)
     return ScatterAdd.apply(input, d, idx, src)
 

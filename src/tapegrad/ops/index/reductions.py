@@ -62,6 +62,11 @@ class IndexReduce(Primitive):
 
     @staticmethod
     def forward(ctx, x, d, idx, src, reduce, include_self):
+        # (the index tensor's own array, int32 or int64 of any shape, checked here: a compiled replay checks
+        #  each call's index too)
+        idx = idx.reshape(-1)
+        if idx.size and (idx.min() < 0 or idx.max() >= (x.shape[d] if x.ndim else 1)):
+            raise IndexError("index out of range in self")
         ctx.d, ctx.idx, ctx.reduce, ctx.include_self = d, idx, reduce, include_self
         ctx.save_result(0, 3)
         if x.ndim == 0:                # (a 0-d self and source: one slot)
@@ -157,12 +162,9 @@ def index_reduce(input, dim, index, source, reduce, *, include_self=True, out=No
     if a.ndim != s.ndim or any(a.shape[k] != s.shape[k] for k in range(a.ndim) if k != d):
         raise RuntimeError(f"source tensor shape must match self tensor shape, excluding the specified dimension. "
                            f"Got self.shape = {list(a.shape)} source.shape = {list(s.shape)}")
-    ia = ia.reshape(-1).astype(np.int64)
     if ia.size != (s.shape[d] if s.ndim else 1):
         raise RuntimeError(f"index_reduce_(): Number of indices ({ia.size}) should be equal to source.size(dim): "
                            f"({s.shape[d] if s.ndim else 1}), for dim: {dim}")
-    if ia.size and (ia.min() < 0 or ia.max() >= (a.shape[d] if a.ndim else 1)):
-        raise IndexError("index out of range in self")
     if a.dtype.kind == "c":         # (torch has no complex kernel)
         if input.requires_grad or source.requires_grad:
             raise RuntimeError("index_reduce does not support automatic differentiation for outputs with complex "

@@ -87,9 +87,9 @@ def _parse(key):
         elif isinstance(k, (int, np.integer)):
             out.append(("int", int(k)))
         elif isinstance(k, Tensor) and k._array.ndim == 0 and k._array.dtype.kind in "iu":
-            # a 0-d integer tensor of any dtype is an int (read through the Tensor while compile's capture runs:
-            # it must see that the key depends on data)
-            out.append(("int", int(k) if _active[0] and capturing() else int(k._array)))
+            # a 0-d integer tensor of any dtype is an int (while compile's capture runs, the tensor itself: the
+            # select reads its value in its op, SelectIndex, so that a replay selects with each call's value)
+            out.append(("tint", k) if _active[0] and capturing() else ("int", int(k._array)))
         elif isinstance(k, (Tensor, np.ndarray, list, tuple, range)):
             a = _index_array(np.arange(k.start, k.stop, k.step) if isinstance(k, range) else k)
             if a.ndim == 0:
@@ -113,7 +113,7 @@ def _parse(key):
 def _specified_dims(items):
     n = 0
     for it in items:
-        if it[0] in ("int", "slice"):
+        if it[0] in ("int", "slice", "tint"):
             n += 1
         elif it[0] == "tensor":
             n += it[1].ndim if it[1].dtype == np.bool_ else 1
@@ -211,6 +211,28 @@ class Alias(Primitive):
         return grad
 
 
+class SelectIndex(Primitive):
+    """``x[t]`` with ``t`` a 0-d integer tensor, as compile's capture records it: a select at t's value, read and
+    checked here (``pos``: the key position torch's message names), so that a replay selects with each call's
+    ``t``. Eagerly such a key is an int (``Select``)."""
+
+    node_name = "SelectBackward0"
+    array_backward = True
+    data_view = True       # (a view chosen by a tensor's value: the capture breaks at a write through it)
+
+    @staticmethod
+    def forward(ctx, x, dim, t, pos):
+        size = x.shape[dim] if dim < x.ndim else 0
+        i = int(t)
+        if not -size <= i < size:
+            raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
+        return Select.forward(ctx, x, dim, i % size)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return Select.backward(ctx, grad)[0], None, None, None
+
+
 def _select(x, dim, index):
     """``x.select(dim, index)`` as indexing records it (dim and index already checked and non-negative)."""
     return mark_view(Select.apply(x, dim, index), x, lambda t, d=dim, i=index: _select(t, d, i))
@@ -247,6 +269,10 @@ def _apply_slicing(self, items, single, srcs=None):
             if not -size <= i < size:   # torch names the position in the key as the dimension
                 raise IndexError(f"index {i} is out of bounds for dimension {pos} with size {size}")
             result = _select(result, dim, i % size)
+        elif kind == "tint":
+            i = int(it[1]._array)       # (the eager view's own function: the capture never replays it)
+            result = mark_view(SelectIndex.apply(result, dim, it[1], pos), result,
+                               lambda t, d=dim, i=i % max(result._array.shape[dim], 1): _select(t, d, i))
         elif kind == "slice":
             s = it[1]
             if s.step is not None and int(s.step) <= 0:
@@ -648,6 +674,8 @@ def setitem(self, key, value):
                 self._vc[0] += 1
                 return
     items = _parse(key)
+    if _active[0]:      # (x[t] = v, t a 0-d tensor, while capturing: index_put with t's value, read in the op)
+        items = [("tensor", it[1]._array, False, it[1]) if it[0] == "tint" else it for it in items]
     src_dtype = value.dtype if isinstance(value, Tensor) else None
     value = _value_tensor(value, self.dtype)
     if value._array.dtype != self._array.dtype:

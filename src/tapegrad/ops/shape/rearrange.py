@@ -9,8 +9,8 @@ import numpy as np
 
 from ...autograd.function import _active
 from ...tensor import _varargs_keyword, int_arg
-from .._util import (Primitive, Tensor, apply_inplace, bind, linear_jvp, mark_view, normalize_dim, shape_str,
-                     vmap_per_sample)
+from .._util import (Primitive, Tensor, apply_inplace, bind, capturing, linear_jvp, mark_view, normalize_dim,
+                     shape_str, vmap_per_sample)
 from ..reduce._common import _write_out
 from .views import _contiguous, _nd, _size_arg, expand, flatten, reshape, unsqueeze, view
 
@@ -108,6 +108,34 @@ class _IndexAdd(Primitive):
         return _IndexSelect.apply(gg, ctx.dim, ctx.index), None, None, None
 
 
+class RepeatIndex(Primitive):
+    """The positions ``repeat_interleave`` reads with a tensor (or list) of counts, as compile's capture records
+    them: the counts are the op's argument, checked here, so that a replay repeats with each call's counts (the
+    output's length is their sum: a data-dependent shape, which the replay checks). ``n``: the size along the
+    dim (None: ``repeat_interleave(counts)`` alone)."""
+
+    data_shaped = True
+
+    @staticmethod
+    def forward(ctx, r, n, d):
+        r = np.asarray(r)
+        if r.ndim > 1:
+            raise RuntimeError("repeat_interleave only accept 1D vector as repeat")
+        if n is None:
+            return np.repeat(np.arange(r.size, dtype=np.int64), r)
+        if (r < 0).any():
+            raise RuntimeError("repeats can not be negative")
+        r = np.broadcast_to(r.reshape(-1), (n,)) if r.size == 1 else r.reshape(-1)
+        if r.size != n:
+            raise RuntimeError(f"repeats must have the same size as input along dim, but got repeats.size(0) = "
+                               f"{r.size} and input.size({d}) = {n}")
+        return np.repeat(np.arange(n), r)
+
+    @staticmethod
+    def backward(ctx, grad):
+        return None, None, None
+
+
 def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
     """Repeat each element ``repeats`` times (an int, or a tensor of counts) along ``dim`` (flattened if None).
 
@@ -121,6 +149,13 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
                             (input,) if repeats is None else (repeats,))
         if r is not NotImplemented:
             return r
+    if _active[0] and capturing():       # (compile's capture: the counts are an op's argument)
+        if repeats is None:
+            return RepeatIndex.apply(input, None, 0)
+        if isinstance(repeats, (Tensor, list, tuple)):
+            x = flatten(input) if dim is None else (reshape(input, (1,)) if _nd(input) == 0 else input)
+            d = 0 if dim is None else normalize_dim(dim, _nd(input))
+            return _IndexSelect.apply(x, d, RepeatIndex.apply(repeats, x._array.shape[d], d)._array)
     if repeats is None:       # torch.repeat_interleave(repeats): indices repeated by the counts
         counts = input._array
         if counts.ndim > 1:
