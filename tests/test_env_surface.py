@@ -350,3 +350,85 @@ def test_ops_load_library_raises_torchs_oserror(torch, tmp_path):
     with pytest.raises(OSError, match="Could not load this library: .*libcustom.so"):
         tapegrad.ops.load_library(str(lib))
     assert tapegrad.ops.loaded_libraries == torch.ops.loaded_libraries == set()
+
+
+def test_jit_internal_helpers_as_copied_attention_code_uses_them(torch):
+    # a MultiheadAttention copy annotates its class with torch._jit_internal.Optional[torch.Tensor]; older
+    # functional copies build a flag-switched function with boolean_dispatch and subscript BroadcastingList2
+    def run(lib):
+        ji = lib._jit_internal
+
+        class Core(lib.nn.Module):
+            __annotations__ = {"bias_k": ji.Optional[lib.Tensor], "sizes": ji.List[int]}
+
+        def pool_with_indices(x, k, return_indices=False):
+            return lib.nn.functional.max_pool1d(x, k, return_indices=True)
+
+        def pool(x, k, return_indices=False):
+            """Max pool."""
+            return lib.nn.functional.max_pool1d(x, k)
+
+        f = ji.boolean_dispatch("return_indices", 2, False, pool_with_indices, pool, "mine", "max_pool")
+        x = lib.arange(8.0).reshape(1, 2, 4)
+        both = f(x, 2, True)
+        return (Core.__annotations__["bias_k"] == ji.Optional[lib.Tensor], ji.BroadcastingList2[int],
+                ji.is_scripting(), f(x, 2).tolist(), f(x, 2, return_indices=True)[1].tolist(),
+                both[0].tolist(), f.__name__, f.__module__, f.__doc__, pool_with_indices.__doc__,
+                ji.Tuple[int, int])
+
+    assert run(tapegrad)[1:] == run(torch)[1:] and run(tapegrad)[0]
+
+    def one():
+        """One."""
+
+    def two():
+        """Two."""
+
+    def declared(x: int) -> int:
+        ...
+
+    for lib in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="only one function can have a docstring"):
+            lib._jit_internal.boolean_dispatch("a", 0, False, one, two, None, None)
+        assert lib._jit_internal._overload(declared) is declared
+
+
+def test_torch_function_helpers_dispatch_like_torch(torch):
+    # copied functional code asks has_torch_function(...) first: False for tensors, Parameters, None, numbers;
+    # an argument whose type defines __torch_function__ is handed the call (subclasses before their bases)
+    def run(lib):
+        F, ov = lib.nn.functional, lib.overrides
+
+        class A:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return (cls.__name__, func.__name__, [t.__name__ for t in types], len(args), kwargs)
+
+        class B(A):
+            pass
+
+        class Refuses:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+
+        def attention(q, k=None, scale=1.0):
+            return q
+
+        t, p = lib.ones(2), lib.nn.Parameter(lib.ones(1))
+        out = [F.has_torch_function((t, None, p, 3)), F.has_torch_function((t, A())),
+               ov.has_torch_function_unary(t), ov.has_torch_function_unary(A()),
+               ov.has_torch_function_variadic(1, t), ov.has_torch_function_variadic(t, B()),
+               F.handle_torch_function(attention, (A(), t), A(), t, scale=2.0),
+               F.handle_torch_function(attention, (t, A(), B()), t, scale=3.0),
+               F.handle_torch_function(attention, (Refuses(), B()), 1),
+               ov.is_tensor_like(t), ov.is_tensor_like(p), ov.is_tensor_like(A()), ov.is_tensor_like(3)]
+        with pytest.raises(TypeError) as err:
+            F.handle_torch_function(attention, (Refuses(), t), 1)
+        for not_iterable in (3, lib.ones(())):
+            with pytest.raises(TypeError, match="expected a sequence"):
+                F.has_torch_function(not_iterable)
+        out += [F.has_torch_function(t), F.has_torch_function(iter([A()])), F.has_torch_function({1: 2})]
+        return out, str(err.value).split("types")[0]
+
+    assert run(tapegrad) == run(torch)
