@@ -432,3 +432,20 @@ def test_torch_function_helpers_dispatch_like_torch(torch):
         return out, str(err.value).split("types")[0]
 
     assert run(tapegrad) == run(torch)
+
+
+def test_nn_common_types_has_torchs_aliases(torch):
+    # conv-layer libraries annotate with `from torch.nn.common_types import _size_2_t`
+    import typing
+
+    import tapegrad.nn.common_types as ours
+    theirs = torch.nn.common_types
+    names = [n for n in dir(theirs) if n.startswith("_") and n.endswith("_t") and not n.startswith("__")]
+    assert names and all(hasattr(ours, n) for n in names)
+    def shape(alias):            # int | tuple[int, int] -> [int, (tuple, [int, int])], Tensor by its name
+        if typing.get_origin(alias) in (tuple, typing.Union) or type(alias).__name__ == "UnionType":
+            return (typing.get_origin(alias) is tuple, [shape(a) for a in typing.get_args(alias)])
+        return alias.__name__ if isinstance(alias, type) else str(alias)
+
+    for n in names:
+        assert shape(getattr(ours, n)) == shape(getattr(theirs, n)), n
