@@ -449,3 +449,43 @@ def test_nn_common_types_has_torchs_aliases(torch):
 
     for n in names:
         assert shape(getattr(ours, n)) == shape(getattr(theirs, n)), n
+
+
+_SCRIPTED = '''
+from typing import List, Optional, Tuple
+
+@torch.jit.script
+def decay(a: torch.Tensor, p: float, q: Optional[float] = None, n: int = 2):
+    return a * p if q is None else a * p * q
+
+@torch.jit.script
+def scaled(xs: List[float], t: Tuple[float, int]):
+    return torch.tensor(xs) * t[0]
+
+@torch.jit.script
+def half(x: float):
+    return x / 2
+'''
+
+
+def test_jit_script_passes_float_parameters_as_floats(torch, tmp_path):
+    # TorchScript converts an int (or bool, or 0-d tensor) given for a `float` parameter: norse's scripted
+    # filters called with ints give float tensors in torch (and integer ones in plain Python)
+    def run(lib):
+        path = tmp_path / f"scripted_{lib.__name__}.py"   # (torch.jit.script reads the source)
+        path.write_text(f"import {lib.__name__} as torch\n" + _SCRIPTED)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        x = lib.tensor([3])
+        out = [m.decay(x, 1), m.decay(x, 2, 3), m.decay(x, p=2), m.decay(x, 2, q=2), m.decay(x, True),
+               m.decay(x, lib.tensor(2.0)), m.scaled([1, 2], (2, 3)), m.half(3)]
+        out = [(o.dtype is lib.float32, o.tolist()) if isinstance(o, lib.Tensor) else (type(o), o) for o in out]
+        for args, kwargs in [((x, 1.0), {"n": 2.5}), ((3, 1.0), {})]:
+            with pytest.raises(RuntimeError) as err:
+                m.decay(*args, **kwargs)
+            out.append(str(err.value).splitlines()[0])
+        return out
+
+    assert run(tapegrad) == run(torch)
