@@ -332,12 +332,12 @@ def _np_key(shape, tensors):
 
 
 def _row_major_result(x, out):
-    """``x[key]``'s result laid out as torch's when ``x`` is in row-major order (contiguous, or sliced from a
-    contiguous tensor): contiguous. NumPy lays out ``x[:, idx]`` with the indexed dim outermost, so a ``view`` that
-    torch allows would fail. (Other layouts keep NumPy's.)"""
+    """``x[key]``'s result laid out as torch's when ``x`` is in row-major order (contiguous, sliced from a contiguous
+    tensor, or expanded from one): contiguous. NumPy lays out ``x[:, idx]`` with the indexed dim outermost, so a
+    ``view`` that torch allows would fail. (Other layouts keep NumPy's.)"""
     if out.flags.c_contiguous or out.ndim < 2:
         return out
-    st = [s for s, n in zip(x.strides, x.shape) if n > 1]
+    st = [s for s, n in zip(x.strides, x.shape) if n > 1 and s]    # (a broadcast dim's stride 0 says nothing)
     if all(a >= b for a, b in zip(st, st[1:])):
         return np.ascontiguousarray(out)
     return out
