@@ -406,7 +406,8 @@ def test_what_torch_refuses_with_sparse_gradients_is_refused(torch):
 
 @pytest.mark.parametrize("expr", ["x[1]", "x[-1]", "x[:, 2]", "x.select(1, 0)", "x.unbind(0)[1]", "u[1]",
                                   "torch.stack([x, y])", "torch.stack([x, y], 1)", "torch.stack([x, y], 2)",
-                                  "torch.cat([x, y])", "torch.cat([x, y], 1)", "torch.stack([x[0], y[1]])"])
+                                  "torch.cat([x, y])", "torch.cat([x, y], 1)", "torch.stack([x[0], y[1]])",
+                                  "x.unsqueeze(0)", "x.unsqueeze(1)", "x.unsqueeze(-1)", "u.unsqueeze(1)[1]"])
 def test_select_stack_and_cat_keep_sparse_as_torch(torch, expr):
     # a spiking network steps through a sparse raster by inputs[t] and stacks the sparse outputs (norse's LIF)
     def run(m):

@@ -349,7 +349,17 @@ def _joined(kind, tensors, d, out):
     return _wrap(out, np.concatenate(parts, axis=1).astype(np.int64), values, False)
 
 
+def _unsqueezed(self, dim):
+    """``sparse.unsqueeze(d)`` at or before the last sparse dim: a zero index row inserted (uncoalesced, as torch's)."""
+    out = Tensor.unsqueeze(self, dim)
+    d = dim % out.ndim
+    if d > self.sparse_dim():
+        return out
+    return _wrap(out, np.insert(self._coo_indices, d, 0, axis=0), self._coo_values, False)
+
+
 SparseTensor.select = _selected
+SparseTensor.unsqueeze = _unsqueezed
 SparseTensor.__getitem__ = _getitem
 SparseTensor.unbind = lambda self, dim=0: tuple(_selected(self, dim, i) for i in range(self._array.shape[dim]))
 
