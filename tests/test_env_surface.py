@@ -350,3 +350,142 @@ def test_ops_load_library_raises_torchs_oserror(torch, tmp_path):
     with pytest.raises(OSError, match="Could not load this library: .*libcustom.so"):
         tapegrad.ops.load_library(str(lib))
     assert tapegrad.ops.loaded_libraries == torch.ops.loaded_libraries == set()
+
+
+def test_jit_internal_helpers_as_copied_attention_code_uses_them(torch):
+    # a MultiheadAttention copy annotates its class with torch._jit_internal.Optional[torch.Tensor]; older
+    # functional copies build a flag-switched function with boolean_dispatch and subscript BroadcastingList2
+    def run(lib):
+        ji = lib._jit_internal
+
+        class Core(lib.nn.Module):
+            __annotations__ = {"bias_k": ji.Optional[lib.Tensor], "sizes": ji.List[int]}
+
+        def pool_with_indices(x, k, return_indices=False):
+            return lib.nn.functional.max_pool1d(x, k, return_indices=True)
+
+        def pool(x, k, return_indices=False):
+            """Max pool."""
+            return lib.nn.functional.max_pool1d(x, k)
+
+        f = ji.boolean_dispatch("return_indices", 2, False, pool_with_indices, pool, "mine", "max_pool")
+        x = lib.arange(8.0).reshape(1, 2, 4)
+        both = f(x, 2, True)
+        return (Core.__annotations__["bias_k"] == ji.Optional[lib.Tensor], ji.BroadcastingList2[int],
+                ji.is_scripting(), f(x, 2).tolist(), f(x, 2, return_indices=True)[1].tolist(),
+                both[0].tolist(), f.__name__, f.__module__, f.__doc__, pool_with_indices.__doc__,
+                ji.Tuple[int, int])
+
+    assert run(tapegrad)[1:] == run(torch)[1:] and run(tapegrad)[0]
+
+    def one():
+        """One."""
+
+    def two():
+        """Two."""
+
+    def declared(x: int) -> int:
+        ...
+
+    for lib in (tapegrad, torch):
+        with pytest.raises(RuntimeError, match="only one function can have a docstring"):
+            lib._jit_internal.boolean_dispatch("a", 0, False, one, two, None, None)
+        assert lib._jit_internal._overload(declared) is declared
+
+
+def test_torch_function_helpers_dispatch_like_torch(torch):
+    # copied functional code asks has_torch_function(...) first: False for tensors, Parameters, None, numbers;
+    # an argument whose type defines __torch_function__ is handed the call (subclasses before their bases)
+    def run(lib):
+        F, ov = lib.nn.functional, lib.overrides
+
+        class A:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return (cls.__name__, func.__name__, [t.__name__ for t in types], len(args), kwargs)
+
+        class B(A):
+            pass
+
+        class Refuses:
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                return NotImplemented
+
+        def attention(q, k=None, scale=1.0):
+            return q
+
+        t, p = lib.ones(2), lib.nn.Parameter(lib.ones(1))
+        out = [F.has_torch_function((t, None, p, 3)), F.has_torch_function((t, A())),
+               ov.has_torch_function_unary(t), ov.has_torch_function_unary(A()),
+               ov.has_torch_function_variadic(1, t), ov.has_torch_function_variadic(t, B()),
+               F.handle_torch_function(attention, (A(), t), A(), t, scale=2.0),
+               F.handle_torch_function(attention, (t, A(), B()), t, scale=3.0),
+               F.handle_torch_function(attention, (Refuses(), B()), 1),
+               ov.is_tensor_like(t), ov.is_tensor_like(p), ov.is_tensor_like(A()), ov.is_tensor_like(3)]
+        with pytest.raises(TypeError) as err:
+            F.handle_torch_function(attention, (Refuses(), t), 1)
+        for not_iterable in (3, lib.ones(())):
+            with pytest.raises(TypeError, match="expected a sequence"):
+                F.has_torch_function(not_iterable)
+        out += [F.has_torch_function(t), F.has_torch_function(iter([A()])), F.has_torch_function({1: 2})]
+        return out, str(err.value).split("types")[0]
+
+    assert run(tapegrad) == run(torch)
+
+
+def test_nn_common_types_has_torchs_aliases(torch):
+    # conv-layer libraries annotate with `from torch.nn.common_types import _size_2_t`
+    import typing
+
+    import tapegrad.nn.common_types as ours
+    theirs = torch.nn.common_types
+    names = [n for n in dir(theirs) if n.startswith("_") and n.endswith("_t") and not n.startswith("__")]
+    assert names and all(hasattr(ours, n) for n in names)
+    def shape(alias):            # int | tuple[int, int] -> [int, (tuple, [int, int])], Tensor by its name
+        if typing.get_origin(alias) in (tuple, typing.Union) or type(alias).__name__ == "UnionType":
+            return (typing.get_origin(alias) is tuple, [shape(a) for a in typing.get_args(alias)])
+        return alias.__name__ if isinstance(alias, type) else str(alias)
+
+    for n in names:
+        assert shape(getattr(ours, n)) == shape(getattr(theirs, n)), n
+
+
+_SCRIPTED = '''
+from typing import List, Optional, Tuple
+
+@torch.jit.script
+def decay(a: torch.Tensor, p: float, q: Optional[float] = None, n: int = 2):
+    return a * p if q is None else a * p * q
+
+@torch.jit.script
+def scaled(xs: List[float], t: Tuple[float, int]):
+    return torch.tensor(xs) * t[0]
+
+@torch.jit.script
+def half(x: float):
+    return x / 2
+'''
+
+
+def test_jit_script_passes_float_parameters_as_floats(torch, tmp_path):
+    # TorchScript converts an int (or bool, or 0-d tensor) given for a `float` parameter: norse's scripted
+    # filters called with ints give float tensors in torch (and integer ones in plain Python)
+    def run(lib):
+        path = tmp_path / f"scripted_{lib.__name__}.py"   # (torch.jit.script reads the source)
+        path.write_text(f"import {lib.__name__} as torch\n" + _SCRIPTED)
+        import importlib.util
+        spec = importlib.util.spec_from_file_location(path.stem, path)
+        m = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(m)
+        x = lib.tensor([3])
+        out = [m.decay(x, 1), m.decay(x, 2, 3), m.decay(x, p=2), m.decay(x, 2, q=2), m.decay(x, True),
+               m.decay(x, lib.tensor(2.0)), m.scaled([1, 2], (2, 3)), m.half(3)]
+        out = [(o.dtype is lib.float32, o.tolist()) if isinstance(o, lib.Tensor) else (type(o), o) for o in out]
+        for args, kwargs in [((x, 1.0), {"n": 2.5}), ((3, 1.0), {})]:
+            with pytest.raises(RuntimeError) as err:
+                m.decay(*args, **kwargs)
+            out.append(str(err.value).splitlines()[0])
+        return out
+
+    assert run(tapegrad) == run(torch)

@@ -469,3 +469,21 @@ def test_int32_indices_and_float_lists_like_torch(torch):
                      x[m.tensor([2, 0], dtype=m.int32)], x.index_select(1, m.tensor([3, 0], dtype=m.int32))])
     for a, b in zip(*outs):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+@pytest.mark.parametrize("key", ["[:, idx]", "[:, idx, :]", "[:, :, idx2]", "[:, mask]", "[1:, idx]", "[:, 1:, idx2]",
+                                 "[:, None, idx]", "[..., idx2]", "[idx2 - 2, :, idx2]", "[:, np_idx]"])
+@pytest.mark.parametrize("base", ["arange(60.0).reshape(3, 4, 5)", "arange(20.0).reshape(1, 4, 5).expand(3, 4, 5)"])
+def test_advanced_index_of_a_row_major_tensor_is_contiguous_as_torchs(torch, key, base):
+    # neural-processes' context_target_split takes x[:, locations, :] (of a batch expanded from one curve, too)
+    # and views the result flat: torch's result is contiguous where NumPy puts the indexed dim outermost
+    def run(lib):
+        x = eval("lib." + base, {"lib": lib}).detach().requires_grad_()
+        env = {"x": x, "idx": lib.tensor([2, 0, 3]), "idx2": lib.tensor([4, 1]), "np_idx": np.array([3, 1]),
+               "mask": lib.tensor([True, False, True, True])}
+        r = eval("x" + key, env)
+        flat = r.view(-1)
+        (flat * lib.arange(float(flat.numel()))).sum().backward()
+        return tuple(r.shape), r.stride(), r.is_contiguous(), flat.tolist(), x.grad.flatten().tolist()
+
+    assert run(tapegrad) == run(torch)

@@ -565,3 +565,22 @@ def test_linear_refuses_mixed_dtypes_as_torch(torch):
     """A float32 input through a float64 layer (or a bias of another dtype) is torch's error, not a promotion:
     ``mm``'s wording without a bias, ``addmm``'s with one (the bias checked against the weight first)."""
     assert _linear_dtype_errors(tapegrad) == [s.replace("torch.", "tapegrad.") for s in _linear_dtype_errors(torch)]
+
+
+def test_parser_functions_take_torchs_parameter_names(torch):
+    # nn.functional's built-ins (torch's C++ parser) take their schema's names as keywords: hflayers' latch data
+    # calls F.one_hot(input=..., num_classes=...)
+    import inspect
+
+    from tapegrad._aliases import PARSER_FUNCTIONS
+    for name in sorted(PARSER_FUNCTIONS["nn.functional"]):
+        fn = getattr(tapegrad.nn.functional, name)
+        while getattr(fn, "__wrapped__", None) is not None:
+            fn = fn.__wrapped__
+        ours = list(inspect.signature(fn).parameters)
+        schemas = torch._C._jit_get_schemas_for_operator("aten::" + name)
+        theirs = [[a.name.replace("self", "input") for a in s.arguments] for s in schemas]
+        assert not schemas or any(t[:len(ours)] == ours[:len(t)] for t in theirs), (name, ours, theirs)
+    x = tapegrad.tensor([0, 2])
+    assert tapegrad.nn.functional.one_hot(input=x, num_classes=3).tolist() == \
+        torch.nn.functional.one_hot(input=torch.tensor([0, 2]), num_classes=3).tolist()

@@ -402,3 +402,27 @@ def test_what_torch_refuses_with_sparse_gradients_is_refused(torch):
         by_freq = m.nn.Embedding(4, 2, sparse=True, scale_grad_by_freq=True)
         with pytest.raises(RuntimeError, match="scale_grad_by_freq not supported with sparse gradients"):
             by_freq(m.tensor([1, 1])).sum().backward()
+
+
+@pytest.mark.parametrize("expr", ["x[1]", "x[-1]", "x[:, 2]", "x.select(1, 0)", "x.unbind(0)[1]", "u[1]",
+                                  "torch.stack([x, y])", "torch.stack([x, y], 1)", "torch.stack([x, y], 2)",
+                                  "torch.cat([x, y])", "torch.cat([x, y], 1)", "torch.stack([x[0], y[1]])",
+                                  "x.unsqueeze(0)", "x.unsqueeze(1)", "x.unsqueeze(-1)", "u.unsqueeze(1)[1]"])
+def test_select_stack_and_cat_keep_sparse_as_torch(torch, expr):
+    # a spiking network steps through a sparse raster by inputs[t] and stacks the sparse outputs (norse's LIF)
+    def run(m):
+        x = m.tensor([[0., 2, 0], [3, 0, 4]]).to_sparse()
+        y = m.tensor([[1., 0, 0], [0, 5, 0]]).to_sparse()
+        u = m.sparse_coo_tensor([[1, 0, 1], [2, 1, 2]], [1., 2, 3], (2, 3))
+        r = eval(expr, {"torch": m, "x": x, "y": y, "u": u})
+        return (r.is_sparse, r.is_coalesced(), r._indices().tolist(), r._values().tolist(), tuple(r.shape),
+                r.to_dense().tolist())
+
+    ours, theirs = _both(torch, run)
+    assert ours == theirs
+
+
+def test_selected_rows_pass_gradients_to_the_dense_values():
+    v = tapegrad.tensor([[0., 2, 0], [3, 0, 4]]).to_sparse().requires_grad_()
+    (tapegrad.stack([v[1], v[0]]).to_dense() * tapegrad.tensor([[1.], [2.]])).sum().backward()
+    assert v.grad.to_dense().tolist() == [[2.0, 2.0, 2.0], [1.0, 1.0, 1.0]]

@@ -9,6 +9,10 @@ possible (there is no TorchScript program to write): they raise, naming ``torch.
 
 from __future__ import annotations
 
+import functools
+import inspect
+import types
+import typing
 from typing import Final  # noqa: F401   (torch.jit.Final, as annotations use it)
 
 from .futures import _Future
@@ -36,8 +40,83 @@ class Error(RuntimeError):
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """Gives back ``obj`` (a function, module or class) unchanged: it runs as eager Python."""
-    return obj
+    """Gives back ``obj`` (a function, module or class): it runs as eager Python. A function with ``float``
+    parameters (``p: float``, ``Optional[float]``, ``List[float]``, ``Tuple[float, ...]``) gets them as TorchScript
+    passes them, as floats: ``f(x, 1)`` of an int tensor ``x`` computes ``x * 1.0`` (a float tensor) as torch's
+    scripted ``f`` does, where plain Python would keep integers."""
+    if not isinstance(obj, types.FunctionType):
+        return obj
+    casts = _float_casts(obj)
+    if not casts:
+        return obj
+    sig = inspect.signature(obj)
+
+    @functools.wraps(obj)
+    def scripted(*args, **kwargs):
+        bound = sig.bind(*args, **kwargs)
+        for name, cast in casts.items():
+            if name in bound.arguments:
+                bound.arguments[name] = cast(obj.__name__, name, bound.arguments[name])
+        return obj(*bound.args, **bound.kwargs)
+
+    return scripted
+
+
+def _as_float(v):
+    from .tensor import Tensor
+    if isinstance(v, (bool, int)) or (isinstance(v, Tensor) and v.dim() == 0):
+        return float(v)
+    return v
+
+
+def _checked(kind):
+    """A parameter annotated ``int`` or ``Tensor``: TorchScript refuses a float / a non-tensor there."""
+    def check(fn_name, name, v):
+        from .tensor import Tensor
+        if kind == "int" and isinstance(v, float) or kind == "Tensor" and not isinstance(v, Tensor):
+            raise RuntimeError(f"{fn_name}() Expected a value of type '{kind}' for argument '{name}' but instead "
+                               f"found type '{type(v).__name__}'.")
+        return v
+    return check
+
+
+def _float_cast(ann):
+    """How TorchScript converts a value for the annotation ``ann`` to floats (None: nothing to convert)."""
+    origin, args = typing.get_origin(ann), typing.get_args(ann)
+    if ann is float:
+        return _as_float
+    if origin is typing.Union and len(args) == 2 and type(None) in args:       # Optional[float]
+        inner = _float_cast(args[0] if args[1] is type(None) else args[1])
+        return None if inner is None else (lambda v: v if v is None else inner(v))
+    if origin is list and len(args) == 1:
+        inner = _float_cast(args[0])
+        return None if inner is None else (lambda v: [inner(e) for e in v] if isinstance(v, list) else v)
+    if origin is tuple and args and args[-1] is not Ellipsis:
+        inner = [_float_cast(a) or (lambda v: v) for a in args]
+        if all(_float_cast(a) is None for a in args):
+            return None
+        return lambda v: tuple(c(e) for c, e in zip(inner, v)) if isinstance(v, tuple) and len(v) == len(inner) \
+            else v
+    return None
+
+
+def _float_casts(fn):
+    """``{parameter: convert(fn_name, name, value)}`` for the parameters TorchScript would convert or refuse
+    (empty when no parameter is a float one: the function is then given back as it is)."""
+    from .tensor import Tensor
+    try:
+        hints = typing.get_type_hints(fn)
+    except Exception:           # (an annotation that does not resolve: no conversions)
+        return {}
+    hints.pop("return", None)
+    casts = {n: c for n, c in ((n, _float_cast(a)) for n, a in hints.items()) if c is not None}
+    if not casts:
+        return {}
+    out = {n: (lambda fn_name, name, v, c=c: c(v)) for n, c in casts.items()}
+    for n, a in hints.items():
+        if a is int or (isinstance(a, type) and issubclass(a, Tensor)):
+            out[n] = _checked("int" if a is int else "Tensor")
+    return out
 
 
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,

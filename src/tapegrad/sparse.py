@@ -304,6 +304,74 @@ SparseTensor.transpose = _transposed
 SparseTensor.t = lambda self: _transposed(self, 0, 1) if self._array.ndim == 2 else Tensor.t(self)
 
 
+def _selected(self, dim, index):
+    """``sparse.select(dim, i)`` / ``sparse[i]`` / ``sparse[:, i]`` of a sparse dim: the entries in that slice, that
+    index row dropped (torch's; a spiking network's ``inputs[t]`` of a sparse raster stays sparse)."""
+    out = Tensor.select(self, dim, index)
+    n = self._array.ndim
+    d = dim % n if n else 0
+    if d >= self.sparse_dim():
+        return out
+    i = index % self._array.shape[d] if isinstance(index, int) else index
+    keep = self._coo_indices[d] == i
+    ind = np.delete(self._coo_indices[:, keep], d, axis=0)
+    return _wrap(out, ind, self._coo_values[Tensor._make(keep)], self._coalesced and d != 0)
+
+
+def _getitem(self, key):
+    """An int (and full slices before it) selects, keeping the result sparse; other keys index the dense values."""
+    if isinstance(key, int) and not isinstance(key, bool):
+        return _selected(self, 0, key)
+    if isinstance(key, tuple) and key and isinstance(key[-1], int) and not isinstance(key[-1], bool) and \
+            all(isinstance(k, slice) and k == slice(None) for k in key[:-1]):
+        return _selected(self, len(key) - 1, key[-1])
+    return Tensor.__getitem__(self, key)
+
+
+def _joined(kind, tensors, d, out):
+    """``torch.cat``/``torch.stack`` of COO tensors along a sparse dim: a COO tensor of every input's entries, in
+    order (uncoalesced, as torch's); the dense ``out`` carries the values and the graph."""
+    if not all(isinstance(t, SparseTensor) for t in tensors) or \
+            d > tensors[0].sparse_dim() - (kind == "cat") or any(t.dense_dim() for t in tensors):
+        return out
+    parts, offset = [], 0
+    for k, t in enumerate(tensors):
+        ind = t._coo_indices
+        if kind == "stack":
+            ind = np.insert(ind, d, k, axis=0)
+        else:
+            ind = ind.copy()
+            ind[d] += offset
+            offset += t._array.shape[d]
+        parts.append(ind)
+    from .ops.shape import cat as _cat
+    values = _cat([t._coo_values for t in tensors])
+    return _wrap(out, np.concatenate(parts, axis=1).astype(np.int64), values, False)
+
+
+def _unsqueezed(self, dim):
+    """``sparse.unsqueeze(d)`` at or before the last sparse dim: a zero index row inserted (uncoalesced, as torch's)."""
+    out = Tensor.unsqueeze(self, dim)
+    d = dim % out.ndim
+    if d > self.sparse_dim():
+        return out
+    return _wrap(out, np.insert(self._coo_indices, d, 0, axis=0), self._coo_values, False)
+
+
+SparseTensor.select = _selected
+SparseTensor.unsqueeze = _unsqueezed
+SparseTensor.__getitem__ = _getitem
+SparseTensor.unbind = lambda self, dim=0: tuple(_selected(self, dim, i) for i in range(self._array.shape[dim]))
+
+
+def _install_join():
+    from .ops.shape import split_join
+    split_join.SPARSE_JOIN[:] = [SparseTensor, _joined]
+
+
+_install_join()
+
+
 def _coo_only(layout):
     if layout is not None and layout is not sparse_coo:
         raise RuntimeError(f"tapegrad has the sparse_coo layout only, not {layout!r} (to_sparse() makes a COO "

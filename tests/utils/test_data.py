@@ -198,3 +198,28 @@ def test_loader_arguments_are_checked_as_torch(torch):
                                                  "initialized"):
                 setattr(dl, attr, None)
         dl.collate_fn = dl.collate_fn           # (other attributes may change)
+
+
+def test_a_users_own_class_named_tensor_dataset_is_indexed_by_its_getitem(torch):
+    # torchnet and older scripts define their own `TensorDataset` (a list of tensors, samples as lists); the
+    # loader's fast path is for the library's class only, so these batch through their own __getitem__
+    def make(lib):
+        class TensorDataset(lib.utils.data.Dataset):
+            def __init__(self, data):
+                self.data = data
+
+            def __len__(self):
+                return len(self.data[0])
+
+            def __getitem__(self, i):
+                return [d[i] * 2 for d in self.data]
+
+        class Doubled(lib.utils.data.TensorDataset):
+            def __getitem__(self, i):
+                return tuple(t[i] * 2 for t in self.tensors)
+
+        x, y = lib.arange(12.0).reshape(6, 2), lib.arange(6)
+        return [[b.tolist() for b in batch] for ds in (TensorDataset([x, y]), Doubled(x, y))
+                for batch in lib.utils.data.DataLoader(ds, batch_size=4)]
+
+    assert make(tapegrad) == make(torch)

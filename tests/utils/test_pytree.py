@@ -81,3 +81,31 @@ def test_unflatten_wrong_number_of_leaves_is_an_error(torch):
         torch.utils._pytree.tree_structure((1, 2)).unflatten([1])
     with pytest.raises(ValueError):
         spec.unflatten([1])
+
+
+def test_registered_node_types_flatten_like_torch(torch):
+    # norse registers its state tuples, model-output classes register themselves: a registered class is a node
+    import tapegrad
+
+    def run(lib):
+        p = lib.utils._pytree
+
+        class Box:
+            def __init__(self, v, tag):
+                self.v, self.tag = v, tag
+
+        p.register_pytree_node(Box, lambda b: ([b.v, b.tag], "box"), lambda vals, ctx: Box(vals[0], vals[1] + ctx))
+        with pytest.raises(ValueError) as err:
+            p.register_pytree_node(Box, lambda b: ([b.v], None), lambda vals, ctx: Box(vals[0], ""))
+        State = collections.namedtuple("State", "v i")
+        with pytest.warns(FutureWarning, match="_register_pytree_node` is deprecated"):
+            p._register_pytree_node(State, p._namedtuple_flatten, p._namedtuple_unflatten)
+        tree = [Box((lib.ones(2), 2), "t"), State(3, Box(4, "u")), {"k": Box(0, "")}]
+        leaves, spec = p.tree_flatten(tree)
+        back = p.tree_unflatten(leaves, spec)
+        doubled = p.tree_map(lambda x: x * 2 if not isinstance(x, str) else x, tree)
+        return (len(leaves), [x for x in leaves if not isinstance(x, lib.Tensor)], str(spec).replace("tapegrad", ""),
+                back[0].tag, back[1].i.tag, doubled[0].v[0].tolist(), doubled[1].i.v, spec.num_leaves,
+                str(err.value).split("'")[-1], p._namedtuple_flatten(State(1, 2))[0], p.PyTree)
+
+    assert run(tapegrad) == run(torch)

@@ -52,8 +52,8 @@ class _Spec:
         if self.kind is None:
             return "*"
         kids = (",\n" + " " * (indent + 2)).join(c._text(indent + 2) for c in self.children)
-        ctx = "None" if self.context is None else repr(self.context) if self.kind is not _NAMEDTUPLE else \
-            str(self.context)
+        ctx = "None" if self.context is None else str(self.context) if self.kind is _NAMEDTUPLE or \
+            self.kind in REGISTERED else repr(self.context)
         if self.kind is defaultdict:
             ctx = f"[{self.context[0]}, {self.context[1]!r}]"
         name = "namedtuple" if self.kind is _NAMEDTUPLE else self.kind.__name__
@@ -86,6 +86,10 @@ class _NAMEDTUPLE:
     pass
 
 
+# the node types registered by ``torch.utils._pytree.register_pytree_node``: class -> (flatten_fn, unflatten_fn)
+REGISTERED = {}
+
+
 _LEAF = _Spec(None)
 
 
@@ -107,6 +111,10 @@ def _flatten(tree, leaves):
         return _Spec(kind, None, tuple(_flatten(c, leaves) for c in tree))    # (torch.Size, structseq results)
     if isinstance(tree, tuple) and hasattr(type(tree), "_fields"):
         return _Spec(_NAMEDTUPLE, type(tree), tuple(_flatten(c, leaves) for c in tree))
+    node = REGISTERED.get(kind)
+    if node is not None:                     # (register_pytree_node: the class's own flatten)
+        children, context = node[0](tree)
+        return _Spec(kind, context, tuple(_flatten(c, leaves) for c in children))
     if kind is OrderedDict:
         keys = list(tree)
         return _Spec(kind, keys, tuple(_flatten(tree[k], leaves) for k in keys))
@@ -147,6 +155,9 @@ def _build(s, it):
         return deque(kids, s.context)
     if s.kind is dict or s.kind is OrderedDict:
         return s.kind(zip(s.context, kids))
+    node = REGISTERED.get(s.kind)
+    if node is not None:
+        return node[1](kids, s.context)
     return s.kind(kids)
 
 

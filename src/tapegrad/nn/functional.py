@@ -41,5 +41,8 @@ for _name in ("alpha_dropout_", "dropout_", "feature_alpha_dropout_", "feature_d
     del globals()[_name]
 del _name
 
+# torch.overrides' dispatch helpers, which torch's functional module imports (copied functional code calls them)
+from ..overrides import (handle_torch_function, has_torch_function, has_torch_function_unary,  # noqa: E402,F401
+                         has_torch_function_variadic)
 from .. import _aliases  # noqa: E402
 _aliases.install(globals(), "nn.functional")   # F.linear(x=...), F.gelu(x=...): torch's built-ins of nn.functional

@@ -4,11 +4,41 @@ deque; anything else, ``None`` included, is a leaf), with the spec type that ``t
 
 from __future__ import annotations
 
-from ..func._forward import _LEAF, _Spec, tree_flatten
+import warnings
+from typing import Any
+
+from ..func._forward import _LEAF, REGISTERED, _Spec, tree_flatten
 
 __all__ = ["TreeSpec", "LeafSpec", "tree_flatten", "tree_unflatten", "tree_leaves", "tree_structure", "tree_iter",
            "tree_is_leaf", "tree_map", "tree_map_", "tree_map_only", "tree_map_only_", "tree_all", "tree_any",
-           "tree_all_only", "tree_any_only"]
+           "tree_all_only", "tree_any_only", "register_pytree_node", "PyTree"]
+
+PyTree = Any
+
+
+def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=None, to_dumpable_context=None,
+                         from_dumpable_context=None, flatten_with_keys_fn=None):
+    """Make ``cls`` a container node: ``flatten_fn(x) -> (children, context)``, ``unflatten_fn(children, context)``
+    rebuilds it (norse's state tuples, model-output classes); the tree functions and ``torch.func`` walk into it."""
+    if cls in REGISTERED:
+        raise ValueError(f"{cls} is already registered as pytree node.")
+    REGISTERED[cls] = (flatten_fn, unflatten_fn)
+
+
+def _register_pytree_node(cls, flatten_fn, unflatten_fn, to_str_fn=None, maybe_from_str_fn=None, *,
+                          serialized_type_name=None, to_dumpable_context=None, from_dumpable_context=None):
+    """The deprecated spelling of ``register_pytree_node``."""
+    warnings.warn("`torch.utils._pytree._register_pytree_node` is deprecated. Please use "
+                  "`torch.utils._pytree.register_pytree_node` instead.", FutureWarning, stacklevel=2)
+    register_pytree_node(cls, flatten_fn, unflatten_fn)
+
+
+def _namedtuple_flatten(d):
+    return list(d), type(d)
+
+
+def _namedtuple_unflatten(values, context):
+    return context(*values)
 
 TreeSpec = _Spec
 

@@ -218,14 +218,14 @@ def argwhere(input):
 # one_hot, tril_indices, triu_indices
 # ============================================================================================================
 @transform_visible()
-def one_hot(tensor, num_classes=-1):
-    """``tensor`` (int64 class indices) as one-hot rows: a new last dim of size ``num_classes``.
+def one_hot(input, num_classes=-1):  # noqa: A002 - torch's parameter name (`F.one_hot(input=labels, ...)`)
+    """``input`` (int64 class indices) as one-hot rows: a new last dim of size ``num_classes``.
 
     >>> one_hot(tapegrad.tensor([0, 2]), 3)
     tensor([[1, 0, 0],
             [0, 0, 1]])
     """
-    a = tensor._array
+    a = input._array
     if a.dtype != np.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
     if num_classes == -1:

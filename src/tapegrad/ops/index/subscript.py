@@ -357,6 +357,18 @@ def _np_key(shape, tensors):
     return tuple(key)
 
 
+def _row_major_result(x, out):
+    """``x[key]``'s result laid out as torch's when ``x`` is in row-major order (contiguous, sliced from a contiguous
+    tensor, or expanded from one): contiguous. NumPy lays out ``x[:, idx]`` with the indexed dim outermost, so a
+    ``view`` that torch allows would fail. (Other layouts keep NumPy's.)"""
+    if out.flags.c_contiguous or out.ndim < 2:
+        return out
+    st = [s for s, n in zip(x.strides, x.shape) if n > 1 and s]    # (a broadcast dim's stride 0 says nothing)
+    if all(a >= b for a, b in zip(st, st[1:])):
+        return np.ascontiguousarray(out)
+    return out
+
+
 class Index(Primitive):
     """``x[key]`` with int arrays in the key (advanced indexing): a copy."""
 
@@ -365,7 +377,7 @@ class Index(Primitive):
     @staticmethod
     def forward(ctx, x, key):
         ctx.shape, ctx.key = x.shape, key
-        return x[key]
+        return _row_major_result(x, x[key])
 
     @staticmethod
     def backward(ctx, grad):
@@ -439,7 +451,7 @@ class IndexArgs(Primitive):
     def forward(ctx, x, spec, *arrays):
         key = _spec_key(x.shape, spec, arrays)
         ctx.shape, ctx.key, ctx.n = x.shape, key, len(arrays)
-        return x[key]
+        return _row_major_result(x, x[key])
 
     @staticmethod
     def backward(ctx, grad):

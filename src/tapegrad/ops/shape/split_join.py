@@ -15,6 +15,9 @@ from .._util import (Primitive, Tensor, assert_no_overlap, bind, kernel, linear_
 from ..reduce._common import _write_out
 from .views import _nd, reshape, transpose, unsqueeze
 
+# tapegrad.sparse sets this to its SparseTensor class when it loads: cat/stack of COO tensors stay COO tensors
+SPARSE_JOIN = [None, None]     # (SparseTensor, its join function)
+
 
 # --- slicing views: narrow, select, split, unbind ----------------------------------------------------------------
 class _Basic(Primitive):
@@ -539,6 +542,8 @@ def cat(tensors, dim=0, *, out=None):
             if k != d and shp[k] != ref[k]:
                 raise op_error("cat", f"Sizes of tensors must match except in dimension {d}. Expected size {ref[k]} "
                                f"but got size {shp[k]} for tensor number {i} in the list.")
+    if tensors[0].__class__ is SPARSE_JOIN[0] and out is None:
+        return SPARSE_JOIN[1]("cat", tensors, d, Cat.apply(d, *tensors))
     return _write_out("cat", Cat.apply(d, *tensors), out, error=_CAT_OUT_ERROR)
 
 
@@ -590,6 +595,9 @@ def stack(tensors, dim=0, *, out=None):
     if not tensors:
         raise RuntimeError("stack expects a non-empty TensorList")
     n = _nd(tensors[0]) + 1
+    if tensors[0].__class__ is SPARSE_JOIN[0] and out is None:
+        d = normalize_dim(dim, n)
+        return SPARSE_JOIN[1]("stack", tensors, d, Stack.apply(d, *tensors))
     return _write_out("stack", Stack.apply(normalize_dim(dim, n), *tensors), out, error=_CAT_OUT_ERROR)
 
 

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ...tensor import Tensor
-from .dataset import IterableDataset
+from .dataset import IterableDataset, TensorDataset
 from ._workers import WorkerInfo, Workers, get_worker_info  # noqa: F401  (re-exported)
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -197,7 +197,7 @@ class DataLoader:
 
     def _batches(self, workers=None):
         if workers is None or self._iterable or (self.worker_init_fn is None and self.collate_fn is default_collate
-                                                  and type(self.dataset).__name__ == "TensorDataset"):
+                                                  and type(self.dataset) is TensorDataset):
             yield from self._made()     # (a TensorDataset's batches draw nothing: no states to swap)
             return
         for i, make in enumerate(self._makers()):
@@ -222,7 +222,7 @@ class DataLoader:
             for idx in self.sampler:
                 yield self.collate_fn(self.dataset[idx])
             return
-        if type(self.dataset).__name__ == "TensorDataset" and self.collate_fn is default_collate:
+        if type(self.dataset) is TensorDataset and self.collate_fn is default_collate:
             # the same batches as stacking samples one by one, with one fancy index per tensor
             tensors = self.dataset.tensors
             for indices in self.batch_sampler:

@@ -1,0 +1,86 @@
+"""``torch.overrides``: the ``__torch_function__`` protocol's helpers that library code calls.
+
+Functional code copied from torch (modern Hopfield layers' ``hopfield_core_forward``, attention copies, older
+nn.functional forks) starts with ``if has_torch_function(tens_ops): return handle_torch_function(...)``: for
+tensors, Parameters, None and numbers the check is False and the function runs on. An argument whose type
+defines ``__torch_function__`` (a duck-typed array, a wrapper) is handed the call, as torch does: each such type
+in turn (subclasses before their bases, else left to right) gets ``__torch_function__(func, types, args,
+kwargs)`` until one returns something other than ``NotImplemented``.
+
+tapegrad's own ops do not consult ``__torch_function__`` (a Tensor subclass's override is not called by
+``torch.add``); tapegrad's Tensor has no default ``__torch_function__``, so it is listed in ``types`` but
+never called.
+"""
+
+from __future__ import annotations
+
+__all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
+           "handle_torch_function", "is_tensor_like"]
+
+
+def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
+    """The ``__torch_function__`` that means "none" (torch's Parameter carries it)."""
+    return func(*args, **(kwargs or {}))
+
+
+def _tensor_type():
+    from .tensor import Tensor
+    return Tensor
+
+
+def _overrides(obj):
+    """Whether ``obj``'s type brings its own ``__torch_function__``."""
+    impl = getattr(type(obj), "__torch_function__", None)
+    return impl is not None and getattr(impl, "__func__", impl) is not _disabled_torch_function_impl
+
+
+def has_torch_function(relevant_args):
+    """True when an element of ``relevant_args`` (any iterable) has a type with its own ``__torch_function__``."""
+    try:
+        relevant_args = list(relevant_args)
+    except TypeError:
+        raise TypeError("expected a sequence") from None
+    return any(_overrides(a) for a in relevant_args)
+
+
+def has_torch_function_unary(obj):
+    """``has_torch_function((obj,))``."""
+    return _overrides(obj)
+
+
+def has_torch_function_variadic(*args):
+    """``has_torch_function(args)``."""
+    return any(_overrides(a) for a in args)
+
+
+def _overloaded_args(relevant_args):
+    """The arguments ``__torch_function__`` dispatch visits (tensors too, as torch lists them in ``types``): one per
+    type, a subclass before the first of its bases already listed, else in order."""
+    tensor = _tensor_type()
+    listed = []
+    for a in relevant_args:
+        t = type(a)
+        if any(type(b) is t for b in listed) or not (_overrides(a) or isinstance(a, tensor)):
+            continue
+        at = next((i for i, b in enumerate(listed) if issubclass(t, type(b))), len(listed))
+        listed.insert(at, a)
+    return listed
+
+
+def handle_torch_function(public_api, relevant_args, *args, **kwargs):
+    """Hand the call ``public_api(*args, **kwargs)`` to the ``__torch_function__`` of ``relevant_args``."""
+    listed = _overloaded_args(relevant_args)
+    types = tuple(type(a) for a in listed)
+    chosen = [a for a in listed if _overrides(a)]
+    for a in chosen:
+        result = a.__torch_function__(public_api, types, args, kwargs)
+        if result is not NotImplemented:
+            return result
+    name = f"{public_api.__module__}.{public_api.__name__}"
+    raise TypeError(f"no implementation found for '{name}' on types that implement __torch_function__: "
+                    f"{[type(a) for a in chosen]}")
+
+
+def is_tensor_like(inp):
+    """True for a tensor, or an object whose type defines ``__torch_function__``."""
+    return isinstance(inp, _tensor_type()) or hasattr(inp, "__torch_function__")
