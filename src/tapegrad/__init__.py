@@ -128,14 +128,14 @@ def __getattr__(name):
         return getattr(sparse, name)
     if name in _LAZY_SPECIAL:
         from .ops import special
-        fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name)
+        fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name, where="torch")
         return fn
     if name in _LAZY_FROM:
         import importlib
         mod, attr = _LAZY_FROM[name]
         fn = getattr(importlib.import_module(f"{__name__}.ops.{mod}"), attr)
         if name not in _aliases.PYTHON_DEFINED["torch"]:
-            fn = _aliases.with_aliases(fn, name=name)
+            fn = _aliases.with_aliases(fn, name=name, where="torch")
         globals()[name] = fn
         return fn
     if name.startswith("_foreach_"):             # torch._foreach_* (ops/foreach.py: the op over each tensor)

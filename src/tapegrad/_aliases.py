@@ -60,9 +60,31 @@ PARSER_FUNCTIONS = {
 }
 
 
-def _table(fn, method):
+_SPLIT = {"sections": "indices_or_sections", "indices": "indices_or_sections"}
+# torch's keyword names (its ATen schema's) where tapegrad's parameter, shared with another namespace, has another:
+# {namespace: {function: {torch's name: tapegrad's parameter}}}. tapegrad's own name is then refused there, as
+# torch refuses it (``torch.det(A=x)``; ``torch.linalg.det`` takes ``A``). tests/test_keyword_names.py scans them.
+RENAMES = {
+    "torch": {
+        "det": {"input": "A"}, "matrix_exp": {"input": "A"}, "matrix_power": {"input": "A"},
+        "lu_solve": {"input": "b"}, "triangular_solve": {"input": "b"}, "neg_": {"input": "self"},
+        "negative_": {"input": "self"}, "promote_types": {"type1": "a", "type2": "b"},
+    },
+    "Tensor": {},
+}
+for _where in ("torch", "Tensor"):
+    RENAMES[_where].update({
+        "orgqr": {"input2": "tau"}, "ormqr": {"input2": "tau", "input3": "other"},
+        "swapaxes": {"axis0": "dim0", "axis1": "dim1"}, "swapaxes_": {"axis0": "dim0", "axis1": "dim1"},
+        "hsplit": _SPLIT, "vsplit": _SPLIT, "dsplit": _SPLIT,
+        "tensor_split": {**_SPLIT, "tensor_indices_or_sections": "indices_or_sections"}})
+del _where
+
+
+def _table(fn, method, renames=None):
     """``{numpy name: (torch name, position or None)}`` for the parameters of ``fn`` that torch aliases (those of
-    the function a ``functools.wraps`` wrapper such as ``out=``'s wraps)."""
+    the function a ``functools.wraps`` wrapper such as ``out=``'s wraps), and ``renames`` ({torch's name:
+    parameter}); a renamed parameter's own name maps to (None, None): refused."""
     while getattr(fn, "__wrapped__", None) is not None:
         fn = fn.__wrapped__
     code = getattr(fn, "__code__", None)
@@ -70,7 +92,7 @@ def _table(fn, method):
         return None
     npos = code.co_argcount
     params = code.co_varnames[:npos + code.co_kwonlyargcount]
-    if _TARGETS.isdisjoint(params):
+    if _TARGETS.isdisjoint(params) and not renames:
         return None
     table = {}
     for i, p in enumerate(params):
@@ -79,6 +101,12 @@ def _table(fn, method):
         for alias in ALIASES.get(p, ()):
             if alias not in params:
                 table[alias] = (p, i if i < npos else None)
+    for theirs, p in (renames or {}).items():
+        if p in params:
+            i = params.index(p)
+            table[theirs] = (p, i if i < npos else None)
+            if p not in renames:
+                table[p] = (None, None)
     return table or None
 
 
@@ -90,9 +118,12 @@ def with_aliases(fn, method=False, name=None, where=None):
     """``fn`` taking torch's NumPy-style names too (``fn`` itself when it has none of the parameters); a failed
     call whose argument has a wrong type raises torch's TypeError (``_argtypes.explain``: free when nothing
     fails), naming the function as torch's parser does in namespace ``where``."""
+    renames = RENAMES["Tensor" if method else where].get(name) if where in RENAMES or method else None
     if getattr(fn, "_aliases", None) is not None:          # already wrapped
-        return fn
-    table = _table(fn, method)
+        if not renames:
+            return fn
+        fn = fn.__wrapped__
+    table = _table(fn, method, renames)
     if table is None:
         return fn
     names = frozenset(table)
@@ -103,7 +134,7 @@ def with_aliases(fn, method=False, name=None, where=None):
         if kwargs and not names.isdisjoint(kwargs):
             for alias in names.intersection(kwargs):
                 target, pos = table[alias]
-                if target in kwargs or (pos is not None and pos < len(args)):
+                if target is None or target in kwargs or (pos is not None and pos < len(args)):
                     raise TypeError(f"{name}() got an unexpected keyword argument '{alias}'")
                 kwargs[target] = kwargs.pop(alias)
         try:

@@ -23,7 +23,7 @@ __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dl
            "constant_pad_nd", "convolution",
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
            "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "_unsafe_masked_index",
-           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit"]
+           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit", "result_type"]
 
 
 def _tg():
@@ -113,6 +113,36 @@ def from_dlpack(ext_tensor):
 def to_dlpack(tensor):
     """A DLPack capsule over this tensor's memory."""
     return tensor._array.__dlpack__()
+
+
+_RESULT_TYPE_FORMS = ("\n * (Tensor tensor, Tensor other)\n * (Number scalar, Tensor tensor)\n"
+                      " * (Tensor tensor, Number other)\n * (Number scalar1, Number scalar2)\n")
+
+
+def result_type(*args, **kwargs):
+    """``torch.result_type``: the dtype an op over two operands (tensors or numbers) gives, by torch's promotion.
+    torch's four forms (``tensor, other``; ``scalar, tensor``; ``scalar1, scalar2``), their keywords included.
+
+    >>> tapegrad.result_type(tapegrad.tensor([1, 2]), 1.0)
+    tapegrad.float32
+    """
+    from ._dtype import result_type as promote
+    tg = _tg()
+    ops = list(args)
+    order = ("scalar", "scalar1", "tensor", "scalar2", "other")
+    if not set(kwargs) - set(order):
+        ops += [kwargs[k] for k in order if k in kwargs]
+    ok = len(ops) == 2 and set(kwargs) in ({"scalar", "tensor"}, {"tensor", "other"}, {"scalar1", "scalar2"},
+                                           {"tensor"} if len(args) == 1 else {"other"}, {"scalar2"}, set())
+    ok = ok and all(isinstance(o, (tg.Tensor, bool, int, float, complex, np.number, np.bool_)) for o in ops)
+    if not ok:
+        got = ", ".join([type(a).__name__ if not isinstance(a, tg.Tensor) else "Tensor" for a in args]
+                        + [f"{k}={'Tensor' if isinstance(v, tg.Tensor) else type(v).__name__}"
+                           for k, v in kwargs.items()])
+        got = got + ", " if kwargs else got
+        raise TypeError(f"result_type() received an invalid combination of arguments - got ({got}), but expected "
+                        f"one of:{_RESULT_TYPE_FORMS}")
+    return promote(*ops)
 
 
 def thread_safe_generator():

@@ -85,7 +85,7 @@ _KNOWN_BY_REASON = (
         nn.functional.max_pool2d:fn nn.functional.max_unpool2d.grad:fn nn.functional.max_unpool2d:fn
         nn.functional.max_unpool3d.grad:fn nn.functional.max_unpool3d:fn nn.functional.multi_margin_loss:fn
         nn.functional.multilabel_margin_loss:fn nn.functional.multilabel_soft_margin_loss:fn
-        nn.functional.nll_loss:fn nn.functional.one_hot:fn nn.functional.pad.circular:fn
+        nn.functional.nll_loss:fn nn.functional.pad.circular:fn
         nn.functional.pad.constant:fn nn.functional.pad.reflect:fn nn.functional.pad.replicate:fn
         nn.functional.pad.replicate_negative:fn nn.functional.poisson_nll_loss:fn nn.functional.rms_norm:fn
         nn.functional.soft_margin_loss:fn nn.functional.softmin.with_dtype:fn nn.functional.softmin:fn

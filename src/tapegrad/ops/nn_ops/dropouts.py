@@ -72,11 +72,6 @@ def dropout(input, p=0.5, training=True, inplace=False):
     return _dropout_impl(input, p, training, inplace, False, False)
 
 
-def dropout_(input, p=0.5, train=True):
-    """In-place ``dropout`` (``torch.dropout_``)."""
-    return _dropout_impl(input, p, train, True, False, False)
-
-
 def alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Dropout that keeps the self-normalising mean and variance of SELU activations.
 
@@ -86,19 +81,6 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _dropout_impl(input, p, training, inplace, True, False)
 
 
-def alpha_dropout_(input, p=0.5, train=False):
-    return _dropout_impl(input, p, train, True, True, False)
-
-
-def feature_dropout(input, p=0.5, train=True):
-    """``torch.feature_dropout``: zero whole channels (dim 1) of an (N, C, *) input."""
-    return _dropout_impl(input, p, train, False, False, True)
-
-
-def feature_dropout_(input, p=0.5, train=True):
-    return _dropout_impl(input, p, train, True, False, True)
-
-
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     """Alpha dropout of whole channels (dim 1) of an (N, C, *) input.
 
@@ -106,10 +88,6 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     tapegrad.Size([1, 2, 2])
     """
     return _dropout_impl(input, p, training, inplace, True, True)
-
-
-def feature_alpha_dropout_(input, p=0.5, train=False):
-    return _dropout_impl(input, p, train, True, True, True)
 
 
 def _channel_dropout(input, p, training, inplace, batched):

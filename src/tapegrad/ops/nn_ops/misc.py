@@ -11,7 +11,8 @@ from .._util import Primitive, linear_jvp, shape_str
 from ._common import _reduce
 from .losses import _int_reduction, _kl_terms, binary_cross_entropy_with_logits, kl_div, poisson_nll_loss
 from .margin import cosine_embedding_loss, hinge_embedding_loss, margin_ranking_loss, triplet_margin_loss
-from .normalization import batch_norm, instance_norm
+from .normalization import batch_norm, group_norm, instance_norm, layer_norm
+from .dropouts import _dropout_impl, alpha_dropout, dropout, feature_alpha_dropout
 from .embeddings import embedding
 
 
@@ -57,6 +58,8 @@ FUNCTIONAL_OVERRIDES = {
     "binary_cross_entropy_with_logits": binary_cross_entropy_with_logits, "poisson_nll_loss": poisson_nll_loss,
     "margin_ranking_loss": margin_ranking_loss, "hinge_embedding_loss": hinge_embedding_loss,
     "triplet_margin_loss": triplet_margin_loss, "cosine_embedding_loss": cosine_embedding_loss,
+    "dropout": dropout, "alpha_dropout": alpha_dropout, "feature_alpha_dropout": feature_alpha_dropout,
+    "layer_norm": layer_norm, "group_norm": group_norm,
 }
 _FO = FUNCTIONAL_OVERRIDES
 
@@ -111,9 +114,62 @@ def _torch_cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1
     return _FO["cosine_embedding_loss"](input1, input2, target, margin, reduction=_int_reduction(reduction))
 
 
+def _torch_layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5, cudnn_enable=True):
+    """``torch.layer_norm`` (ATen's ``cudnn_enable`` flag, which changes nothing on the CPU)."""
+    return _FO["layer_norm"](input, normalized_shape, weight, bias, eps)
+
+
+def _torch_group_norm(input, num_groups, weight=None, bias=None, eps=1e-5, cudnn_enabled=True):
+    """``torch.group_norm`` (ATen's ``cudnn_enabled`` flag, which changes nothing on the CPU)."""
+    return _FO["group_norm"](input, num_groups, weight, bias, eps)
+
+
+# ATen's dropouts (``torch.dropout(input, p, train)``: ``train``, no defaults, a RuntimeError for a bad ``p``,
+# where ``nn.functional.dropout`` says ``training`` and raises a ValueError)
+def _aten_p(p):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got {p:g}")
+    return p
+
+
+def _torch_dropout(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, False, False, False)
+
+
+def _torch_alpha_dropout(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, False, True, False)
+
+
+def _torch_feature_alpha_dropout(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, False, True, True)
+
+
+def dropout_(input, p, train):
+    """In-place ``torch.dropout``."""
+    return _dropout_impl(input, _aten_p(p), train, True, False, False)
+
+
+def alpha_dropout_(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, True, True, False)
+
+
+def feature_dropout(input, p, train):
+    """``torch.feature_dropout``: zero whole channels (dim 1) of an (N, C, *) input."""
+    return _dropout_impl(input, _aten_p(p), train, False, False, True)
+
+
+def feature_dropout_(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, True, False, True)
+
+
+def feature_alpha_dropout_(input, p, train):
+    return _dropout_impl(input, _aten_p(p), train, True, True, True)
+
+
 for _n in list(FUNCTIONAL_OVERRIDES):
     _f = globals()["_torch_" + {"binary_cross_entropy_with_logits": "bce_with_logits"}.get(_n, _n)]
     _f.__name__ = _n
+    _f.__code__ = _f.__code__.replace(co_name=_n, co_qualname=_n)     # (Python's TypeErrors name it so)
     globals()[_n] = _f
 del _n, _f
 
