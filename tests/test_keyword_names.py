@@ -35,7 +35,7 @@ def _accepted(fn, table):
     if ps is None or any(p.kind == p.VAR_KEYWORD for p in ps.values()):
         return None
     names = {k for k, p in ps.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)}
-    return names | set((table or {}))
+    return names | set(table or {})
 
 
 def _missing(torch, where):
