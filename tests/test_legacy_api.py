@@ -174,3 +174,37 @@ def test_tensor_alias_shares_the_version_counter():
     assert t.tolist() == [2.0, 2.0] and t._version == a._version == 1
     v = tapegrad.autograd.Variable(t, requires_grad=True)
     assert np.shares_memory(v.numpy(force=True), t.numpy())
+
+
+def _shares(lib):
+    """pytorch-book's Tensor chapter: a legacy constructor shares an ndarray of its own dtype (a copy otherwise)
+    and a storage; from_numpy refuses negative strides."""
+    out = []
+    for make in (lambda a: lib.Tensor(a), lambda a: lib.FloatTensor(a), lambda a: lib.zeros(1).new(a),
+                 lambda a: lib.Tensor(a[:, ::2]), lambda a: lib.DoubleTensor(a)):
+        a = np.ones((2, 3), dtype=np.float32)
+        b = make(a)
+        a[0, 0] = 100.0
+        out.append((b.tolist(), b.stride(), str(b.dtype).split(".")[-1]))
+    x = lib.arange(6)
+    d = lib.LongTensor(x[2:].storage())       # the whole storage, shared
+    d[0] = 6666
+    out.append((x.tolist(), d.tolist(), d.storage_offset()))
+    out.append(lib.IntTensor(lib.arange(3, dtype=lib.int32).untyped_storage()).tolist())
+    out.append(x.new(x.storage()).tolist())
+    return out
+
+
+def test_legacy_constructors_share_arrays_and_storages(torch):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # (TypedStorage is deprecated)
+        assert _shares(tapegrad) == _shares(torch)
+        for lib in (tapegrad, torch):
+            with pytest.raises(RuntimeError, match="Expected a Storage of type Float or an UntypedStorage, but "
+                                                   "got type Long for argument 1 'storage'"):
+                lib.FloatTensor(lib.arange(3).storage())
+            with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+                lib.Tensor(np.ones(3, dtype=np.float32)[::-1])
+            with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+                lib.from_numpy(np.ones((2, 2))[:, ::-1])

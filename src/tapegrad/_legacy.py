@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from ._tensor_api import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, _require_cpu
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
@@ -56,7 +57,12 @@ def legacy_new(d, args, device=None, op="new"):
         if isinstance(data, str):
             raise TypeError(f"{op}(): invalid data type 'str'")
         if isinstance(data, np.ndarray):
+            if data.dtype == d.np:         # (torch's legacy constructors share an array of their own dtype)
+                from .creation import from_numpy
+                return from_numpy(data)
             arr = np.array(data, dtype=d.np)
+        elif isinstance(data, (TypedStorage, UntypedStorage)):
+            return _from_storage(d, data)
         elif isinstance(data, (list, tuple, range)):
             arr = _from_data(list(data) if isinstance(data, range) else data, d)
         else:
@@ -69,6 +75,17 @@ def legacy_new(d, args, device=None, op="new"):
                         f"({', '.join(type(a).__name__ for a in args)}), but expected one of: (*, device), "
                         "(tuple of ints size, *, device), (object data, *, device), (Tensor other)")
     return Tensor._make(arr)
+
+
+def _from_storage(d, storage):
+    """``torch.FloatTensor(x.storage())``: a 1-d tensor of the whole storage, sharing its memory."""
+    if isinstance(storage, TypedStorage):
+        if storage.dtype is not d:
+            raise RuntimeError(f"Expected a Storage of type {d._legacy} or an UntypedStorage, but got type "
+                               f"{storage.dtype._legacy} for argument 1 'storage'")
+        return Tensor._make(storage._array)
+    raw = storage._bytes
+    return Tensor._make(raw[:raw.size - raw.size % d.itemsize].view(d.np))
 
 
 _C_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
