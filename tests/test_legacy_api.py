@@ -157,8 +157,23 @@ def test_classes_print_as_tapegrad_and_cuda_ones_refuse():
         tapegrad.cuda.FloatTensor(2)        # (torch's CPU build: this TypeError; PyramidNet's padding makes one)
     with pytest.raises(TypeError, match="^type torch.cuda.LongTensor not available"):
         tapegrad.cuda.LongTensor([1])
-    with pytest.raises(RuntimeError, match="CPU only"):
-        tapegrad.ones(2).type("torch.cuda.FloatTensor")
+
+
+
+def test_type_to_a_cuda_class_raises_torchs_words(torch):
+    for T in (torch, tapegrad):       # a CPU-only build's words (pytorch-book and L1aoXingyu's Tensor chapters)
+        for cuda_type in ("torch.cuda.FloatTensor", T.cuda.LongTensor):
+            with pytest.raises(RuntimeError, match="^Cannot initialize CUDA without ATen_cuda library. PyTorch "
+                                                   "splits its backend into two shared libraries"):
+                T.ones(2).type(cuda_type)
+    assert tapegrad._legacy._NO_CUDA_LIBRARY == _raised_by(torch, lambda: torch.ones(2).type(torch.cuda.FloatTensor))
+
+
+def _raised_by(torch, f):
+    try:
+        f()
+    except RuntimeError as e:
+        return str(e)
 
 
 def test_bfloat16_tensor_is_stored_as_float32():

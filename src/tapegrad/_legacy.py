@@ -174,6 +174,17 @@ def type_string(t) -> str:
     return f"torch.{'sparse.' if t.is_sparse else ''}{t.dtype._legacy}Tensor"
 
 
+# torch's CPU-only build's words for ``x.type(torch.cuda.FloatTensor)`` / ``x.type('torch.cuda.FloatTensor')``
+_NO_CUDA_LIBRARY = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries: a CPU "
+    "library and a CUDA library; this error has occurred because you are trying to use some CUDA functionality, but "
+    "the CUDA library has not been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, "
+    "EVEN IF you don't directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library dependencies if you "
+    "don't depend on any of their symbols.  You can check if this has occurred by using ldd on your binary to see if "
+    "there is a dependency on *_cuda.so library.")
+
+
 def parse_type(t):
     """What ``x.type(t)`` accepts, as torch: a dtype, a typed class (``torch.LongTensor``), ``torch.Tensor`` (the
     default dtype) or a type name (``'torch.LongTensor'``, ``'torch.Tensor'``; ``'tapegrad.*'`` too); returns the
@@ -181,7 +192,7 @@ def parse_type(t):
     if isinstance(t, _TensorType):
         return t.dtype
     if isinstance(t, _CudaTensorType):
-        t()     # the CPU-only error
+        raise RuntimeError(_NO_CUDA_LIBRARY)
     if isinstance(t, _dtype.dtype):
         return t
     if t is Tensor:
@@ -198,8 +209,7 @@ def parse_type(t):
         if t.startswith(prefix):
             name = t[len(prefix):]
             if name.startswith("cuda."):
-                raise RuntimeError(f"tapegrad runs on the CPU only: {t!r} is not available (use "
-                                   f"'torch.{name[len('cuda.'):]}')")
+                raise RuntimeError(_NO_CUDA_LIBRARY)
             if name == "Tensor":
                 return _dtype.get_default_dtype()
             if name in _BY_LEGACY:
