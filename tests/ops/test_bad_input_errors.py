@@ -5,6 +5,7 @@ samples."""
 
 import warnings
 
+import numpy as np
 import pytest
 
 import tapegrad
@@ -49,8 +50,6 @@ for _name, _d in (("max_pool1d", 1), ("max_pool2d", 2), ("max_pool3d", 3), ("avg
                      getattr(T.nn.functional, n)(T.ones(*s), **kw)))
     for _lab, _s in (("empty-channels", (2, 0) + (8,) * _d), ("empty-last", (2, 1) + (8,) * (_d - 1) + (0,)),
                      ("empty-unbatched", (0,) + (8,) * _d), ("wrong-ndim", (8,) * (_d if _d > 2 else 1))):
-        if _lab == "wrong-ndim" and _name == "avg_pool2d":
-            continue      # (torch's IndexError from its size(-3) lookup: an accident of its implementation)
         POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_s: getattr(T.nn.functional, n)(T.ones(*s), 2)))
 for _lab, _kw in (("pad-1", dict(padding=-1)), ("padbig", dict(padding=2)), ("stride0", dict(stride=0)),
                   ("kernel-1", dict(kernel_size=-1)), ("dilation0", dict(dilation=0)), ("too-small", dict(kernel_size=20)),
@@ -72,6 +71,16 @@ for _kind in ("avg", "max"):
                          getattr(T.nn.functional, n)(T.ones(*s), o)))
     POOL.append((f"adaptive_{_kind}_pool1d-none", lambda T, n=f"adaptive_{_kind}_pool1d":
                  getattr(T.nn.functional, n)(T.ones(2, 1, 8), (None,))))
+# avg_pool2d reads size(-3) before its dim check: an IndexError below 3 dims (the pytorch-book's AvgPool2d on a 2-d
+# image), its own words above 4; lp_pool2d and the module go through it; a global adaptive average is a mean
+for _s in ((), (8,), (4, 8), (1, 2, 4, 4, 4), (1, 1, 2, 4, 4, 4)):
+    POOL.append((f"avg_pool2d-{len(_s)}d", lambda T, s=_s: T.nn.functional.avg_pool2d(T.ones(s), 2)))
+    POOL.append((f"AvgPool2d-{len(_s)}d", lambda T, s=_s: T.nn.AvgPool2d(2, 2)(T.ones(s))))
+    POOL.append((f"lp_pool2d-{len(_s)}d", lambda T, s=_s: T.nn.functional.lp_pool2d(T.ones(s), 2, 2)))
+for _f, _s, _o in (("adaptive_avg_pool2d", (8,), 1), ("adaptive_avg_pool2d", (), 1), ("adaptive_avg_pool3d", (4, 4), 1),
+                   ("adaptive_avg_pool2d", (8,), (1, 1)), ("adaptive_avg_pool2d", (4, 8), (None, 1)),
+                   ("adaptive_avg_pool3d", (2, 4, 4), (1, 1, 1))):
+    POOL.append((f"{_f}-{len(_s)}d-{_o}", lambda T, f=_f, s=_s, o=_o: getattr(T.nn.functional, f)(T.ones(s), o)))
 
 
 @_cases(POOL)
@@ -88,6 +97,14 @@ def test_pooling_accepts_what_torch_accepts():
     assert F.max_pool2d(tapegrad.ones(0, 1, 8, 8), 2).shape == (0, 1, 4, 4)
     assert F.max_pool1d(tapegrad.ones(1, 1, 5), 2, padding=1, dilation=2).shape == \
         torch.nn.functional.max_pool1d(torch.ones(1, 1, 5), 2, padding=1, dilation=2).shape
+    # an output size of ones is a mean over the last dims, whatever the input's dims (torch's shortcut)
+    for f, shape, o in (("adaptive_avg_pool2d", (2, 3), 1), ("adaptive_avg_pool2d", (2, 3, 4, 5, 6), (1, 1)),
+                        ("adaptive_avg_pool3d", (2, 3, 4), 1), ("adaptive_avg_pool3d", (1, 2, 2, 3, 4, 5), 1)):
+        x = np.arange(float(np.prod(shape))).reshape(shape) ** 1.5
+        a = getattr(F, f)(tapegrad.tensor(x, requires_grad=True), o)
+        b = getattr(torch.nn.functional, f)(torch.tensor(x, requires_grad=True), o)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+        assert a.grad_fn.name() == b.grad_fn.name() == "MeanBackward1"
 
 
 # --- convolution: a bias of another dtype (was silently promoted), weight dims, groups ---------------------------
