@@ -119,3 +119,40 @@ def test_set_grad_enabled_shows_its_mode(torch):
         assert shown == ["torch.autograd.grad_mode.set_grad_enabled(mode=False)",
                          "torch.autograd.grad_mode.set_grad_enabled(mode=True)"]
     assert tapegrad.set_grad_enabled(True).mode is True
+
+
+def _saved_variables(lib):
+    x = lib.ones(2, requires_grad=True)
+    out = []
+    try:
+        (x * 3).grad_fn.saved_variables
+    except AttributeError as e:
+        out.append(str(e))
+
+    class Twice(lib.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            out.append(ctx.saved_variables[0].tolist())
+            return g * 2
+    y = Twice.apply(x)
+    out.append(y.grad_fn.saved_variables[0].tolist())
+    y.sum().backward()
+    return out
+
+
+def test_saved_variables_only_on_python_function_nodes(torch):
+    import warnings
+    with warnings.catch_warnings(record=True) as w1:
+        warnings.simplefilter("always")
+        ours = _saved_variables(tapegrad)
+    with warnings.catch_warnings(record=True) as w2:
+        warnings.simplefilter("always")
+        theirs = _saved_variables(torch)
+    assert ours == theirs == ["'MulBackward0' object has no attribute 'saved_variables'", [1.0, 1.0], [1.0, 1.0]]
+    deprecations = [[str(w.message) for w in ws if w.category is DeprecationWarning] for ws in (w1, w2)]
+    assert deprecations[0] == deprecations[1] == ["'saved_variables' is deprecated; use 'saved_tensors'"] * 2

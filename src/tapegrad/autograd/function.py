@@ -13,6 +13,7 @@ under ``create_graph=True``.
 from __future__ import annotations
 
 import itertools
+import warnings
 import weakref
 from collections import namedtuple
 from sys import getrefcount as _getrefcount
@@ -472,7 +473,14 @@ class BackwardNode(Node):
                 res.append(s)
         return tuple(res)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self):
+        """The old name of ``saved_tensors``, on a Python Function's ctx only (deprecated, with torch's warning);
+        a built-in op's node has no such attribute in torch."""
+        if self._forward_cls._array_forward:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'saved_variables'")
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     @property
     def next_functions(self):
