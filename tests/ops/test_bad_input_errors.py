@@ -534,3 +534,26 @@ COMPLEX_ORDER = [(src, (lambda src: lambda T: eval(src.replace("Z", _Z), {"T": T
 @_cases(COMPLEX_ORDER)
 def test_complex_refused_by_ordering_ops(fn):
     assert_same_error(fn)
+
+
+# --- an index given as a Python list (L1aoXingyu/zhangxiann's tensor lessons): torch's parser refuses it ---------
+LIST_INDEX = [
+    ("index_select", lambda T: T.index_select(T.arange(6).view(2, 3), 1, [0, 2])),
+    ("Tensor.index_select", lambda T: T.arange(6).view(2, 3).index_select(1, [0, 2])),
+    ("gather", lambda T: T.gather(T.arange(6).view(2, 3), 1, [[0], [1]])),
+    ("Tensor.gather", lambda T: T.arange(6).view(2, 3).gather(1, [[0], [1]])),
+    ("Tensor.index_add", lambda T: T.arange(6).view(2, 3).index_add(1, [0], T.ones(2, 1).long())),
+    ("Tensor.take", lambda T: T.arange(6).take([0, 5])),
+]
+
+
+@_cases(LIST_INDEX)
+def test_list_index_is_refused(fn):
+    assert_same_error(fn)
+
+
+def test_number_index_is_a_type_error():
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        tapegrad.arange(6).view(2, 3).index_select(1, 1)
+    with pytest.raises(TypeError):
+        torch.arange(6).view(2, 3).index_select(1, 1)
