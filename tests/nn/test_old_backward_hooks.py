@@ -69,6 +69,7 @@ def _guided(lib):
     return x.grad.numpy()
 
 
+@pytest.mark.filterwarnings("ignore:Using a non-full backward hook:FutureWarning")
 def test_old_style_hook_replaces_the_gradient(torch):
     np.testing.assert_array_equal(_guided(tapegrad), _guided(torch))
 
