@@ -424,3 +424,23 @@ def test_apply_map_keep_the_version_as_torch(torch):
             w.grad = None
         res.append(row)
     assert res[0] == res[1]
+
+
+def _resized(lib):
+    """resize_ keeps the storage: the elements from the tensor's start in memory order, so shrinking then growing
+    back gives the old ones (pytorch-book's Tensor chapter), and a transposed tensor is read in memory order."""
+    a = lib.arange(6)
+    b = a.view(2, 3)
+    out = [b.resize_(1, 3).tolist(), b.resize_(2, 3).tolist()]
+    b[1, 1] = 100                     # still a's memory
+    c = a[2:]
+    out += [a.tolist(), c.resize_(2).tolist(), c.resize_(4).tolist(), c.storage_offset()]
+    for size in [(3, 2), (6,), (2,)]:
+        out.append(lib.arange(6.0).view(2, 3).t().resize_(*size).tolist())
+    x = lib.arange(24.0).view(1, 2, 3, 4).contiguous(memory_format=lib.channels_last)
+    out.append(x.resize_(4, 6).tolist())
+    return out
+
+
+def test_resize_reads_the_storage(torch):
+    assert _resized(tapegrad) == _resized(torch)

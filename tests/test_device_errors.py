@@ -20,6 +20,14 @@ def _cases(lib):
         "mtia": lambda: x.mtia(), "module.mtia": lambda: m.mtia(),
         "to mps": lambda: x.to("mps"), "module to mps": lambda: m.to("mps"),
         "ipu": lambda: x.ipu(), "module.ipu": lambda: m.ipu(),
+        # a device index goes through the accelerator API first; another device type is refused
+        "tensor.cuda(0)": lambda: x.cuda(0), "tensor.cuda(device=1)": lambda: x.cuda(device=1),
+        "tensor.cuda(0, True)": lambda: x.cuda(0, True), "tensor.cuda(-1)": lambda: x.cuda(-1),
+        "tensor.cuda('cpu')": lambda: x.cuda("cpu"), "tensor.xpu(0)": lambda: x.xpu(0),
+        "module.cuda(0)": lambda: m.cuda(0), "module.cuda('cpu')": lambda: m.cuda("cpu"),
+        "module.cuda(-1)": lambda: m.cuda(-1), "module.cuda(device=0)": lambda: m.cuda(device=0),
+        # nothing to move: no error
+        "empty module.cuda": lambda: lib.nn.ReLU().cuda(), "empty module.cuda(0)": lambda: lib.nn.Sequential().cuda(0),
     }
 
 

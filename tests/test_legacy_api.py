@@ -157,8 +157,23 @@ def test_classes_print_as_tapegrad_and_cuda_ones_refuse():
         tapegrad.cuda.FloatTensor(2)        # (torch's CPU build: this TypeError; PyramidNet's padding makes one)
     with pytest.raises(TypeError, match="^type torch.cuda.LongTensor not available"):
         tapegrad.cuda.LongTensor([1])
-    with pytest.raises(RuntimeError, match="CPU only"):
-        tapegrad.ones(2).type("torch.cuda.FloatTensor")
+
+
+
+def test_type_to_a_cuda_class_raises_torchs_words(torch):
+    for T in (torch, tapegrad):       # a CPU-only build's words (pytorch-book and L1aoXingyu's Tensor chapters)
+        for cuda_type in ("torch.cuda.FloatTensor", T.cuda.LongTensor):
+            with pytest.raises(RuntimeError, match="^Cannot initialize CUDA without ATen_cuda library. PyTorch "
+                                                   "splits its backend into two shared libraries"):
+                T.ones(2).type(cuda_type)
+    assert tapegrad._legacy._NO_CUDA_LIBRARY == _raised_by(torch, lambda: torch.ones(2).type(torch.cuda.FloatTensor))
+
+
+def _raised_by(torch, f):
+    try:
+        f()
+    except RuntimeError as e:
+        return str(e)
 
 
 def test_bfloat16_tensor_is_stored_as_float32():
@@ -174,3 +189,37 @@ def test_tensor_alias_shares_the_version_counter():
     assert t.tolist() == [2.0, 2.0] and t._version == a._version == 1
     v = tapegrad.autograd.Variable(t, requires_grad=True)
     assert np.shares_memory(v.numpy(force=True), t.numpy())
+
+
+def _shares(lib):
+    """pytorch-book's Tensor chapter: a legacy constructor shares an ndarray of its own dtype (a copy otherwise)
+    and a storage; from_numpy refuses negative strides."""
+    out = []
+    for make in (lambda a: lib.Tensor(a), lambda a: lib.FloatTensor(a), lambda a: lib.zeros(1).new(a),
+                 lambda a: lib.Tensor(a[:, ::2]), lambda a: lib.DoubleTensor(a)):
+        a = np.ones((2, 3), dtype=np.float32)
+        b = make(a)
+        a[0, 0] = 100.0
+        out.append((b.tolist(), b.stride(), str(b.dtype).split(".")[-1]))
+    x = lib.arange(6)
+    d = lib.LongTensor(x[2:].storage())       # the whole storage, shared
+    d[0] = 6666
+    out.append((x.tolist(), d.tolist(), d.storage_offset()))
+    out.append(lib.IntTensor(lib.arange(3, dtype=lib.int32).untyped_storage()).tolist())
+    out.append(x.new(x.storage()).tolist())
+    return out
+
+
+def test_legacy_constructors_share_arrays_and_storages(torch):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")      # (TypedStorage is deprecated)
+        assert _shares(tapegrad) == _shares(torch)
+        for lib in (tapegrad, torch):
+            with pytest.raises(RuntimeError, match="Expected a Storage of type Float or an UntypedStorage, but "
+                                                   "got type Long for argument 1 'storage'"):
+                lib.FloatTensor(lib.arange(3).storage())
+            with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+                lib.Tensor(np.ones(3, dtype=np.float32)[::-1])
+            with pytest.raises(ValueError, match="At least one stride in the given numpy array is negative"):
+                lib.from_numpy(np.ones((2, 2))[:, ::-1])

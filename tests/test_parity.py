@@ -449,3 +449,22 @@ def test_a_timeout_that_is_not_positive_is_a_usage_error(tmp_path, value):
                                                    f"positive number of seconds, got {value!r}")
     with pytest.raises(ValueError, match="timeout must be a positive number of seconds"):
         parity.run(path, with_torch=False, timeout=float(value) if value != "soon" else value)
+
+
+def test_aliased_modules_keep_their_own_spec(tmp_path, torch):
+    """In the tapegrad run, ``torch.autograd`` is tapegrad's module: it keeps tapegrad's spec, so a lazy attribute
+    (``torch.autograd.Variable``, imported on first use) raises no ImportWarning under ``simplefilter("always")``
+    (a tutorial's warning setting printed two of them, which torch's run did not)."""
+    path = script(tmp_path, "spec.py", """
+        import warnings
+        warnings.simplefilter("always")
+        import torch
+        import torch.autograd
+        with warnings.catch_warnings(record=True) as caught:
+            v = torch.autograd.Variable(torch.ones(2))
+            print(v.sum().item(), torch.autograd.functional.jacobian(lambda x: x * 2, torch.ones(1)).item())
+        print("import warnings", len([w for w in caught if w.category is ImportWarning]))
+        print("parent agrees", int(torch.autograd.__spec__.parent == torch.autograd.__package__))
+    """)
+    r = parity.run(path)
+    assert r.agree and r.numbers_compared == 4, r.report()

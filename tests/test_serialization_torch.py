@@ -290,6 +290,10 @@ def test_a_refused_global_gives_torch_s_message_naming_the_file(torch, tmp_path)
     with pytest.raises(WeightsOnlyError) as info:
         tapegrad.load(path)
     assert isinstance(info.value, pickle.UnpicklingError) and isinstance(info.value, CheckpointError)
+    with pytest.raises(pickle.UnpicklingError) as theirs:
+        torch.load(path)
+    # the class's name is torch's, so a failing whole-model load fails the same way in both (parity's check)
+    assert type(info.value).__name__ == type(theirs.value).__name__ == "UnpicklingError"
     name, message = str(info.value).split(": ", 1)
     assert name == str(path) and message == _torch_error(torch, path)
     with tapegrad.serialization.safe_globals([Config]), torch.serialization.safe_globals([Config]):

@@ -14,6 +14,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
+from ._tensor_api import TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, _require_cpu
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
@@ -56,7 +57,12 @@ def legacy_new(d, args, device=None, op="new"):
         if isinstance(data, str):
             raise TypeError(f"{op}(): invalid data type 'str'")
         if isinstance(data, np.ndarray):
+            if data.dtype == d.np:         # (torch's legacy constructors share an array of their own dtype)
+                from .creation import from_numpy
+                return from_numpy(data)
             arr = np.array(data, dtype=d.np)
+        elif isinstance(data, (TypedStorage, UntypedStorage)):
+            return _from_storage(d, data)
         elif isinstance(data, (list, tuple, range)):
             arr = _from_data(list(data) if isinstance(data, range) else data, d)
         else:
@@ -69,6 +75,17 @@ def legacy_new(d, args, device=None, op="new"):
                         f"({', '.join(type(a).__name__ for a in args)}), but expected one of: (*, device), "
                         "(tuple of ints size, *, device), (object data, *, device), (Tensor other)")
     return Tensor._make(arr)
+
+
+def _from_storage(d, storage):
+    """``torch.FloatTensor(x.storage())``: a 1-d tensor of the whole storage, sharing its memory."""
+    if isinstance(storage, TypedStorage):
+        if storage.dtype is not d:
+            raise RuntimeError(f"Expected a Storage of type {d._legacy} or an UntypedStorage, but got type "
+                               f"{storage.dtype._legacy} for argument 1 'storage'")
+        return Tensor._make(storage._array)
+    raw = storage._bytes
+    return Tensor._make(raw[:raw.size - raw.size % d.itemsize].view(d.np))
 
 
 _C_DTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
@@ -157,6 +174,17 @@ def type_string(t) -> str:
     return f"torch.{'sparse.' if t.is_sparse else ''}{t.dtype._legacy}Tensor"
 
 
+# torch's CPU-only build's words for ``x.type(torch.cuda.FloatTensor)`` / ``x.type('torch.cuda.FloatTensor')``
+_NO_CUDA_LIBRARY = (
+    "Cannot initialize CUDA without ATen_cuda library. PyTorch splits its backend into two shared libraries: a CPU "
+    "library and a CUDA library; this error has occurred because you are trying to use some CUDA functionality, but "
+    "the CUDA library has not been loaded by the dynamic linker for some reason.  The CUDA library MUST be loaded, "
+    "EVEN IF you don't directly use any symbols from the CUDA library! One common culprit is a lack of "
+    "-Wl,--no-as-needed in your link arguments; many dynamic linkers will delete dynamic library dependencies if you "
+    "don't depend on any of their symbols.  You can check if this has occurred by using ldd on your binary to see if "
+    "there is a dependency on *_cuda.so library.")
+
+
 def parse_type(t):
     """What ``x.type(t)`` accepts, as torch: a dtype, a typed class (``torch.LongTensor``), ``torch.Tensor`` (the
     default dtype) or a type name (``'torch.LongTensor'``, ``'torch.Tensor'``; ``'tapegrad.*'`` too); returns the
@@ -164,7 +192,7 @@ def parse_type(t):
     if isinstance(t, _TensorType):
         return t.dtype
     if isinstance(t, _CudaTensorType):
-        t()     # the CPU-only error
+        raise RuntimeError(_NO_CUDA_LIBRARY)
     if isinstance(t, _dtype.dtype):
         return t
     if t is Tensor:
@@ -181,8 +209,7 @@ def parse_type(t):
         if t.startswith(prefix):
             name = t[len(prefix):]
             if name.startswith("cuda."):
-                raise RuntimeError(f"tapegrad runs on the CPU only: {t!r} is not available (use "
-                                   f"'torch.{name[len('cuda.'):]}')")
+                raise RuntimeError(_NO_CUDA_LIBRARY)
             if name == "Tensor":
                 return _dtype.get_default_dtype()
             if name in _BY_LEGACY:

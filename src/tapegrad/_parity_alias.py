@@ -21,10 +21,15 @@ class _AliasLoader(importlib.abc.Loader):
         self.target = target
 
     def create_module(self, spec):
-        return importlib.import_module(self.target)
+        module = importlib.import_module(self.target)
+        self.own_spec = module.__spec__
+        return module
 
     def exec_module(self, module):
-        pass
+        # the import system gave the module the alias's spec (named as the alias) after create_module: give it
+        # back its own, or its __package__ and __spec__.parent disagree and every relative import it does later
+        # (a lazy attribute) raises an ImportWarning, shown under warnings.simplefilter("always")
+        module.__spec__ = self.own_spec
 
 
 class _Alias(importlib.abc.MetaPathFinder):

@@ -216,9 +216,20 @@ def _storage_order(a):
     return a.reshape(-1)
 
 
+def _memory_from(a):
+    """The memory from ``a``'s first element to the end of its storage, as a 1-d array of its dtype; None when
+    the storage is not one dense buffer (or ``a`` is empty or has a negative stride)."""
+    root = _root(a)
+    if not a.size or not root.flags.c_contiguous or any(st < 0 for st in a.strides):
+        return None
+    raw = root.reshape(-1).view(np.uint8)[a.__array_interface__["data"][0] - root.__array_interface__["data"][0]:]
+    return raw[:raw.size - raw.size % a.itemsize].view(a.dtype)
+
+
 def resize_(self, *size, memory_format=None, **kw):
-    """Give this tensor the shape ``size`` in place: the elements it had in order, and new ones (zeros here;
-    uninitialised memory in torch) where it grows."""
+    """Give this tensor the shape ``size`` in place, as torch does: the storage's elements from this tensor's
+    start on, in memory order (so shrinking and growing back gives the old elements again), and new ones (zeros
+    here; uninitialised memory in torch) where it grows past the storage's end."""
     if kw:
         size = _varargs_keyword(size, kw, "resize_", "size")
     if self._rg:
@@ -231,7 +242,9 @@ def resize_(self, *size, memory_format=None, **kw):
     if size == self._array.shape and (fmt is None or _is_in_format(self._array, fmt)):
         return self          # (the same size and layout: nothing moves and, as in torch, the version stays)
     before_write(self)       # (a compile capture breaks; saved copies are kept under allow_mutation_on_saved_tensors)
-    flat = _storage_order(self._array)
+    flat = _memory_from(self._array) if fmt is None else None
+    if flat is None:
+        flat = _storage_order(self._array)
     if n <= flat.size:
         new = flat[:n].reshape(size)
         if not np.shares_memory(new, self._array) and n:

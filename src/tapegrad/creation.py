@@ -330,6 +330,10 @@ def from_numpy(ndarray):
         name = t.__name__ if t.__flags__ & (1 << 9) or t.__module__ == "builtins" else f"{t.__module__}.{t.__name__}"
         raise TypeError(f"expected np.ndarray (got {name})")
     _dtype.from_numpy_dtype(ndarray.dtype)
+    if any(st < 0 for st in ndarray.strides):
+        raise ValueError("At least one stride in the given numpy array is negative, and tensors with negative "
+                         "strides are not currently supported. (You can probably work around this by making a copy "
+                         "of your array  with array.copy().) ")
     return Tensor._make(ndarray)
 
 

@@ -247,6 +247,18 @@ def _not_built(kind):
     return cls(message)
 
 
+def _move_error(kind, where=None):
+    """torch's exception for ``x.cuda(where)`` (``xpu``, ...) in a CPU-only build: a device index asks the
+    accelerator API first (its error), a device of another type is refused, else the not-built error."""
+    if isinstance(where, (int, np.integer)) and not isinstance(where, bool):
+        if where < 0:
+            return RuntimeError("Device index must not be negative")
+        return RuntimeError("Cannot access accelerator device when none is available.")
+    if kind == "cuda" and where is not None and (where if isinstance(where, device) else device(where)).type != "cuda":
+        return RuntimeError("Invalid device, must be cuda device")
+    return _not_built(kind)
+
+
 def _check_device(d, lay=None):
     """The checks every creation function (and ``Tensor.to``, ``Module.to``) makes of its ``device=`` and
     ``layout=`` (CPU and dense only). An accelerator torch knows raises a CPU-only torch build's own error."""
@@ -402,11 +414,11 @@ class Tensor:
     def cpu(self):
         return self
 
-    def cuda(self, *args, **kwargs):
-        raise _not_built("cuda")
+    def cuda(self, device=None, non_blocking=False, memory_format=None):
+        raise _move_error("cuda", device)
 
-    def xpu(self, *args, **kwargs):
-        raise _not_built("xpu")
+    def xpu(self, device=None, non_blocking=False, memory_format=None):
+        raise _move_error("xpu", device)
 
     def ipu(self, *args, **kwargs):
         raise _not_built("ipu")

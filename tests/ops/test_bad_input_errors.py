@@ -5,6 +5,7 @@ samples."""
 
 import warnings
 
+import numpy as np
 import pytest
 
 import tapegrad
@@ -49,8 +50,6 @@ for _name, _d in (("max_pool1d", 1), ("max_pool2d", 2), ("max_pool3d", 3), ("avg
                      getattr(T.nn.functional, n)(T.ones(*s), **kw)))
     for _lab, _s in (("empty-channels", (2, 0) + (8,) * _d), ("empty-last", (2, 1) + (8,) * (_d - 1) + (0,)),
                      ("empty-unbatched", (0,) + (8,) * _d), ("wrong-ndim", (8,) * (_d if _d > 2 else 1))):
-        if _lab == "wrong-ndim" and _name == "avg_pool2d":
-            continue      # (torch's IndexError from its size(-3) lookup: an accident of its implementation)
         POOL.append((f"{_name}-{_lab}", lambda T, n=_name, s=_s: getattr(T.nn.functional, n)(T.ones(*s), 2)))
 for _lab, _kw in (("pad-1", dict(padding=-1)), ("padbig", dict(padding=2)), ("stride0", dict(stride=0)),
                   ("kernel-1", dict(kernel_size=-1)), ("dilation0", dict(dilation=0)), ("too-small", dict(kernel_size=20)),
@@ -72,6 +71,16 @@ for _kind in ("avg", "max"):
                          getattr(T.nn.functional, n)(T.ones(*s), o)))
     POOL.append((f"adaptive_{_kind}_pool1d-none", lambda T, n=f"adaptive_{_kind}_pool1d":
                  getattr(T.nn.functional, n)(T.ones(2, 1, 8), (None,))))
+# avg_pool2d reads size(-3) before its dim check: an IndexError below 3 dims (the pytorch-book's AvgPool2d on a 2-d
+# image), its own words above 4; lp_pool2d and the module go through it; a global adaptive average is a mean
+for _s in ((), (8,), (4, 8), (1, 2, 4, 4, 4), (1, 1, 2, 4, 4, 4)):
+    POOL.append((f"avg_pool2d-{len(_s)}d", lambda T, s=_s: T.nn.functional.avg_pool2d(T.ones(s), 2)))
+    POOL.append((f"AvgPool2d-{len(_s)}d", lambda T, s=_s: T.nn.AvgPool2d(2, 2)(T.ones(s))))
+    POOL.append((f"lp_pool2d-{len(_s)}d", lambda T, s=_s: T.nn.functional.lp_pool2d(T.ones(s), 2, 2)))
+for _f, _s, _o in (("adaptive_avg_pool2d", (8,), 1), ("adaptive_avg_pool2d", (), 1), ("adaptive_avg_pool3d", (4, 4), 1),
+                   ("adaptive_avg_pool2d", (8,), (1, 1)), ("adaptive_avg_pool2d", (4, 8), (None, 1)),
+                   ("adaptive_avg_pool3d", (2, 4, 4), (1, 1, 1))):
+    POOL.append((f"{_f}-{len(_s)}d-{_o}", lambda T, f=_f, s=_s, o=_o: getattr(T.nn.functional, f)(T.ones(s), o)))
 
 
 @_cases(POOL)
@@ -88,6 +97,14 @@ def test_pooling_accepts_what_torch_accepts():
     assert F.max_pool2d(tapegrad.ones(0, 1, 8, 8), 2).shape == (0, 1, 4, 4)
     assert F.max_pool1d(tapegrad.ones(1, 1, 5), 2, padding=1, dilation=2).shape == \
         torch.nn.functional.max_pool1d(torch.ones(1, 1, 5), 2, padding=1, dilation=2).shape
+    # an output size of ones is a mean over the last dims, whatever the input's dims (torch's shortcut)
+    for f, shape, o in (("adaptive_avg_pool2d", (2, 3), 1), ("adaptive_avg_pool2d", (2, 3, 4, 5, 6), (1, 1)),
+                        ("adaptive_avg_pool3d", (2, 3, 4), 1), ("adaptive_avg_pool3d", (1, 2, 2, 3, 4, 5), 1)):
+        x = np.arange(float(np.prod(shape))).reshape(shape) ** 1.5
+        a = getattr(F, f)(tapegrad.tensor(x, requires_grad=True), o)
+        b = getattr(torch.nn.functional, f)(torch.tensor(x, requires_grad=True), o)
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), rtol=1e-12)
+        assert a.grad_fn.name() == b.grad_fn.name() == "MeanBackward1"
 
 
 # --- convolution: a bias of another dtype (was silently promoted), weight dims, groups ---------------------------
@@ -517,3 +534,26 @@ COMPLEX_ORDER = [(src, (lambda src: lambda T: eval(src.replace("Z", _Z), {"T": T
 @_cases(COMPLEX_ORDER)
 def test_complex_refused_by_ordering_ops(fn):
     assert_same_error(fn)
+
+
+# --- an index given as a Python list (L1aoXingyu/zhangxiann's tensor lessons): torch's parser refuses it ---------
+LIST_INDEX = [
+    ("index_select", lambda T: T.index_select(T.arange(6).view(2, 3), 1, [0, 2])),
+    ("Tensor.index_select", lambda T: T.arange(6).view(2, 3).index_select(1, [0, 2])),
+    ("gather", lambda T: T.gather(T.arange(6).view(2, 3), 1, [[0], [1]])),
+    ("Tensor.gather", lambda T: T.arange(6).view(2, 3).gather(1, [[0], [1]])),
+    ("Tensor.index_add", lambda T: T.arange(6).view(2, 3).index_add(1, [0], T.ones(2, 1).long())),
+    ("Tensor.take", lambda T: T.arange(6).take([0, 5])),
+]
+
+
+@_cases(LIST_INDEX)
+def test_list_index_is_refused(fn):
+    assert_same_error(fn)
+
+
+def test_number_index_is_a_type_error():
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        tapegrad.arange(6).view(2, 3).index_select(1, 1)
+    with pytest.raises(TypeError):
+        torch.arange(6).view(2, 3).index_select(1, 1)

@@ -247,8 +247,28 @@ class Node:
         if self._hooks is None:
             self._hooks = []
         self._hooked = True
+        fn = self._edge_hook(fn)
         self._hooks.append(fn)
         return RemovableHandle(self._hooks, fn)
+
+    def _edge_hook(self, fn):
+        """``fn`` as the engine calls node hooks, with one gradient per input slot of the op (a non-tensor
+        argument's slot holds None); torch's hook sees one per edge of ``next_functions``: the slots of
+        non-tensor arguments are left out of the ``grad_inputs`` it gets, and put back around what it returns."""
+        meta = getattr(self, "_input_meta", None)
+        if not meta or self._forward_cls._scalar_edges or all(m is not False for m in meta):
+            return fn
+        keep = [i for i, m in enumerate(meta) if m is not False]
+
+        def hook(grad_inputs, grad_outputs):
+            r = fn(tuple(grad_inputs[i] for i in keep), grad_outputs)
+            if r is None:
+                return None
+            full = list(grad_inputs)
+            for i, g in zip(keep, r):
+                full[i] = g
+            return full
+        return hook
 
     def register_prehook(self, fn):
         if self._prehooks is None:
@@ -453,7 +473,14 @@ class BackwardNode(Node):
                 res.append(s)
         return tuple(res)
 
-    saved_variables = saved_tensors
+    @property
+    def saved_variables(self):
+        """The old name of ``saved_tensors``, on a Python Function's ctx only (deprecated, with torch's warning);
+        a built-in op's node has no such attribute in torch."""
+        if self._forward_cls._array_forward:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute 'saved_variables'")
+        warnings.warn("'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2)
+        return self.saved_tensors
 
     @property
     def next_functions(self):
@@ -507,10 +534,32 @@ class FunctionMeta(type):
 
 def _node_class(cls):
     name = cls.__dict__.get("node_name") or (cls.__name__ + ("Backward0" if cls._array_forward else "Backward"))
-    node_cls = cls._node_cls = type(name, (BackwardNode,), {"_forward_cls": cls, "_name": name,
-                                                             "_array_backward": cls._array_backward,
-                                                             "__module__": cls.__module__})
+    attrs = {"_forward_cls": cls, "_name": name, "_array_backward": cls._array_backward,
+             "__module__": cls.__module__}
+    if not cls._array_forward:      # a Python Function's node, as torch's BackwardCFunction
+        attrs.update(apply=_node_apply, apply_jvp=_node_apply_jvp, __repr__=_python_node_repr)
+    node_cls = cls._node_cls = type(name, (BackwardNode,), attrs)
     return node_cls
+
+
+def _node_apply(self, *grads):
+    """``grad_fn.apply(*grads)`` of a Python Function's node: its own backward (or vjp) called by hand, with
+    this node as ctx; returns what that returns."""
+    cls = self._forward_cls
+    if cls.backward is not Function.backward and cls.vjp is not Function.vjp and cls.vjp is not cls.backward:
+        raise RuntimeError("Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+                           "should only implement one of them.")
+    user_fn = cls.vjp if cls.vjp is not Function.vjp else cls.backward
+    return user_fn(self, *grads)
+
+
+def _node_apply_jvp(self, *grads):
+    return self._forward_cls.jvp(self, *grads)
+
+
+def _python_node_repr(self):
+    # (torch makes these node classes in torch.autograd.function, and prints the module with the name)
+    return f"<tapegrad.autograd.function.{self._name} object at {hex(id(self))}>"
 
 
 class Function(metaclass=FunctionMeta):

@@ -220,10 +220,17 @@ class set_grad_enabled(_Mode):
 
     def __init__(self, mode: bool):
         self._mode = bool(mode)
+        self.mode = mode       # (torch keeps the argument as given)
         _Mode.__enter__(self)  # like torch, calling it (without ``with``) sets the mode at once
 
     def __enter__(self):
         return self
+
+    def __repr__(self):
+        # (what a notebook shows for a bare ``torch.set_grad_enabled(True)`` line)
+        return f"{type(self).__module__}.{type(self).__qualname__}(mode={self.mode})"
+
+    __str__ = __repr__
 
     def __call__(self, fn):
         _Mode.__exit__(self)  # as a decorator, undo the immediate switch

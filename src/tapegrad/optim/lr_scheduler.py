@@ -36,6 +36,14 @@ def _track_step_called(opt):
     opt.step = wrapper
 
 
+def _warn_get_lr_outside_step(scheduler):
+    """torch's warning for ``scheduler.get_lr()`` called by the user (its value is the formula's next step, not
+    the current learning rate); ``step`` calls it silently."""
+    if not scheduler._get_lr_called_within_step:
+        warnings.warn("To get the last learning rate computed by the scheduler, please use `get_last_lr()`.",
+                      UserWarning, stacklevel=3)
+
+
 class LRScheduler:
     """Base class: ``step()`` advances ``last_epoch`` and sets each group's ``lr``; ``get_last_lr()``."""
 
@@ -147,6 +155,7 @@ class LambdaLR(_LambdaScheduler):
     """``lr = base_lr * lr_lambda(epoch)``."""
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         return [base * lmbda(self.last_epoch) for lmbda, base in zip(self.lr_lambdas, self.base_lrs)]
 
 
@@ -154,6 +163,7 @@ class MultiplicativeLR(_LambdaScheduler):
     """``lr = lr * lr_lambda(epoch)`` each step."""
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if not self._is_initial:
             return [g["lr"] * lmbda(self.last_epoch) for lmbda, g in zip(self.lr_lambdas,
                                                                           self.optimizer.param_groups)]
@@ -168,6 +178,7 @@ class StepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
@@ -184,6 +195,7 @@ class MultiStepLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self.last_epoch not in self.milestones:
             return self._lrs()
         return [lr * self.gamma ** self.milestones[self.last_epoch] for lr in self._lrs()]
@@ -203,6 +215,7 @@ class ConstantLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self.last_epoch == 0:
             return [lr * self.factor for lr in self._lrs()]
         if self.last_epoch != self.total_iters:
@@ -222,6 +235,7 @@ class LinearLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self.last_epoch == 0:
             return [lr * self.start_factor for lr in self._lrs()]
         if self._is_initial or self.last_epoch > self.total_iters:
@@ -243,6 +257,7 @@ class ExponentialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self._is_initial:  # the constructor's step (last_epoch 0, or k when resuming) keeps the lr
             return self._lrs()
         return [lr * self.gamma for lr in self._lrs()]
@@ -259,6 +274,7 @@ class PolynomialLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._lrs()
         f = ((1.0 - self.last_epoch / self.total_iters) / (1.0 - (self.last_epoch - 1) / self.total_iters)) \
@@ -274,6 +290,7 @@ class CosineAnnealingLR(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         e, T, m = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:  # not `e == 0`: get_lr() called between steps at epoch 0 takes the recursion, as torch
             return self._lrs()
@@ -303,6 +320,7 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         return [self.eta_min + (base - self.eta_min) * (1 + math.cos(math.pi * self.T_cur / self.T_i)) / 2
                 for base in self.base_lrs]
 
@@ -330,8 +348,12 @@ class CosineAnnealingWarmRestarts(LRScheduler):
                 self.T_cur = epoch
         self.last_epoch = math.floor(epoch)
         self._step_count = getattr(self, "_step_count", 0) + 1
-        for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
-            group["lr"] = lr
+        self._get_lr_called_within_step = True
+        try:
+            for group, lr in zip(self.optimizer.param_groups, self.get_lr()):
+                group["lr"] = lr
+        finally:
+            self._get_lr_called_within_step = False
         self._last_lr = self._lrs()
 
 
@@ -414,6 +436,7 @@ class CyclicLR(LRScheduler):
         return (self._scale_fn_custom or self._scale_fn_ref)(x)
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         cycle = math.floor(1 + self.last_epoch / self.total_size)
         x = 1.0 + self.last_epoch / self.total_size - cycle
         if x <= self.step_ratio:
@@ -520,6 +543,7 @@ class OneCycleLR(LRScheduler):
         return (end - start) * pct + start
 
     def get_lr(self):
+        _warn_get_lr_outside_step(self)
         lrs = []
         step_num = self.last_epoch
         if step_num > self.total_steps:

@@ -14,13 +14,18 @@ class CheckpointError(RuntimeError):
     __module__ = "tapegrad.serialization"
 
 
-class WeightsOnlyError(CheckpointError, pickle.UnpicklingError):
+class UnpicklingError(CheckpointError, pickle.UnpicklingError):
     """A ``weights_only`` load refused a pickle (a global, call or build outside the allowed set).
 
-    Both a ``CheckpointError`` and, as torch raises it, a ``pickle.UnpicklingError``.
+    Both a ``CheckpointError`` and, as torch raises it, a ``pickle.UnpicklingError``; named as torch's class, so
+    that a script's failing whole-model ``torch.load`` reports the same exception in both (``WeightsOnlyError``
+    is tapegrad's name for it).
     """
 
     __module__ = "tapegrad.serialization"
+
+
+WeightsOnlyError = UnpicklingError
 
 
 class Corrupt(ValueError):

@@ -285,6 +285,15 @@ def _avg_taps(size, k, s, p, ceil_mode, count_include_pad, scale=1.0):
 
 def _avg_pool(op, d, input, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override):
     nd = input.ndim
+    if d == 2 and nd not in (3, 4):
+        # (torch's avg_pool2d reads the channel count, size(-3), before it checks the dims: a 2-d input is an
+        # IndexError there, as in the pytorch-book's AvgPool2d on an image without its channel dim)
+        if nd == 0:
+            raise IndexError("Dimension specified as -3 but tensor has no dimensions")
+        if nd < 3:
+            _util.normalize_dim(-3, nd)
+        raise RuntimeError("Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size for input, but "
+                           f"got:{shape_str(input.shape)}")
     if nd not in (d + 1, d + 2):
         raise op_error(op, f"non-empty {d + 1}D or {d + 2}D (batch mode) tensor expected for input")
     kernel = _ntuple(kernel_size, d, "kernel_size", op)
@@ -460,6 +469,14 @@ def _one_size(op, output_size):
 
 
 def _adaptive_avg(op, d, input, output_size, one_d=False):
+    if not one_d:
+        if isinstance(output_size, (list, tuple)) and input.ndim <= len(output_size):
+            raise ValueError(f"Input dimension should be at least {len(output_size) + 1}")   # (torch's Python check)
+        ones = output_size if isinstance(output_size, (list, tuple)) else (output_size,) * d
+        if len(ones) == d and all(_is_int(o) and o == 1 for o in ones):
+            # torch computes a global average as a mean over the last d dims before any check of the input's
+            # dims, so any input with d dims is pooled (a 2-d image without its channel dim included)
+            return input.mean(tuple(range(-d, 0)), keepdim=True)
     S, O = _adaptive_sizes(op, d, input, output_size, one_d)
     if all(o == 1 for o in O):   # torch computes a global average as a mean (grad_fn MeanBackward1)
         return input.mean(tuple(range(-d, 0)), keepdim=True)

@@ -167,7 +167,15 @@ def gather(input, dim, index, *, sparse_grad=False, out=None):
 
 
 def _idx_array(index):
-    return index._array if isinstance(index, Tensor) else np.asarray(index)
+    if isinstance(index, Tensor):
+        return index._array
+    if not isinstance(index, np.ndarray):
+        # a list or a number from the user: torch's parser refuses it ("argument 'index' (position 2) must be
+        # Tensor, not list"), which the public function's wrapper words from this failure (_argtypes)
+        from ... import _argtypes
+        err = _argtypes.from_stack()
+        raise err if err is not None else TypeError(f"argument 'index' must be Tensor, not {type(index).__name__}")
+    return index
 
 
 def _empty_index(index):
