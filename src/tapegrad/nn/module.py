@@ -602,7 +602,12 @@ class Module:
                 continue
             else:
                 device = a
-        _check_device(device)
+        if device is not None and _check_device(device, default=False) is not self._on_meta():
+            if self._on_meta():
+                from .._meta import NO_DATA
+                raise NotImplementedError(f"{NO_DATA} Please use torch.nn.Module.to_empty() instead of "
+                                          "torch.nn.Module.to() when moving module from meta to a different device.")
+            self._apply(lambda t: t.to(device))        # (to the meta device: shapes and dtypes kept)
         if memory_format is not None:     # (as torch: 4-d and 5-d parameters and buffers take the layout)
             self._apply(lambda t: t.contiguous(memory_format=memory_format) if t.dim() in (4, 5) else t)
         if dtype is None:
@@ -617,6 +622,17 @@ class Module:
                 return t.to(dtype)
             return t
         return self._apply(convert)
+
+    def _on_meta(self):
+        """Whether the first parameter or buffer is on the meta device (False for a module without any)."""
+        for t in self._apply_targets():
+            return t.is_meta
+        return False
+
+    def _apply_targets(self):
+        for m in self.modules():
+            yield from (p for p in m._parameters.values() if p is not None)
+            yield from (b for b in m._buffers.values() if b is not None and not is_lazy(b))
 
     def _cast_float(self, dt):
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
