@@ -79,6 +79,8 @@ def _device_name(is_meta):
     return "meta" if is_meta else "cpu"
 
 
+_COPIES = {"Copy", "_CopyFrom"}      # (copy_: a CPU tensor may be copied into a meta one, not out of it)
+
 # Ops whose result's shape depends on the data: torch has no meta kernel for them.
 _NO_META = {"Nonzero": NONZERO, "MaskedSelect": _NO_KERNEL.format("masked_select"),
             "Unique": _NO_KERNEL.format("_unique2"), "UniqueConsecutive": _NO_KERNEL.format("unique_consecutive"),
@@ -91,14 +93,15 @@ def apply_meta(cls, args, kwargs):
     the meta arrays with every output made meta (an op whose code left NumPy's dispatch computed on zeros)."""
     meta = False
     first = None          # the device of the first tensor of 1 or more dims: every such tensor must be on it
+    copy = cls.__name__ in _COPIES
     for t in _tensors(args, kwargs):
         m = t._array.__class__ is MetaArray
         meta = meta or m
         if t._array.ndim:
             if first is None:
                 first = m
-            elif m is not first:
-                if not m and cls.__name__ == "Copy":
+            elif m is not first and not (copy and first):     # (copying data into a meta tensor: a no-op)
+                if copy:
                     raise NotImplementedError(NO_DATA)
                 raise RuntimeError(f"Tensor on device {_device_name(m)} is not on the expected device "
                                    f"{_device_name(first)}!")
@@ -107,7 +110,7 @@ def apply_meta(cls, args, kwargs):
             _switch(False)
         return _function._apply_eager(cls, *args, **kwargs)
     if first is False:                       # (a 0-d meta tensor among CPU tensors: no data to compute with)
-        if cls.__name__ == "Copy":
+        if copy:
             raise NotImplementedError(NO_DATA)
         raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
     if cls.__name__ in _NO_META:
@@ -267,7 +270,9 @@ class MetaArray(np.ndarray):
         raise NotImplementedError(NO_DATA)
 
     def __bool__(self):
-        raise RuntimeError(ITEM)
+        """An op's own check of its input's values (``if np.any(index < 0): raise ...``) passes: a meta kernel
+        checks shapes and dtypes only. (``bool(tensor)`` reads the value through ``item``, which raises.)"""
+        return False
 
     def __float__(self):
         raise RuntimeError(ITEM)
