@@ -1,7 +1,7 @@
 """The meta device: tensors with a shape, a dtype and autograd state, but no data (``device='meta'``).
 
-A meta tensor is an ordinary ``Tensor`` whose ``_array`` is a ``MetaArray``: a read-only, zero-strided view of
-one zero of the dtype (``np.broadcast_to``: no memory however large the shape), of a marker ndarray subclass. So
+A meta tensor is an ordinary ``Tensor`` whose ``_array`` is a ``MetaArray``: a zero-strided view of one zero of
+the dtype (no memory however large the shape), of a marker ndarray subclass. So
 every op runs its normal code: NumPy calls on a ``MetaArray`` answer with another ``MetaArray`` of the result's
 shape and dtype (``__array_ufunc__`` works the shape out and the dtype from one-element stand-ins, without
 computing; ``__array_function__`` computes on zero-strided zeros, then drops the data), writes into one do nothing
@@ -44,12 +44,14 @@ def meta_array(shape, dtype) -> MetaArray:
     """A meta array of ``shape`` and ``dtype``: no memory but one element."""
     if _function._meta_step[0] is None:
         _switch(True)
-    return np.broadcast_to(np.zeros((), dtype), tuple(shape)).view(MetaArray)
+    shape = tuple(shape)        # (writable, zero-strided: op code that writes into a stripped view writes one zero)
+    return np.lib.stride_tricks.as_strided(np.zeros((), dtype), shape, (0,) * len(shape)).view(MetaArray)
 
 
 # --- the meta step of Function.apply: on while meta arrays exist ------------------------------------------------
 _live = [0]       # MetaArrays alive (each view counts)
 _lock = threading.Lock()
+_in_op = [0]      # the depth of op calls with a meta input in progress (their data checks pass)
 
 
 def _switch(on):
@@ -115,7 +117,11 @@ def apply_meta(cls, args, kwargs):
         raise RuntimeError("Tensor on device meta is not on the expected device cpu!")
     if cls.__name__ in _NO_META:
         raise NotImplementedError(_NO_META[cls.__name__])
-    out = _function._apply_eager(cls, *args, **kwargs)
+    _in_op[0] += 1
+    try:
+        out = _function._apply_eager(cls, *args, **kwargs)
+    finally:
+        _in_op[0] -= 1
     for o in (out if out.__class__ is tuple else (out,)):
         if isinstance(o, _function._Tensor) and o._array.__class__ is not MetaArray:
             o._array = meta_array(o._array.shape, o._array.dtype)
@@ -131,6 +137,13 @@ def skips_meta(fill):
         return fill(tensor, *args, **kwargs)
     functools.update_wrapper(skipping, fill)
     return skipping
+
+
+def as_meta_tensor(t):
+    """``t`` with a meta array (the same tensor when it has one already)."""
+    if t._array.__class__ is not MetaArray:
+        t._array = meta_array(t._array.shape, t._array.dtype)
+    return t
 
 
 def is_meta_array(a) -> bool:
@@ -192,7 +205,9 @@ class MetaArray(np.ndarray):
         if method == "at":                    # in place, into a meta array: nothing to write
             return None
         if out is not None and not all(o.__class__ is MetaArray for o in out):
-            raise NotImplementedError(NO_DATA)   # (data out of a meta array into a real one)
+            if not _in_op[0]:                # (data out of a meta array into a real one)
+                raise NotImplementedError(NO_DATA)
+            return out[0] if len(out) == 1 else out    # (an op's own scratch: its result is made meta)
         with np.errstate(all="ignore"):
             if method == "__call__" and ufunc.signature is None:
                 where = kwargs.pop("where", True)
@@ -231,7 +246,7 @@ class MetaArray(np.ndarray):
             raise cls(_DATA_DEPENDENT[func])
         out = kwargs.pop("out", None)
         if func is np.copyto:               # a copy into a meta array: nothing to write
-            if args[0].__class__ is not MetaArray:
+            if args[0].__class__ is not MetaArray and not _in_op[0]:
                 raise NotImplementedError(NO_DATA)
             return None
         kwargs = {k: _stand_in(v) for k, v in kwargs.items()}
@@ -240,7 +255,7 @@ class MetaArray(np.ndarray):
         if func in _SHAPE_ONLY:
             return r
         if out is not None:
-            if out.__class__ is not MetaArray:
+            if out.__class__ is not MetaArray and not _in_op[0]:
                 raise NotImplementedError(NO_DATA)
             return out
         return _as_meta(r)
@@ -270,9 +285,11 @@ class MetaArray(np.ndarray):
         raise NotImplementedError(NO_DATA)
 
     def __bool__(self):
-        """An op's own check of its input's values (``if np.any(index < 0): raise ...``) passes: a meta kernel
-        checks shapes and dtypes only. (``bool(tensor)`` reads the value through ``item``, which raises.)"""
-        return False
+        """Inside an op, its own check of its input's values (``if np.any(index < 0): raise ...``) passes: a meta
+        kernel checks shapes and dtypes only. Anywhere else a truth value would be data: torch's error."""
+        if _in_op[0]:
+            return False
+        raise RuntimeError(ITEM)
 
     def __float__(self):
         raise RuntimeError(ITEM)

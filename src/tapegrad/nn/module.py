@@ -192,6 +192,19 @@ class _BackwardHook:
         return new[0] if single else new
 
 
+def _placing(init):
+    """``init`` run under ``with tapegrad.device("meta"):`` when it is given ``device="meta"``."""
+    def __init__(self, *args, **kwargs):
+        d = kwargs.get("device")
+        if d is None or getattr(d, "type", d) != "meta":
+            return init(self, *args, **kwargs)
+        from ..tensor import device
+        with device("meta"):
+            return init(self, *args, **kwargs)
+    functools.update_wrapper(__init__, init)
+    return __init__
+
+
 class Module:
     """Base class for all neural network modules; subclasses set layers as attributes and define ``forward``.
 
@@ -204,6 +217,15 @@ class Module:
     _version = 1
     dump_patches = False
     call_super_init = False
+
+    def __init_subclass__(cls, **kwargs):
+        """A module whose ``__init__`` takes torch's ``device=`` builds on the meta device when given it (its
+        parameters and buffers made there, as torch's ``factory_kwargs`` do)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        code = getattr(init, "__code__", None)
+        if code is not None and "device" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            cls.__init__ = _placing(init)
 
     def __init__(self, *args, **kwargs):
         if kwargs:
