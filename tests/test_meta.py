@@ -11,6 +11,15 @@ import tapegrad
 from tapegrad.autograd import function as _function
 
 
+@pytest.fixture(autouse=True)
+def _meta_step_off_after():
+    """No meta tensor outlives a test here, so the meta step is off again for the tests after these."""
+    yield
+    gc.collect()
+    tapegrad.ones(1) + 1
+    assert _function._meta_step[0] is None
+
+
 def _describe(r, strides=True):
     """What a result says without data: device, shape, dtype, requires_grad, strides (a meta tensor here is
     always row-major: a view's differ from torch's), printed form (tuples, the named tuples of max/sort/topk,

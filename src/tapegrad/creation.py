@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _dtype, _random
 from ._random import _gen
-from ._meta import meta_array
+from ._meta import meta_array as _meta_array
 from .tensor import Tensor, _check_device, _size, _varargs_keyword, int_arg, invalid_arguments
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
@@ -19,7 +19,7 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
 
 
 def _finish(arr, requires_grad, meta=False):
-    t = Tensor._make(meta_array(arr.shape, arr.dtype) if meta else arr)
+    t = Tensor._make(_meta_array(arr.shape, arr.dtype) if meta else arr)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -375,7 +375,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
     meta = _check_device(device, layout)
     if kw:
         size = _varargs_keyword(size, kw, "zeros", "size")
-    return _made((meta_array if meta else np.zeros)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
+    return _made((_meta_array if meta else np.zeros)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
                  "zeros")
 
 
@@ -384,7 +384,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=Fa
     meta = _check_device(device, layout)
     if kw:
         size = _varargs_keyword(size, kw, "ones", "size")
-    return _made((meta_array if meta else np.ones)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
+    return _made((_meta_array if meta else np.ones)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
                  "ones")
 
 
@@ -401,7 +401,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         if memory_format is preserve_format:
             raise RuntimeError("unsupported memory format Preserve")
         perm = _format_perm(memory_format, len(shape))
-    return _made(_laid_out(meta_array if meta else np.empty, shape, _dt(_out_dtype(dtype, out)), perm), requires_grad,
+    return _made(_laid_out(_meta_array if meta else np.empty, shape, _dt(_out_dtype(dtype, out)), perm), requires_grad,
                  out, "empty")
 
 
@@ -415,7 +415,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, re
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.result_type(fill_value)
     shape = _size((size,) if isinstance(size, int) else (size,))
     if meta:
-        return _made(meta_array(shape, d.np), requires_grad, out, "full", meta)
+        return _made(_meta_array(shape, d.np), requires_grad, out, "full", meta)
     arr = np.full(shape, _dtype.fill_scalar(fill_value, d, False), d.np)
     return _made(arr, requires_grad, out, "full")
 
@@ -454,7 +454,7 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
                pin_memory=False):
     dt = _like(input, dtype, device, layout)
     if _like_meta(input, device):
-        return _finish(meta_array(input._array.shape, dt), requires_grad)
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.zeros, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -463,7 +463,7 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
               pin_memory=False):
     dt = _like(input, dtype, device, layout)
     if _like_meta(input, device):
-        return _finish(meta_array(input._array.shape, dt), requires_grad)
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.ones, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -472,7 +472,7 @@ def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
                pin_memory=False):
     dt = _like(input, dtype, device, layout)
     if _like_meta(input, device):
-        return _finish(meta_array(input._array.shape, dt), requires_grad)
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.empty, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -482,7 +482,7 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
     d = _dtype.from_numpy_dtype(_like(input, dtype, device, layout)) if dtype is None else _dtype.to_dtype(dtype)
     v = _dtype.fill_scalar(fill_value, d, halves=False)
     if _like_meta(input, device):
-        return _finish(meta_array(input._array.shape, d.np), requires_grad)
+        return _finish(_meta_array(input._array.shape, d.np), requires_grad)
     return _finish(_laid_out(lambda shape, dt: np.full(shape, v, dt), input._array.shape, d.np,
                              _dim_order(input._array, memory_format)), requires_grad)
 
@@ -694,7 +694,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
     shape = _sizes(size, kw, "rand")
     d = _float_dt(_out_dtype(dtype, out))
     if meta:                                      # (no data: nothing drawn)
-        return _made(meta_array(shape, d.np), requires_grad, out, "rand")
+        return _made(_meta_array(shape, d.np), requires_grad, out, "rand")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     arr = _random_values(lambda n, k: _random.uniform(g, n, 0.0, 1.0, k), shape, d)
@@ -709,7 +709,7 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     shape = _sizes(size, kw, "randn")
     d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
     if meta:
-        return _made(meta_array(shape, d.np), requires_grad, out, "randn")
+        return _made(_meta_array(shape, d.np), requires_grad, out, "randn")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     std = math.sqrt(0.5) if d.is_complex else 1.0
@@ -741,7 +741,7 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
     shape = _size((size,))
     if meta:
-        return _made(meta_array(shape, d.np), requires_grad, out, "randint")
+        return _made(_meta_array(shape, d.np), requires_grad, out, "randint")
     arr = _random.integers(_gen(generator), math.prod(shape), low, high).reshape(shape)
     return _made(arr.astype(d.np), requires_grad, out, "randint")
 
@@ -753,7 +753,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
     if meta:
-        return _made(meta_array((int(n),), _dt(_out_dtype(dtype, out), _dtype.int64)), requires_grad, out,
+        return _made(_meta_array((int(n),), _dt(_out_dtype(dtype, out), _dtype.int64)), requires_grad, out,
                      "randperm")
     arr = np.array(_random.randperm(_gen(generator), int(n)), _dt(_out_dtype(dtype, out), _dtype.int64))
     return _made(arr, requires_grad, out, "randperm")

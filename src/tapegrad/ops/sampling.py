@@ -18,7 +18,7 @@ import numpy as np
 from .. import _dtype
 from .. import _random as R
 from .._random import _gen
-from .._meta import skips_meta
+from .._meta import skips_meta as _skips_meta
 from ._util import Primitive, Tensor, apply_inplace, assert_no_overlap, bind, input_shape
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
@@ -315,7 +315,7 @@ def _as_complex(vals, a):
     return vals if a.dtype.kind != "c" else (vals[..., 0] + 1j * vals[..., 1]).astype(a.dtype)
 
 
-@skips_meta
+@_skips_meta
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     """Fill with samples of the uniform distribution on [from, to) (a complex tensor: both parts, as torch)."""
     from_ = kw.pop("from", from_)
@@ -328,7 +328,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     return _fill(self, _as_complex(sample.astype(a.dtype, copy=False), self._array), "UniformBackward0")
 
 
-@skips_meta
+@_skips_meta
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with samples of the normal distribution N(mean, std**2) (a complex tensor: each part with the mean
     and std / sqrt(2), as torch)."""
@@ -350,7 +350,7 @@ def _check_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
 
 
-@skips_meta
+@_skips_meta
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 (probability ``p``, a number or a tensor broadcast to self) or 0, in self's dtype."""
     shape = self._array.shape
@@ -371,7 +371,7 @@ def _real_only(x, what):
                            f"floating point but you specified {name}")
 
 
-@skips_meta
+@_skips_meta
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples of the exponential distribution of rate ``lambd`` (mean 1 / lambd)."""
     _real_only(self, "Exponential")
@@ -380,7 +380,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return _fill(self, _draw(self, generator, lambda g, n: R.exponential(g, n, float(lambd))), "ExponentialBackward0")
 
 
-@skips_meta
+@_skips_meta
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples of the Cauchy distribution around ``median`` with scale ``sigma``."""
     _real_only(self, "Cauchy")
@@ -390,7 +390,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
                  "CauchyBackward0")
 
 
-@skips_meta
+@_skips_meta
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples whose logarithm is N(mean, std**2)."""
     _continuous(self, "log_normal_cpu")
@@ -400,7 +400,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
                  "LogNormalBackward0")
 
 
-@skips_meta
+@_skips_meta
 def geometric_(self, p, *, generator=None):
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     if self._array.dtype == np.bool_:
@@ -421,7 +421,7 @@ def _random_range(x):
     return int(np.iinfo(d.np).max)
 
 
-@skips_meta
+@_skips_meta
 def random_(self, *args, generator=None, **kw):
     """Fill with integers drawn uniformly: ``random_()`` in [0, the dtype's largest exact integer],
     ``random_(to)`` in [0, to), ``random_(from, to)`` in [from, to) (``to=None``: up to the dtype's largest)."""
