@@ -81,6 +81,8 @@ FACTORIES = {
     "to_meta_f64": lambda T: T.ones(2, 3).to("meta", T.float64),
     "to_meta_rg": lambda T: T.ones(2, requires_grad=True).to(device="meta"),
     "meta_to_meta": lambda T: _m(T, 2).to("meta"),
+    "legacy_new": lambda T: _m(T, 2).new(3),
+    "multinomial": lambda T: T.multinomial(_m(T, 2, 3), 2),
 }
 
 
@@ -184,6 +186,8 @@ ERRORS = {
     "copy_out": lambda T: T.ones(2, 3).copy_(_m(T, 2, 3)),
     "copy_out_0d": lambda T: T.ones(2)[0:1].copy_(_m(T)),
     "module_to_cpu": lambda T: T.nn.Linear(2, 2, device="meta").to("cpu"),
+    "bincount": lambda T: T.bincount(T.empty(3, dtype=T.long, device="meta")),
+    "format_0d": lambda T: f"{_m(T):.3f}",
 }
 
 
@@ -202,6 +206,14 @@ def test_device_properties_as_torch(torch):
         assert x.stride() == (3, 1) and x.is_contiguous() and x.data_ptr() == 0
         assert not T.ones(1).is_meta and T.ones(1).device.type == "cpu"
         assert x.t().shape == (3, 2) and x.numel() == 6 and x.element_size() == 4
+
+
+def test_formatting_and_assert_close_as_torch(torch):
+    for T in (tapegrad, torch):
+        assert f"{_m(T)}" == "tensor(..., device='meta', size=())"
+        T.testing.assert_close(_m(T, 2, 3), _m(T, 2, 3))
+        with pytest.raises(AssertionError):
+            T.testing.assert_close(_m(T, 2, 3), _m(T, 3, 2))
 
 
 def test_nothing_is_drawn_on_meta(torch):

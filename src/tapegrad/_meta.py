@@ -189,7 +189,8 @@ _SHAPE_ONLY = {np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj, np.res
 _DATA_DEPENDENT = {np.nonzero: NONZERO, np.flatnonzero: NONZERO, np.argwhere: NONZERO,
                    np.unique: _NO_KERNEL.format("_unique2"), np.extract: _NO_KERNEL.format("masked_select"),
                    np.array_equal: _NO_KERNEL.format("equal"), np.array_equiv: _NO_KERNEL.format("equal"),
-                   np.allclose: ITEM, np.count_nonzero: _NO_KERNEL.format("count_nonzero")}
+                   np.allclose: ITEM, np.count_nonzero: _NO_KERNEL.format("count_nonzero"),
+                   np.bincount: _NO_KERNEL.format("bincount")}
 
 
 class MetaArray(np.ndarray):

@@ -721,7 +721,7 @@ class Tensor:
 
     def __format__(self, spec):
         # as torch: a 0-d tensor formats as its Python number (f"{w.grad}" -> "-8.0")
-        if self._array.ndim == 0:
+        if self._array.ndim == 0 and self._array.__class__ is not _MetaArray:
             return format(self._array.item(), spec)
         return object.__format__(self, spec)
 

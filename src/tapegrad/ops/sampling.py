@@ -229,6 +229,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     shape = a.shape[:-1] + (num_samples,)
     if a.ndim == 2 and a.shape[0] == 0:
         return _out(Tensor._make(np.zeros(shape, np.int64)), out)
+    if input.is_meta:             # (no data: nothing checked, nothing drawn)
+        from .._meta import meta_array
+        return _out(Tensor._make(meta_array(shape, np.int64)), out)
     rows = a.reshape(a.size // n if n else a.shape[0] if a.ndim == 2 else 1, n)
     g = _gen(generator)
     if not replacement or num_samples == 1:
