@@ -289,6 +289,26 @@ def test_modules_to_meta_and_back(torch):
         [str(v).replace("torch.", "tapegrad.") for v in theirs]
 
 
+def test_loading_into_a_meta_model_without_assign_warns_as_torch(torch):
+    import warnings
+    for T in (tapegrad, torch):
+        m = T.nn.Linear(2, 2, device="meta")
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            m.load_state_dict(T.nn.Linear(2, 2).state_dict())
+        assert [str(w.message)[:40] for w in seen] == ["for weight: copying from a non-meta para",
+                                                       "for bias: copying from a non-meta parame"]
+        assert m.weight.is_meta
+
+
+def test_windows_and_frequencies_on_meta(torch):
+    for f in (lambda T: T.hann_window(8, device="meta"), lambda T: T.fft.rfftfreq(6, device="meta"),
+              lambda T: T.fft.fft(_m(T, 4, 8)), lambda T: T.stft(_m(T, 64), 16, window=T.hann_window(16, device="meta"), return_complex=True)):
+        assert _outcome(f, tapegrad, strides=False) == _outcome(f, torch, strides=False)
+    with pytest.raises(RuntimeError, match="sparse tensors are CPU only"):
+        tapegrad.sparse_coo_tensor([[0]], [1.0], (2,), device="meta")
+
+
 def test_functional_call_on_a_meta_base_under_vmap(torch):
     import copy
 

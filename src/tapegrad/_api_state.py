@@ -123,7 +123,7 @@ def get_default_device():
 
 def set_default_device(device) -> None:
     """The CPU (or None, which resets to it) or the meta device, as tapegrad has no other device."""
-    from .tensor import _default_device, _require_cpu
+    from .tensor import _default_changed, _default_device, _require_cpu
     from .tensor import device as _device
     d = None
     if device is not None:
@@ -132,6 +132,7 @@ def set_default_device(device) -> None:
             _require_cpu(d)
             d = None
     _default_device[0] = d
+    _default_changed()
 
 
 def set_default_tensor_type(t) -> None:

@@ -1,14 +1,15 @@
 """The meta device: tensors with a shape, a dtype and autograd state, but no data (``device='meta'``).
 
 A meta tensor is an ordinary ``Tensor`` whose ``_array`` is a ``MetaArray``: a zero-strided view of one zero of
-the dtype (no memory however large the shape), of a marker ndarray subclass. So
-every op runs its normal code: NumPy calls on a ``MetaArray`` answer with another ``MetaArray`` of the result's
-shape and dtype (``__array_ufunc__`` works the shape out and the dtype from one-element stand-ins, without
-computing; ``__array_function__`` computes on zero-strided zeros, then drops the data), writes into one do nothing
-(copying into a meta tensor is allowed, as in torch), and reading its data raises torch's errors. An op whose code
-leaves NumPy's dispatch (``np.asarray`` and friends) still gives a meta result: the first meta tensor made turns
-on the meta step of ``Function.apply`` (``autograd/function.py``, ``_apply_meta``), which checks devices, refuses
-the data-dependent ops as torch does, and makes every output of an op with a meta input a meta tensor.
+the dtype (no memory however large the shape), of a marker ndarray subclass. So every op runs its normal code:
+NumPy calls on a ``MetaArray`` answer with another ``MetaArray`` of the result's shape and dtype
+(``__array_ufunc__`` works the shape out and the dtype from one-element stand-ins, without computing;
+``__array_function__`` computes on zero-strided zeros, then drops the data), writes into one do nothing (copying
+into a meta tensor is allowed, as in torch), and reading its data raises torch's errors. An op whose code leaves
+NumPy's dispatch (``np.asarray`` and friends) still gives a meta result: while meta arrays exist, ``apply_meta``
+is the last step of ``Function.apply`` before eager (``autograd/function.py``, ``_meta_step``); it checks devices,
+refuses the data-dependent ops as torch does, and makes every output of an op with a meta input a meta tensor.
+See docs/design.md, "The meta device".
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import numpy as np
 
 from .autograd import function as _function
 
-__all__ = ["MetaArray", "meta_array", "is_meta_array", "NO_DATA"]
+__all__ = ["MetaArray", "meta_array", "as_meta_tensor", "skips_meta", "apply_meta", "NO_DATA"]
 
 NO_DATA = "Cannot copy out of meta tensor; no data!"
 ITEM = "Tensor.item() cannot be called on meta tensors"
@@ -33,11 +34,6 @@ NONZERO = ("The register_meta function for torch.nonzero() raises unimplemented 
            "data-independent implementation does not exist. This implementation returns a fake value, assuming all "
            "elements of the tensor are non-zero. To enable this registration, please set "
            "'torch.fx.experimental._config.meta_nonzero_assume_all_nonzero' to True.")
-
-
-def no_kernel(op):
-    """torch's error for an op that has no meta implementation (its result's shape depends on the data)."""
-    return NotImplementedError(_NO_KERNEL.format(op))
 
 
 def meta_array(shape, dtype) -> MetaArray:
@@ -144,10 +140,6 @@ def as_meta_tensor(t):
     if t._array.__class__ is not MetaArray:
         t._array = meta_array(t._array.shape, t._array.dtype)
     return t
-
-
-def is_meta_array(a) -> bool:
-    return a.__class__ is MetaArray
 
 
 def _stand_in(x):

@@ -18,8 +18,8 @@ __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "ful
            "randint", "randperm", "rand_like", "randn_like", "randint_like", "scalar_tensor"]
 
 
-def _finish(arr, requires_grad, meta=False):
-    t = Tensor._make(_meta_array(arr.shape, arr.dtype) if meta else arr)
+def _finish(arr, requires_grad):
+    t = Tensor._make(arr)
     if requires_grad:
         t.requires_grad = True
     return t
@@ -304,7 +304,8 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     meta = _check_device(device)
     if isinstance(data, Tensor):
         _copy_construct_warning("tapegrad.tensor")
-    return _finish(_from_data(data, dtype), requires_grad, meta)
+    arr = _from_data(data, dtype)
+    return _finish(_meta_array(arr.shape, arr.dtype) if meta else arr, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
@@ -352,7 +353,7 @@ def _made(arr, requires_grad, out=None, op="", meta=False):
     """The new tensor, or ``out`` holding it (resized when its shape differs, as torch's ``out=``); ``meta``: on
     the meta device (its shape and dtype only)."""
     if out is None:
-        return _finish(arr, requires_grad, meta)
+        return _finish(_meta_array(arr.shape, arr.dtype) if meta else arr, requires_grad)
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if out._array.shape != arr.shape:

@@ -118,10 +118,12 @@ class device:
         if self.type != "meta":
             _require_cpu(self)
         _default_device.append(self if self.type == "meta" else None)
+        _default_changed()
         return self
 
     def __exit__(self, *exc):
         _default_device.pop()
+        _default_changed()
         return None
 
 
@@ -140,6 +142,12 @@ _META = device("meta")
 # The device factories create on when given none: the last entry (None: the CPU). ``set_default_device`` sets the
 # first, ``with device(...)`` pushes one.
 _default_device = [None]
+_default_now = None         # (its last entry, read by every factory call: a global is the cheapest read)
+
+
+def _default_changed():
+    global _default_now
+    _default_now = _default_device[-1]
 
 
 class _NamedConstant:
@@ -259,9 +267,11 @@ def _check_device(d, lay=None, default=True):
     """The checks every creation function (and ``Tensor.to``, ``Module.to``) makes of its ``device=`` and
     ``layout=`` (CPU or meta, dense only); True for the meta device (``d``, or the default device when ``d`` is
     None and ``default``). An accelerator torch knows raises a CPU-only torch build's own error."""
+    if d is None:
+        d = _default_now if default else None
+        if d is None and lay is None:          # (the usual call: nothing to check)
+            return False
     meta = False
-    if d is None and default:
-        d = _default_device[-1]
     if d is not None and d is not _CPU:
         dev = d if isinstance(d, device) else device(d)
         if dev.type == "meta":
