@@ -303,7 +303,8 @@ def test_loading_into_a_meta_model_without_assign_warns_as_torch(torch):
 
 def test_windows_and_frequencies_on_meta(torch):
     for f in (lambda T: T.hann_window(8, device="meta"), lambda T: T.fft.rfftfreq(6, device="meta"),
-              lambda T: T.fft.fft(_m(T, 4, 8)), lambda T: T.stft(_m(T, 64), 16, window=T.hann_window(16, device="meta"), return_complex=True)):
+              lambda T: T.fft.fft(_m(T, 4, 8)),
+              lambda T: T.stft(_m(T, 64), 16, window=T.hann_window(16, device="meta"), return_complex=True)):
         assert _outcome(f, tapegrad, strides=False) == _outcome(f, torch, strides=False)
     with pytest.raises(RuntimeError, match="sparse tensors are CPU only"):
         tapegrad.sparse_coo_tensor([[0]], [1.0], (2,), device="meta")
