@@ -49,5 +49,5 @@ def test_other_devices_still_say_cpu_only():
     with pytest.raises(RuntimeError, match="CPU only"):
         tapegrad.Generator(device="cuda")
     with pytest.raises(RuntimeError, match="CPU only"):
-        tapegrad.zeros(2).to("meta")
+        tapegrad.zeros(2).to("hpu")
     assert tapegrad.zeros(2).to("cpu").device.type == "cpu"

@@ -115,15 +115,24 @@ def init_num_threads() -> None:
 
 
 def get_default_device():
-    from .tensor import device
-    return device("cpu")
+    """The device factories create on when given none: the CPU, or the meta device (``set_default_device``,
+    ``with tapegrad.device("meta"):``)."""
+    from .tensor import _default_device, device
+    return _default_device[-1] or device("cpu")
 
 
 def set_default_device(device) -> None:
-    """Only the CPU (or None, which resets to it) is accepted, as tapegrad has no other device."""
+    """The CPU (or None, which resets to it) or the meta device, as tapegrad has no other device."""
+    from .tensor import _default_changed, _default_device, _require_cpu
+    from .tensor import device as _device
+    d = None
     if device is not None:
-        from .tensor import _require_cpu
-        _require_cpu(device)
+        d = device if isinstance(device, _device) else _device(device)
+        if d.type != "meta":
+            _require_cpu(d)
+            d = None
+    _default_device[0] = d
+    _default_changed()
 
 
 def set_default_tensor_type(t) -> None:

@@ -263,8 +263,13 @@ Variable.__module__ = "tapegrad.autograd.variable"
 
 
 def new(self, *args, device=None):
-    """``x.new(...)``: the legacy constructor with x's dtype (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``)."""
-    return legacy_new(self.dtype, args, device)
+    """``x.new(...)``: the legacy constructor with x's dtype (``x.new(2, 3)``, ``x.new([1, 2])``, ``x.new()``), on
+    x's device (a meta tensor's: a meta tensor of that shape)."""
+    t = legacy_new(self.dtype, args, device)
+    if self.is_meta and device is None and not (len(args) == 1 and isinstance(args[0], Tensor)):
+        from ._meta import as_meta_tensor
+        return as_meta_tensor(t)
+    return t
 
 
 Tensor.new = new

@@ -192,7 +192,13 @@ def tensor_repr(t, prefix="tensor(") -> str:
     suffixes = []
     default_complex = _dtype.complex128 if _dtype.get_default_dtype() is _dtype.float64 else _dtype.complex64
     default = d in (_dtype.get_default_dtype(), _dtype.int64, _dtype.bool, default_complex)
-    if a.size == 0:
+    if t.is_meta:               # no data: its device, size and (not the default float) dtype, as torch's
+        suffixes.append("device='meta'")
+        suffixes.append("size=" + str(tuple(a.shape)))
+        if d is not _dtype.get_default_dtype():
+            suffixes.append(f"dtype={d}")
+        body = "..."
+    elif a.size == 0:
         if a.ndim != 1:
             suffixes.append("size=" + str(tuple(a.shape)))
         if d is not _dtype.get_default_dtype():

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import _dtype, _random
 from ._random import _gen
+from ._meta import meta_array as _meta_array
 from .tensor import Tensor, _check_device, _size, _varargs_keyword, int_arg, invalid_arguments
 
 __all__ = ["tensor", "as_tensor", "from_numpy", "asarray", "zeros", "ones", "full", "empty", "zeros_like",
@@ -300,15 +301,18 @@ def tensor(data, dtype=None, device=None, requires_grad=False, pin_memory=False)
     >>> tapegrad.tensor(2.0, dtype=tapegrad.float64)
     tensor(2., dtype=tapegrad.float64)
     """
-    _check_device(device)
+    meta = _check_device(device)
     if isinstance(data, Tensor):
         _copy_construct_warning("tapegrad.tensor")
-    return _finish(_from_data(data, dtype), requires_grad)
+    arr = _from_data(data, dtype)
+    return _finish(_meta_array(arr.shape, arr.dtype) if meta else arr, requires_grad)
 
 
 def as_tensor(data, dtype=None, device=None):
     """Like ``tensor`` but shares memory with an ndarray or tensor of the right dtype."""
-    _check_device(device)
+    if _check_device(device):
+        return tensor(data, dtype=dtype, device=device) if not isinstance(data, Tensor) else \
+            data.to(dtype=dtype, device="meta")
     if isinstance(data, Tensor):
         return data if dtype is None or data.dtype is _dtype.to_dtype(dtype) else data.to(dtype)
     if dtype is not None and not isinstance(data, (np.ndarray, np.generic)):
@@ -349,10 +353,11 @@ def _dt(dtype, default=None):
     return _dtype.to_dtype(dtype).np if dtype is not None else (default or _dtype.get_default_dtype()).np
 
 
-def _made(arr, requires_grad, out=None, op=""):
-    """The new tensor, or ``out`` holding it (resized when its shape differs, as torch's ``out=``)."""
+def _made(arr, requires_grad, out=None, op="", meta=False):
+    """The new tensor, or ``out`` holding it (resized when its shape differs, as torch's ``out=``); ``meta``: on
+    the meta device (its shape and dtype only)."""
     if out is None:
-        return _finish(arr, requires_grad)
+        return _finish(_meta_array(arr.shape, arr.dtype) if meta else arr, requires_grad)
     if not isinstance(out, Tensor):
         raise TypeError(f"{op}(): argument 'out' must be Tensor, not {type(out).__name__}")
     if out._array.shape != arr.shape:
@@ -372,24 +377,26 @@ def _out_dtype(dtype, out):
 
 def zeros(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     """A tensor of zeros: ``zeros(2, 3)``, ``zeros((2, 3))`` or ``zeros(size=(2, 3))``."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if kw:
         size = _varargs_keyword(size, kw, "zeros", "size")
-    return _made(np.zeros(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "zeros")
+    return _made((_meta_array if meta else np.zeros)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
+                 "zeros")
 
 
 def ones(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False, **kw):
     """A tensor of ones."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if kw:
         size = _varargs_keyword(size, kw, "ones", "size")
-    return _made(np.ones(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out, "ones")
+    return _made((_meta_array if meta else np.ones)(_size(size), _dt(_out_dtype(dtype, out))), requires_grad, out,
+                 "ones")
 
 
 def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False,
           memory_format=None, **kw):
     """An uninitialised tensor (``memory_format=tapegrad.channels_last``: its dims laid out NHWC)."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if kw:
         size = _varargs_keyword(size, kw, "empty", "size")
     shape = _size(size)
@@ -399,24 +406,34 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, requires_grad=F
         if memory_format is preserve_format:
             raise RuntimeError("unsupported memory format Preserve")
         perm = _format_perm(memory_format, len(shape))
-    return _made(_laid_out(np.empty, shape, _dt(_out_dtype(dtype, out)), perm), requires_grad, out, "empty")
+    return _made(_laid_out(_meta_array if meta else np.empty, shape, _dt(_out_dtype(dtype, out)), perm), requires_grad,
+                 out, "empty")
 
 
 def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
          pin_memory=False):
     """A tensor filled with ``fill_value`` (its dtype inferred from the value, as torch does)."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if isinstance(fill_value, Tensor):
         fill_value = fill_value.item()
     dtype = _out_dtype(dtype, out)
     d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.result_type(fill_value)
-    arr = np.full(_size((size,) if isinstance(size, int) else (size,)), _dtype.fill_scalar(fill_value, d, False), d.np)
+    shape = _size((size,) if isinstance(size, int) else (size,))
+    if meta:
+        return _made(_meta_array(shape, d.np), requires_grad, out, "full", meta)
+    arr = np.full(shape, _dtype.fill_scalar(fill_value, d, False), d.np)
     return _made(arr, requires_grad, out, "full")
 
 
 def _like(input, dtype, device, layout):
-    _check_device(device, layout)
+    _check_device(device, layout, default=False)
     return _dtype.to_dtype(dtype).np if dtype is not None else input._array.dtype
+
+
+def _like_meta(input, device):
+    """Whether a ``*_like`` result is a meta tensor: on ``device``, else on the input's device (the default device
+    does not count, as in torch)."""
+    return input.is_meta if device is None else _check_device(device, default=False)
 
 
 def _dim_order(a, memory_format):
@@ -441,6 +458,8 @@ def _laid_out(make, shape, dt, perm):
 def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                pin_memory=False):
     dt = _like(input, dtype, device, layout)
+    if _like_meta(input, device):
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.zeros, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -448,6 +467,8 @@ def zeros_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fal
 def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
               pin_memory=False):
     dt = _like(input, dtype, device, layout)
+    if _like_meta(input, device):
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.ones, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -455,6 +476,8 @@ def ones_like(input, *, dtype=None, layout=None, device=None, requires_grad=Fals
 def empty_like(input, *, dtype=None, layout=None, device=None, requires_grad=False, memory_format=None,
                pin_memory=False):
     dt = _like(input, dtype, device, layout)
+    if _like_meta(input, device):
+        return _finish(_meta_array(input._array.shape, dt), requires_grad)
     return _finish(_laid_out(np.empty, input._array.shape, dt, _dim_order(input._array, memory_format)),
                    requires_grad)
 
@@ -463,6 +486,8 @@ def full_like(input, fill_value, *, dtype=None, layout=None, device=None, requir
               pin_memory=False):
     d = _dtype.from_numpy_dtype(_like(input, dtype, device, layout)) if dtype is None else _dtype.to_dtype(dtype)
     v = _dtype.fill_scalar(fill_value, d, halves=False)
+    if _like_meta(input, device):
+        return _finish(_meta_array(input._array.shape, d.np), requires_grad)
     return _finish(_laid_out(lambda shape, dt: np.full(shape, v, dt), input._array.shape, d.np,
                              _dim_order(input._array, memory_format)), requires_grad)
 
@@ -474,7 +499,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     >>> tapegrad.arange(3)
     tensor([0, 1, 2])
     """
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if end is None:
         start, end = 0, start
     vals = [v.item() if isinstance(v, Tensor) else v for v in (start, end, step)]
@@ -510,7 +535,7 @@ def arange(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devi
     else:
         with np.errstate(over="ignore"):
             arr = (vals[0] + np.arange(n, dtype=work) * vals[2]).astype(d.np)
-    return _made(arr, requires_grad, out, "arange")
+    return _made(arr, requires_grad, out, "arange", meta)
 
 
 def _float_range(start, step, n, np_dtype):
@@ -570,7 +595,7 @@ def _space_args(op, start, end, steps, base=None):
 def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     steps = int_arg(steps)
     _space_args("linspace", start, end, steps)
     d = np.dtype(_dt(_out_dtype(dtype, out)))
@@ -578,7 +603,7 @@ def linspace(start, end, steps, *, out=None, dtype=None, layout=None, device=Non
         arr = _linspace_as_torch(float(start), float(end), int(steps), d)
     else:
         arr = np.linspace(start, end, int(steps)).astype(d)
-    return _made(arr, requires_grad, out, "linspace")
+    return _made(arr, requires_grad, out, "linspace", meta)
 
 
 def _linspace_as_torch(lo, hi, n, d):
@@ -622,16 +647,16 @@ def _split(x):
 
 def logspace(start, end, steps, base=10.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     steps = int_arg(steps)
     _space_args("logspace", start, end, steps, base)
     arr = np.logspace(float(start), float(end), int(steps), base=base).astype(_dt(_out_dtype(dtype, out)))
-    return _made(arr, requires_grad, out, "logspace")
+    return _made(arr, requires_grad, out, "logspace", meta)
 
 
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_grad=False, pin_memory=False):
     """The identity matrix (``n`` x ``m``)."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     n, m = int_arg(n), int_arg(m)
     for i, (name, v) in enumerate((("n", n), ("m", m))):
         if v is None:
@@ -641,7 +666,7 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, requires_g
         if v < 0:
             raise RuntimeError(f"{name} must be greater or equal to 0, got {v}")
     arr = np.eye(n, m if m is not None else n, dtype=_dt(_out_dtype(dtype, out)))
-    return _made(arr, requires_grad, out, "eye")
+    return _made(arr, requires_grad, out, "eye", meta)
 
 
 # --- random tensors (torch's numbers for the same seed: see _random.py) ---------------------------------------
@@ -670,9 +695,11 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None, 
          pin_memory=False, **kw):
     """Uniform samples in [0, 1): ``rand(2, 3)``, ``rand((2, 3))``, ``rand(size=(2, 3))`` (complex dtypes: real
     and imaginary parts each uniform)."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     shape = _sizes(size, kw, "rand")
     d = _float_dt(_out_dtype(dtype, out))
+    if meta:                                      # (no data: nothing drawn)
+        return _made(_meta_array(shape, d.np), requires_grad, out, "rand")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     arr = _random_values(lambda n, k: _random.uniform(g, n, 0.0, 1.0, k), shape, d)
@@ -683,9 +710,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           pin_memory=False, **kw):
     """Standard normal samples: ``randn(2, 3)``, ``randn((2, 3))``, ``randn(size=(2, 3))`` (complex dtypes:
     variance 1, half in the real part, half in the imaginary part)."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     shape = _sizes(size, kw, "randn")
     d = _float_dt(_out_dtype(dtype, out), "normal_kernel_cpu")
+    if meta:
+        return _made(_meta_array(shape, d.np), requires_grad, out, "randn")
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one draw per sample)
     g = _gen(generator)
     std = math.sqrt(0.5) if d.is_complex else 1.0
@@ -701,7 +730,7 @@ def _int_range(low, high, op="random_"):
 def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
             requires_grad=False, pin_memory=False):
     """Random integers in [low, high): ``randint(10, (3,))``, ``randint(10, size=(3,))`` or ``randint(0, 10, (3,))``."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     position = ""
     if size is None:                    # randint(high, size): the arguments shift
         low, high, size, position = None, low, high, " (position 2)"
@@ -716,6 +745,8 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
     _int_range(low, high)
     d = _dtype.to_dtype(_out_dtype(dtype, out) or _dtype.int64)
     shape = _size((size,))
+    if meta:
+        return _made(_meta_array(shape, d.np), requires_grad, out, "randint")
     arr = _random.integers(_gen(generator), math.prod(shape), low, high).reshape(shape)
     return _made(arr.astype(d.np), requires_grad, out, "randint")
 
@@ -723,9 +754,12 @@ def randint(low=None, high=None, size=None, *, generator=None, out=None, dtype=N
 def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=None, requires_grad=False,
              pin_memory=False):
     """A random permutation of ``0 .. n-1``."""
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     if n < 0:
         raise RuntimeError(f"n must be non-negative, got{n}")
+    if meta:
+        return _made(_meta_array((int(n),), _dt(_out_dtype(dtype, out), _dtype.int64)), requires_grad, out,
+                     "randperm")
     arr = np.array(_random.randperm(_gen(generator), int(n)), _dt(_out_dtype(dtype, out), _dtype.int64))
     return _made(arr, requires_grad, out, "randperm")
 

@@ -446,7 +446,8 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
             [4., 0.]])
     """
     from .creation import tensor as _tensor
-    _check_device(device)
+    if _check_device(device):
+        raise RuntimeError("tapegrad's sparse tensors are CPU only: a sparse tensor cannot be made on the meta device")
     ind = indices._array if isinstance(indices, Tensor) else np.asarray(indices)
     if ind.ndim != 2:
         raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(ind.shape)}")
@@ -605,7 +606,8 @@ def legacy_sparse_new(d, args, device=None):
     import warnings
 
     from ._legacy import _sizes_only
-    _check_device(device)
+    if _check_device(device):
+        raise RuntimeError("tapegrad's sparse tensors are CPU only: a sparse tensor cannot be made on the meta device")
     shape = _sizes_only(args)
     if not args or shape is not None:
         if args:

@@ -16,7 +16,7 @@ import weakref
 
 import numpy as np
 
-from . import _aliases, _dtype
+from . import _aliases, _dtype, _meta
 from ._ufunc import array_ufunc as _array_ufunc
 from . import autograd as _autograd
 from .autograd import function as _function
@@ -29,6 +29,7 @@ _batched_data = None   # func.vmap's check: reading a batched tensor's data (ite
 __all__ = ["Tensor", "Size", "device", "layout", "strided"]
 
 _FROM_NP = _dtype._FROM_NP
+_MetaArray = _meta.MetaArray
 
 NONLEAF_GRAD_WARNING = (
     "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its .grad attribute won't be "
@@ -112,12 +113,17 @@ class device:
         return hash((self.type, self.index))
 
     def __enter__(self):
-        """``with tapegrad.device("cpu"):`` makes factories inside create on this device: the CPU, tapegrad's only
-        one (and so already the default); another device is refused."""
-        _require_cpu(self)
+        """``with tapegrad.device("meta"):`` makes factories inside create on this device when they are given none
+        (the CPU or the meta device; another device is refused)."""
+        if self.type != "meta":
+            _require_cpu(self)
+        _default_device.append(self if self.type == "meta" else None)
+        _default_changed()
         return self
 
     def __exit__(self, *exc):
+        _default_device.pop()
+        _default_changed()
         return None
 
 
@@ -132,6 +138,16 @@ def _require_cpu(d):
 
 
 _CPU = device("cpu")
+_META = device("meta")
+# The device factories create on when given none: the last entry (None: the CPU). ``set_default_device`` sets the
+# first, ``with device(...)`` pushes one.
+_default_device = [None]
+_default_now = None         # (its last entry, read by every factory call: a global is the cheapest read)
+
+
+def _default_changed():
+    global _default_now
+    _default_now = _default_device[-1]
 
 
 class _NamedConstant:
@@ -259,18 +275,28 @@ def _move_error(kind, where=None):
     return _not_built(kind)
 
 
-def _check_device(d, lay=None):
+def _check_device(d, lay=None, default=True):
     """The checks every creation function (and ``Tensor.to``, ``Module.to``) makes of its ``device=`` and
-    ``layout=`` (CPU and dense only). An accelerator torch knows raises a CPU-only torch build's own error."""
+    ``layout=`` (CPU or meta, dense only); True for the meta device (``d``, or the default device when ``d`` is
+    None and ``default``). An accelerator torch knows raises a CPU-only torch build's own error."""
+    if d is None:
+        d = _default_now if default else None
+        if d is None and lay is None:          # (the usual call: nothing to check)
+            return False
+    meta = False
     if d is not None and d is not _CPU:
         dev = d if isinstance(d, device) else device(d)
-        if dev.type in _NOT_BUILT:
+        if dev.type == "meta":
+            meta = True
+        elif dev.type in _NOT_BUILT:
             raise _not_built(dev.type)
-        _require_cpu(dev)
+        else:
+            _require_cpu(dev)
     if lay is not None and lay is not strided and getattr(lay, "name", None) != "strided":
         raise RuntimeError(f"tapegrad's creation functions make dense tensors only: layout={lay!r} is not "
                            "available (use layout=tapegrad.strided, the default; sparse_coo_tensor() and "
                            "to_sparse() make COO tensors)")
+    return meta
 
 
 class Tensor:
@@ -311,7 +337,7 @@ class Tensor:
     def _make(array, rg=False):
         """Wrap an ndarray (no copy, no checks): the one fast constructor every op uses."""
         t = _new(Tensor)
-        if array.__class__ is not np.ndarray:
+        if array.__class__ is not np.ndarray and array.__class__ is not _MetaArray:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
@@ -325,7 +351,7 @@ class Tensor:
         """``_make`` while some thread is in inference mode: the same, and what it makes in this thread's
         inference mode is an inference tensor (``_inference_marking`` swaps it in and out)."""
         t = _new(Tensor)
-        if array.__class__ is not np.ndarray:
+        if array.__class__ is not np.ndarray and array.__class__ is not _MetaArray:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
@@ -381,7 +407,11 @@ class Tensor:
 
     @property
     def device(self):
-        return _CPU
+        return _META if self._array.__class__ is _MetaArray else _CPU
+
+    @property
+    def is_meta(self) -> bool:
+        return self._array.__class__ is _MetaArray
 
     @property
     def layout(self):
@@ -390,7 +420,6 @@ class Tensor:
     is_cuda = False
     is_sparse = False
     is_quantized = False
-    is_meta = False
 
     def is_floating_point(self) -> bool:
         return self._array.dtype.kind == "f"
@@ -399,19 +428,32 @@ class Tensor:
         return self._array.dtype.kind == "c"
 
     def is_contiguous(self, memory_format=None) -> bool:
+        if self._array.__class__ is _MetaArray:          # (a meta tensor is laid out row-major)
+            return memory_format in (None, contiguous_format, preserve_format) or self.dim() not in (4, 5)
         if memory_format is None:
             return self._array.flags.c_contiguous
         return _is_in_format(self._array, memory_format)
 
     def stride(self, dim=None):
-        """Strides in elements, as torch reports them."""
-        st = tuple(s // self._array.itemsize for s in self._array.strides)
+        """Strides in elements, as torch reports them (a meta tensor's: row-major ones)."""
+        if self._array.__class__ is _MetaArray:
+            st, n = [], 1
+            for k in reversed(self._array.shape):
+                st.append(n)
+                n *= max(k, 1)
+            st = tuple(reversed(st))
+        else:
+            st = tuple(s // self._array.itemsize for s in self._array.strides)
         return st if dim is None else st[dim]
 
     def data_ptr(self) -> int:
+        if self._array.__class__ is _MetaArray:
+            return 0
         return self._array.__array_interface__["data"][0]
 
     def cpu(self):
+        if self._array.__class__ is _MetaArray:
+            raise NotImplementedError(_meta.NO_DATA)
         return self
 
     def cuda(self, device=None, non_blocking=False, memory_format=None):
@@ -636,6 +678,9 @@ class Tensor:
                                "instead.")
         if _function._active[0] and _batched_data is not None:
             _batched_data(self, "data")
+        if self._array.__class__ is _MetaArray:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() to copy the tensor to "
+                            "host memory first.")
         return self._array
 
     def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
@@ -700,7 +745,7 @@ class Tensor:
 
     def __format__(self, spec):
         # as torch: a 0-d tensor formats as its Python number (f"{w.grad}" -> "-8.0")
-        if self._array.ndim == 0:
+        if self._array.ndim == 0 and self._array.__class__ is not _MetaArray:
             return format(self._array.item(), spec)
         return object.__format__(self, spec)
 
@@ -729,48 +774,58 @@ class Tensor:
         return (_rebuild, (self._array, self._rg))
 
     # --- new tensors like this one ----------------------------------------------------------------------
-    def _new(self, array, dtype, requires_grad):
+    def _new(self, array, dtype, requires_grad, meta=False):
         d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
-        t = Tensor._make(np.asarray(array, dtype=d.np))
+        meta = meta or array.__class__ is _MetaArray
+        t = Tensor._make(_meta.meta_array(np.shape(array), d.np) if meta else np.asarray(array, dtype=d.np))
         if requires_grad:
             t.requires_grad = True
         return t
 
+    def _new_on(self, device, layout):
+        """Whether a ``new_*`` result is a meta tensor: on ``device``, else on this tensor's device."""
+        meta = _check_device(device, layout, default=False)
+        return self._array.__class__ is _MetaArray if device is None else meta
+
     def new_tensor(self, data, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False):
-        _check_device(device, layout)
+        meta = self._new_on(device, layout)
         from .creation import _copy_construct_warning, _from_data      # (creation imports this module)
         if isinstance(data, Tensor):
             _copy_construct_warning("tensor.new_tensor")
         t = Tensor._make(_from_data(data, dtype if dtype is not None else self.dtype))   # no inference: self's dtype
+        if meta:
+            t._array = _meta.meta_array(t._array.shape, t._array.dtype)
         if requires_grad:
             t.requires_grad = True
         return t
 
     def new_zeros(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
-        _check_device(device, layout)
+        meta = self._new_on(device, layout)
         if kw:
             size = _varargs_keyword(size, kw, "new_zeros", "size")
-        return self._new(np.zeros(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
-                         dtype, requires_grad)
+        return self._new((np.zeros if not meta else _meta.meta_array)(
+            _size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype), dtype, requires_grad)
 
     def new_ones(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
-        _check_device(device, layout)
+        meta = self._new_on(device, layout)
         if kw:
             size = _varargs_keyword(size, kw, "new_ones", "size")
-        return self._new(np.ones(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
-                         dtype, requires_grad)
+        return self._new((np.ones if not meta else _meta.meta_array)(
+            _size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype), dtype, requires_grad)
 
     def new_empty(self, *size, dtype=None, device=None, requires_grad=False, layout=None, pin_memory=False, **kw):
-        _check_device(device, layout)
+        meta = self._new_on(device, layout)
         if kw:
             size = _varargs_keyword(size, kw, "new_empty", "size")
-        return self._new(np.empty(_size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype),
-                         dtype, requires_grad)
+        return self._new((np.empty if not meta else _meta.meta_array)(
+            _size(size), _dtype.to_dtype(dtype).np if dtype is not None else self._array.dtype), dtype, requires_grad)
 
     def new_full(self, size, fill_value, dtype=None, device=None, requires_grad=False, layout=None,
                  pin_memory=False):
-        _check_device(device, layout)
+        meta = self._new_on(device, layout)
         d = _dtype.to_dtype(dtype) if dtype is not None else self.dtype
+        if meta:
+            return self._new(_meta.meta_array(_size((size,)), d.np), d, requires_grad)
         return self._new(np.full(_size((size,)), _dtype.fill_scalar(fill_value, d, halves=False), d.np), d,
                          requires_grad)
 

@@ -545,6 +545,10 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                                    "graph. Set allow_unused=True if this is the desired behavior.")
         elif not create_graph and g._rg:
             res[k] = g.detach()
+        t = inputs[k]
+        if t.__class__ is not GradientEdge and t._array.__class__ is not np.ndarray and res[k] is not None:
+            from .._meta import as_meta_tensor      # (a meta input's gradient is meta, whatever computed it)
+            res[k] = as_meta_tensor(res[k])
     return tuple(res)
 
 

@@ -339,6 +339,8 @@ class AccumulateGrad(Node):
         else:
             var._grad._array += grad._array
             var._grad._vc[0] += 1
+        if var._array.__class__ is not np.ndarray:
+            _meta_grad(var)
         if self._sparse_rows is not None:
             self._sparse_grad(var)
 
@@ -354,7 +356,7 @@ class AccumulateGrad(Node):
                     grad.flags.writeable:
                 var._grad = _Tensor._make(grad)
             else:
-                var._grad = _Tensor._make(np.array(grad))
+                var._grad = _Tensor._make(np.array(grad) if grad.__class__ is np.ndarray else grad.copy())
         else:
             old = var._grad
             if old._rg:
@@ -362,6 +364,8 @@ class AccumulateGrad(Node):
             else:
                 old._array += grad
                 old._vc[0] += 1
+        if var._array.__class__ is not np.ndarray:
+            _meta_grad(var)
         if self._sparse_rows is not None:
             self._sparse_grad(var)
 
@@ -370,6 +374,14 @@ class AccumulateGrad(Node):
         from ..sparse import sparse_grad
         rows, self._sparse_rows = self._sparse_rows, None
         sparse_grad(var, rows)
+
+
+def _meta_grad(var):
+    """A meta leaf's gradient is meta (a backward formula that left NumPy's dispatch computed it on zeros)."""
+    from .._meta import MetaArray, meta_array
+    g = var._grad
+    if var._array.__class__ is MetaArray and g is not None and g._array.__class__ is not MetaArray:
+        g._array = meta_array(g._array.shape, g._array.dtype)
 
 
 _NO_GRAD_NEEDED = (False,) * 64
@@ -760,7 +772,8 @@ def _apply_interpreted(cls, *args, **kwargs):
     st = _state
     top = st.top
     if top < 0:
-        return _apply_eager(cls, *args, **kwargs)
+        step = _meta_step[0]
+        return _apply_eager(cls, *args, **kwargs) if step is None else step(cls, args, kwargs)
     interp = st.interpreters[top]
     st.top = top - 1
     try:
@@ -770,6 +783,9 @@ def _apply_interpreted(cls, *args, **kwargs):
 
 
 _active = [0]   # active transforms in all threads: Function.apply is the interpreted call while it is above 0
+# The meta device's step (``_meta.apply_meta``), set while meta tensors exist (it counts as one active transform):
+# the last one an op call passes before eager.
+_meta_step = [None]
 _active_lock = __import__("threading").Lock()
 
 

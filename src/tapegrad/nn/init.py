@@ -17,6 +17,7 @@ import numpy as np
 
 from .. import _random as R
 from .._random import _gen
+from .._meta import skips_meta as _skips_meta
 
 __all__ = ["calculate_gain", "uniform_", "normal_", "trunc_normal_", "constant_", "ones_", "zeros_", "eye_",
            "dirac_", "xavier_uniform_", "xavier_normal_", "kaiming_uniform_", "kaiming_normal_", "orthogonal_",
@@ -54,6 +55,7 @@ def calculate_gain(nonlinearity, param=None):
     raise ValueError(f"Unsupported nonlinearity {nonlinearity}")
 
 
+@_skips_meta
 def uniform_(tensor, a=0.0, b=1.0, generator=None):
     """Fill with samples of U(a, b).
 
@@ -63,6 +65,7 @@ def uniform_(tensor, a=0.0, b=1.0, generator=None):
     return _write(tensor, R.in_memory_order(arr, R.uniform(_gen(generator), arr.size, a, b, R.kind(tensor.dtype))))
 
 
+@_skips_meta
 def normal_(tensor, mean=0.0, std=1.0, generator=None):
     """Fill with samples of N(mean, std**2)."""
     arr = tensor._array
@@ -70,6 +73,7 @@ def normal_(tensor, mean=0.0, std=1.0, generator=None):
     return _write(tensor, R.in_memory_order(arr, vals))
 
 
+@_skips_meta
 def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
     """Fill with N(mean, std**2) samples truncated to [a, b], by torch's two rejection samplers (torch's numbers):
     where [a, b] holds more than 30% of the mass, normal draws of the whole tensor, each keeping the values still
@@ -212,6 +216,7 @@ def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gener
     return tensor if std is None else normal_(tensor, 0, std, generator)
 
 
+@_skips_meta
 def orthogonal_(tensor, gain=1, generator=None):
     """Fill with a (semi-)orthogonal matrix (QR of a Gaussian matrix, signs fixed), times ``gain``."""
     if tensor.ndim < 2:
@@ -231,6 +236,7 @@ def orthogonal_(tensor, gain=1, generator=None):
     return _write(tensor, (q * gain).reshape(tensor._array.shape))
 
 
+@_skips_meta
 def sparse_(tensor, sparsity, std=0.01, generator=None):
     """A 2-D normal(0, std) matrix with a fraction ``sparsity`` of each column set to zero."""
     if tensor.ndim != 2:

@@ -224,6 +224,19 @@ class _BackwardHook:
         return new[0] if single else new
 
 
+def _placing(init):
+    """``init`` run under ``with tapegrad.device("meta"):`` when it is given ``device="meta"``."""
+    def __init__(self, *args, **kwargs):
+        d = kwargs.get("device")
+        if d is None or getattr(d, "type", d) != "meta":
+            return init(self, *args, **kwargs)
+        from ..tensor import device
+        with device("meta"):
+            return init(self, *args, **kwargs)
+    functools.update_wrapper(__init__, init)
+    return __init__
+
+
 class Module:
     """Base class for all neural network modules; subclasses set layers as attributes and define ``forward``.
 
@@ -236,6 +249,15 @@ class Module:
     _version = 1
     dump_patches = False
     call_super_init = False
+
+    def __init_subclass__(cls, **kwargs):
+        """A module whose ``__init__`` takes torch's ``device=`` builds on the meta device when given it (its
+        parameters and buffers made there, as torch's ``factory_kwargs`` do)."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        code = getattr(init, "__code__", None)
+        if code is not None and "device" in code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]:
+            cls.__init__ = _placing(init)
 
     def __init__(self, *args, **kwargs):
         if kwargs:
@@ -634,7 +656,12 @@ class Module:
                 continue
             else:
                 device = a
-        _check_device(device)
+        if device is not None and _check_device(device, default=False) is not self._on_meta():
+            if self._on_meta():
+                from .._meta import NO_DATA
+                raise NotImplementedError(f"{NO_DATA} Please use torch.nn.Module.to_empty() instead of "
+                                          "torch.nn.Module.to() when moving module from meta to a different device.")
+            self._apply(lambda t: t.to(device))        # (to the meta device: shapes and dtypes kept)
         if memory_format is not None:     # (as torch: 4-d and 5-d parameters and buffers take the layout)
             self._apply(lambda t: t.contiguous(memory_format=memory_format) if t.dim() in (4, 5) else t)
         if dtype is None:
@@ -649,6 +676,17 @@ class Module:
                 return t.to(dtype)
             return t
         return self._apply(convert)
+
+    def _on_meta(self):
+        """Whether the first parameter or buffer is on the meta device (False for a module without any)."""
+        for t in self._apply_targets():
+            return t.is_meta
+        return False
+
+    def _apply_targets(self):
+        for m in self.modules():
+            yield from (p for p in m._parameters.values() if p is not None)
+            yield from (b for b in m._buffers.values() if b is not None and not is_lazy(b))
 
     def _cast_float(self, dt):
         return self._apply(lambda t: t.to(dt) if t.is_floating_point() else t)
@@ -770,6 +808,11 @@ class Module:
                 error_msgs.append(f"size mismatch for {key}: copying a param with shape {input_param.shape} from "
                                   f"checkpoint, the shape in current model is {param.shape}.")
                 continue
+            if param.is_meta and not input_param.is_meta and not assign:
+                warnings.warn(f"for {key}: copying from a non-meta parameter in the checkpoint to a meta parameter in "
+                              "the current model, which is a no-op. (Did you mean to pass `assign=True` to assign "
+                              "items in the state dictionary to their corresponding key in the module instead of "
+                              "copying them in place?)", stacklevel=2)
             try:
                 with no_grad():
                     if assign:

@@ -483,9 +483,12 @@ def _freq_dtype(dtype, name):
 
 def _freq_tensor(values, d, scale, requires_grad, device, out, name):
     from ..tensor import _check_device
-    _check_device(device)
+    meta = _check_device(device)
     a = values.astype(d.np) * np.asarray(scale, d.np)
     t = Tensor._make(np.asarray(a, d.np), bool(requires_grad))
+    if meta:
+        from .._meta import as_meta_tensor
+        as_meta_tensor(t)
     return t if out is None else _copy_out(f"fft_{name}", t, out)
 
 

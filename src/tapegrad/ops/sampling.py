@@ -18,6 +18,7 @@ import numpy as np
 from .. import _dtype
 from .. import _random as R
 from .._random import _gen
+from .._meta import skips_meta as _skips_meta
 from ._util import Primitive, Tensor, apply_inplace, assert_no_overlap, bind, input_shape
 
 __all__ = ["normal", "bernoulli", "poisson", "multinomial"]
@@ -91,6 +92,23 @@ def _is_tensor(x):
     return isinstance(x, Tensor)
 
 
+def _meta_normal(mean, std, size, dtype, requires_grad, out):
+    """``normal`` on the meta device: the result's shape and dtype, nothing drawn."""
+    from .._meta import meta_array
+    from ..tensor import _size
+    ts = [t for t in (mean, std) if _is_tensor(t)]
+    if ts:
+        d = _dtype.result_type(*ts)
+        shape = np.broadcast_shapes(*(t.shape for t in ts))
+    else:
+        d = _dtype.to_dtype(dtype) if dtype is not None else _dtype.get_default_dtype()
+        shape = _size((size,))
+    res = Tensor._make(meta_array(shape, d.np))
+    if requires_grad:
+        res.requires_grad_()
+    return _out(res, out)
+
+
 def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None, layout=None, device=None,
            pin_memory=False, requires_grad=False):
     """Normal samples: ``normal(mean, std)`` with tensors (broadcast) or ``normal(0., 1., size=(2, 3))``.
@@ -99,8 +117,10 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     tapegrad.Size([3])
     """
     from ..tensor import _check_device
-    _check_device(device, layout)
+    meta = _check_device(device, layout)
     tm, ts = _is_tensor(mean), _is_tensor(std)
+    if (tm and mean.is_meta) or (ts and std.is_meta) or (meta and not (tm or ts) and size is not None):
+        return _meta_normal(mean, std, size, dtype, requires_grad, out)
     if not (tm or ts) and size is None:
         raise TypeError("normal() received an invalid combination of arguments - got (float, float), but expected "
                         "one of: (Tensor mean, Tensor std), (Tensor mean, float std), (float mean, Tensor std), "
@@ -209,6 +229,9 @@ def multinomial(input, num_samples, replacement=False, *, generator=None, out=No
     shape = a.shape[:-1] + (num_samples,)
     if a.ndim == 2 and a.shape[0] == 0:
         return _out(Tensor._make(np.zeros(shape, np.int64)), out)
+    if input.is_meta:             # (no data: nothing checked, nothing drawn)
+        from .._meta import meta_array
+        return _out(Tensor._make(meta_array(shape, np.int64)), out)
     rows = a.reshape(a.size // n if n else a.shape[0] if a.ndim == 2 else 1, n)
     g = _gen(generator)
     if not replacement or num_samples == 1:
@@ -295,6 +318,7 @@ def _as_complex(vals, a):
     return vals if a.dtype.kind != "c" else (vals[..., 0] + 1j * vals[..., 1]).astype(a.dtype)
 
 
+@_skips_meta
 def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     """Fill with samples of the uniform distribution on [from, to) (a complex tensor: both parts, as torch)."""
     from_ = kw.pop("from", from_)
@@ -307,6 +331,7 @@ def uniform_(self, from_=0.0, to=1.0, *, generator=None, **kw):
     return _fill(self, _as_complex(sample.astype(a.dtype, copy=False), self._array), "UniformBackward0")
 
 
+@_skips_meta
 def normal_(self, mean=0.0, std=1.0, *, generator=None):
     """Fill with samples of the normal distribution N(mean, std**2) (a complex tensor: each part with the mean
     and std / sqrt(2), as torch)."""
@@ -328,6 +353,7 @@ def _check_p(p):
         raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
 
 
+@_skips_meta
 def bernoulli_(self, p=0.5, *, generator=None):
     """Fill with 1 (probability ``p``, a number or a tensor broadcast to self) or 0, in self's dtype."""
     shape = self._array.shape
@@ -348,6 +374,7 @@ def _real_only(x, what):
                            f"floating point but you specified {name}")
 
 
+@_skips_meta
 def exponential_(self, lambd=1.0, *, generator=None):
     """Fill with samples of the exponential distribution of rate ``lambd`` (mean 1 / lambd)."""
     _real_only(self, "Exponential")
@@ -356,6 +383,7 @@ def exponential_(self, lambd=1.0, *, generator=None):
     return _fill(self, _draw(self, generator, lambda g, n: R.exponential(g, n, float(lambd))), "ExponentialBackward0")
 
 
+@_skips_meta
 def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
     """Fill with samples of the Cauchy distribution around ``median`` with scale ``sigma``."""
     _real_only(self, "Cauchy")
@@ -365,6 +393,7 @@ def cauchy_(self, median=0.0, sigma=1.0, *, generator=None):
                  "CauchyBackward0")
 
 
+@_skips_meta
 def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
     """Fill with samples whose logarithm is N(mean, std**2)."""
     _continuous(self, "log_normal_cpu")
@@ -374,6 +403,7 @@ def log_normal_(self, mean=1.0, std=2.0, *, generator=None):
                  "LogNormalBackward0")
 
 
+@_skips_meta
 def geometric_(self, p, *, generator=None):
     """Fill with the number of Bernoulli(p) trials up to the first success (1, 2, ...)."""
     if self._array.dtype == np.bool_:
@@ -394,6 +424,7 @@ def _random_range(x):
     return int(np.iinfo(d.np).max)
 
 
+@_skips_meta
 def random_(self, *args, generator=None, **kw):
     """Fill with integers drawn uniformly: ``random_()`` in [0, the dtype's largest exact integer],
     ``random_(to)`` in [0, to), ``random_(from, to)`` in [from, to) (``to=None``: up to the dtype's largest)."""

@@ -37,8 +37,11 @@ _CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half", "
 
 def _leaf(values: np.ndarray, d, requires_grad, device) -> Tensor:
     from ..tensor import _check_device
-    _check_device(device)
+    meta = _check_device(device)
     t = Tensor._make(np.asarray(values, np.float64).astype(d.np))
+    if meta:
+        from .._meta import as_meta_tensor
+        as_meta_tensor(t)
     if requires_grad:
         t.requires_grad = True
     return t

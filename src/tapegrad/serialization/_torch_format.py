@@ -137,6 +137,9 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
         kind = type(t)
+        if t.is_meta:            # (torch writes a meta tensor's shape alone; tapegrad reads no such checkpoint)
+            raise RuntimeError("tapegrad.save: a meta tensor has no data to save (materialise it first, e.g. "
+                               "Module.to_empty(device='cpu') and load_state_dict, or save its shape)")
         if t.is_sparse:          # torch's form: the layout by name, then (indices, values, size, is_coalesced)
             data = (Tensor._make(t._coo_indices), Tensor._make(t._coo_values._array), Size(t.shape),
                     t.is_coalesced())

@@ -334,7 +334,7 @@ class RNNBase(Module):
         real_hidden = self.proj_size if self.proj_size > 0 else self.hidden_size
         shape_h = (self.num_layers * num_directions, B, real_hidden)
         if hx is None:
-            hx = creation.zeros(shape_h, dtype=x.dtype)
+            hx = creation.zeros(shape_h, dtype=x.dtype, device=x.device)
         elif si is not None:
             hx = hx.index_select(1, si)
         self.check_hidden_size(hx, shape_h, "Expected hidden size {}, got {}" if self.mode != "LSTM"
@@ -342,7 +342,7 @@ class RNNBase(Module):
         if self.mode == "LSTM":
             shape_c = (self.num_layers * num_directions, B, self.hidden_size)
             if cx is None:
-                cx = creation.zeros(shape_c, dtype=x.dtype)
+                cx = creation.zeros(shape_c, dtype=x.dtype, device=x.device)
             elif si is not None:
                 cx = cx.index_select(1, si)
             self.check_hidden_size(cx, shape_c, "Expected hidden[1] size {}, got {}")
@@ -365,7 +365,8 @@ class RNNBase(Module):
     def _zeros_hidden(self, input, size):
         num_directions = 2 if self.bidirectional else 1
         max_batch = input.size(0) if self.batch_first else input.size(1)
-        return creation.zeros((self.num_layers * num_directions, max_batch, size), dtype=input.dtype)
+        return creation.zeros((self.num_layers * num_directions, max_batch, size), dtype=input.dtype,
+                              device=input.device)
 
 
 class RNN(RNNBase):

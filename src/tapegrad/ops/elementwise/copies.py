@@ -95,28 +95,43 @@ def to(input, *args, dtype=None, device=None, non_blocking=False, copy=False, me
         given = dict(dtype=dtype, device=device, non_blocking=non_blocking, copy=copy, memory_format=memory_format)
         given = {k: v for k, v in given.items() if v not in (None, False)}
         raise to_arguments_error(args, {**given, **unexpected})
+    meta = None if device is None else _check_device(device, default=False)   # (None: the device stays)
     for a in args:
         if isinstance(a, Tensor):
             dtype = a.dtype
+            meta = a.is_meta
         elif isinstance(a, _dtype.dtype) or (not isinstance(a, str) and hasattr(a, "is_floating_point")):
             dtype = a
         elif isinstance(a, (str,)) or a.__class__.__name__ == "device":
-            _check_device(a)
+            meta = _check_device(a, default=False)
+    if meta is not None and meta is not input.is_meta:
+        return _to_device(input, dtype, meta)
     if dtype is not None:
-        _check_device(device)
         d = _dtype.to_dtype(dtype)
         if d is not input.dtype:
             if input._rg and not d.is_floating_point and not d.is_complex:
                 return Tensor._make(ToCopy.forward(None, input._array, d))
             out = ToCopy.apply(input, d)
             return out if memory_format is None else to(out, memory_format=memory_format)
-    else:
-        _check_device(device)
     if memory_format is not None:
         from ...tensor import _is_in_format, preserve_format
         if memory_format is not preserve_format and not _is_in_format(input._array, memory_format):
             return clone(input, memory_format=memory_format)
     return clone(input) if copy else input
+
+
+def _to_device(input, dtype, meta):
+    """``x.to("meta")``: a meta tensor of x's shape (and ``dtype``), recorded as a copy; from the meta device to
+    the CPU there is no data to copy (torch's error)."""
+    from ..._meta import NO_DATA, meta_array
+    if not meta:
+        raise NotImplementedError(NO_DATA)
+    d = _dtype.to_dtype(dtype) if dtype is not None else input.dtype
+    if input._rg:
+        out = ToCopy.apply(input, d)
+        out._array = meta_array(out._array.shape, d.np)
+        return out
+    return Tensor._make(meta_array(input._array.shape, d.np))
 
 
 def _cast(dt):

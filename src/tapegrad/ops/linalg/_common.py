@@ -178,6 +178,8 @@ def _info(info: Tensor):
 
 def _first_bad(info: np.ndarray):
     """(flat batch index, info value) of the first failed matrix, or None."""
+    if info.__class__ is not np.ndarray:     # (a meta tensor's: no data, no failure to report)
+        return None
     flat = info.reshape(-1)
     bad = np.flatnonzero(flat)
     return None if bad.size == 0 else (int(bad[0]), int(flat[bad[0]]))

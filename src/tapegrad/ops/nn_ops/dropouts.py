@@ -10,6 +10,9 @@ import warnings
 import numpy as np
 
 from ... import _random
+from ..._meta import MetaArray as _MetaArray
+from ..._meta import meta_array as _meta_array
+from ...tensor import Tensor
 from ...autograd.function import Primitive
 from ._common import _c
 
@@ -53,7 +56,11 @@ def _dropout_impl(input, p, train, inplace, alpha, feature):
     shape = a.shape[:2] + (1,) * (a.ndim - 2) if feature else a.shape
     shape, wrap = _random.draw_shape(shape)       # (vmap with randomness="different": one mask per sample)
     like = None if feature or wrap is not None or a.flags.c_contiguous else a
-    noise = _Noise.apply(shape, p, a.dtype, alpha, like)
+    if a.__class__ is _MetaArray:                  # (a meta input: a meta mask, nothing drawn)
+        noise = Tensor._make(_meta_array(shape, a.dtype))
+        noise = (noise, noise) if alpha else noise
+    else:
+        noise = _Noise.apply(shape, p, a.dtype, alpha, like)
     if wrap is not None:                          # a batched mask (vmap): ordinary ops on it
         out = input * wrap(noise[0]) + wrap(noise[1]) if alpha else input * wrap(noise)
         return input.copy_(out) if inplace else out

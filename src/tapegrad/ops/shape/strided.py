@@ -601,8 +601,11 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     (1, 2)
     """
     from ...tensor import _check_device
-    _check_device(device)
+    meta = _check_device(device)
     d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+    if meta:         # (a meta tensor reports row-major strides)
+        from ...creation import empty
+        return empty(tuple(size), dtype=d, device="meta", requires_grad=requires_grad)
     return _empty_with(size, stride, d, requires_grad)
 
 
