@@ -7,17 +7,18 @@ functions that record no op (a factory's result, an input returned)."""
 
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import pytest
 
 import tapegrad
 from tapegrad.compiler import explain
+from _replay_check import fresh as _fresh, result as _result, same as _same, t as _t
+from _replay_check import check as _check_one
 
 
-def _t(a, rg=False):
-    return tapegrad.tensor(np.asarray(a), requires_grad=rg)
+def _check(fn, make, bad=None, misses=0):
+    return _check_one(fn, make, bad, misses, fullgraphs=(False, True))
 
 
 def _x(seed, shape=(5, 3), rg=True):
@@ -26,69 +27,6 @@ def _x(seed, shape=(5, 3), rg=True):
 
 def _ints(seed, lo, hi, shape, dtype=tapegrad.int64):
     return _t(np.random.default_rng(seed + 7).integers(lo, hi, shape)).to(dtype)
-
-
-def _fresh(args):
-    return [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, tapegrad.Tensor) else a
-            for a in args]
-
-
-def _result(fn, args):
-    out = fn(*args)
-    outs = out if isinstance(out, tuple) else (out,)
-    vals = [o.detach().numpy().copy() for o in outs]
-    loss = None
-    for o in outs:
-        if o.requires_grad:
-            w = tapegrad.linspace(0.5, 1.5, o.numel(), dtype=o.dtype).reshape(o.shape)
-            term = (o * w).sum()
-            loss = term if loss is None else loss + term
-    if loss is not None:
-        loss.backward()
-    grads = [a.grad.numpy().copy() if isinstance(a, tapegrad.Tensor) and a.grad is not None else None
-             for a in args]
-    return vals, grads
-
-
-def _same(got, ref):
-    assert len(got[0]) == len(ref[0])
-    for g, r in zip(got[0] + got[1], ref[0] + ref[1]):
-        assert (g is None) == (r is None)
-        if r is not None:
-            assert g.dtype == r.dtype and g.shape == r.shape
-            np.testing.assert_array_equal(g, r)
-
-
-def _error(fn, args):
-    try:
-        fn(*args)
-    except Exception as e:  # noqa: BLE001 - the error itself is compared
-        return type(e), str(e)
-    return None
-
-
-def _check(fn, make, bad=None, misses=0):
-    """No graph break; capture + two replays with new values (``make(seed)``) equal eager bitwise, also with
-    ``fullgraph=True``; ``bad()``'s arguments raise eager's error from the replay."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        e = explain(fn, *_fresh(make(0)))
-        assert e.graph_break_count == 0, e.break_reasons
-        for fullgraph in (False, True):
-            cf = tapegrad.compile(fn, fullgraph=fullgraph)
-            for seed in (0, 1, 2):
-                args = make(seed)
-                _same(_result(cf, _fresh(args)), _result(fn, _fresh(args)))
-            assert len(cf.entries) == 1
-            entry = cf.entries[0]
-            assert not entry.eager and entry.calls == 2 and entry.shape_misses == misses
-        if bad is not None:
-            args = bad()
-            ref = _error(fn, _fresh(args))
-            assert ref is not None
-            assert _error(cf, _fresh(args)) == ref
-            assert entry.calls == 3 and len(cf.entries) == 1        # (the replay raised it)
-    return entry
 
 
 # --- index dtypes: int32 and empty indices ----------------------------------------------------------------------

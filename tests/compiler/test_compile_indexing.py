@@ -17,10 +17,7 @@ import pytest
 import tapegrad
 import tapegrad.nn.functional as F
 from tapegrad.compiler import explain
-
-
-def _t(a, rg=False):
-    return tapegrad.tensor(np.asarray(a), requires_grad=rg)
+from _replay_check import check as _check, fresh as _fresh, result as _result, same as _same, t as _t
 
 
 def _x(seed, shape=(5, 3), rg=True, nan=False):
@@ -39,66 +36,6 @@ def _mask(seed, shape, count):
     m = np.zeros(int(np.prod(shape)), bool)
     m[np.random.default_rng(seed + 3).permutation(m.size)[:count]] = True
     return _t(m.reshape(shape))
-
-
-def _fresh(args):
-    return [a.detach().clone().requires_grad_(a.requires_grad) if isinstance(a, tapegrad.Tensor) else a
-            for a in args]
-
-
-def _result(fn, args):
-    out = fn(*args)
-    outs = out if isinstance(out, tuple) else (out,)
-    vals = [o.detach().numpy().copy() for o in outs]
-    loss = None
-    for o in outs:
-        if o.requires_grad:
-            w = tapegrad.linspace(0.5, 1.5, o.numel(), dtype=o.dtype).reshape(o.shape)
-            term = (o * w).sum()
-            loss = term if loss is None else loss + term
-    if loss is not None:
-        loss.backward()
-    grads = [a.grad.numpy().copy() if isinstance(a, tapegrad.Tensor) and a.grad is not None else None
-             for a in args]
-    return vals, grads
-
-
-def _same(got, ref):
-    for g, r in zip(got[0] + got[1], ref[0] + ref[1]):
-        assert (g is None) == (r is None)
-        if r is not None:
-            assert g.dtype == r.dtype and g.shape == r.shape
-            np.testing.assert_array_equal(g, r)
-
-
-def _error(fn, args):
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        try:
-            fn(*args)
-        except Exception as e:  # noqa: BLE001 - the error itself is compared
-            return type(e), str(e)
-    return None
-
-
-def _check(fn, make, bad=None, misses=0):
-    """No graph break; capture + two replays with new values (``make(seed)``) equal eager bitwise; ``bad()``'s
-    arguments raise eager's error from the replay."""
-    assert explain(fn, *_fresh(make(0))).graph_break_count == 0
-    cf = tapegrad.compile(fn)
-    for seed in (0, 1, 2):
-        args = make(seed)
-        _same(_result(cf, _fresh(args)), _result(fn, _fresh(args)))
-    assert len(cf.entries) == 1
-    entry = cf.entries[0]
-    assert not entry.eager and entry.calls == 2 and entry.shape_misses == misses
-    if bad is not None:
-        args = bad()
-        ref = _error(fn, _fresh(args))
-        assert ref is not None
-        assert _error(cf, _fresh(args)) == ref
-        assert entry.calls == 3 and len(cf.entries) == 1        # (the replay raised it)
-    return entry
 
 
 def _check_counts(fn, make, generic=True, n=6):

@@ -333,25 +333,26 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     return _done(async_op, tensor_list)
 
 
-def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-    _tensor(output_tensor, "output_tensor")
-    _tensor(input_tensor, "input_tensor")
+def _whole_copy(kind, out, inp, names, group, async_op, op=None):
+    """A collective whose one rank's result is its input, reshaped into ``out`` (sizes checked as gloo does)."""
+    _tensor(out, names[0])
+    _tensor(inp, names[1])
     _world(group)
-    if output_tensor.numel() != input_tensor.numel():
-        _same_size("allgather", output_tensor, input_tensor)
-    _write(output_tensor, input_tensor.reshape(output_tensor.shape))
-    return _done(async_op, [output_tensor])
+    if op is not None:
+        _op(op)
+    if out.numel() != inp.numel():
+        _same_size(kind, out, inp)
+    _write(out, inp.reshape(out.shape))
+    return _done(async_op, [out])
+
+
+def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    return _whole_copy("allgather", output_tensor, input_tensor, ("output_tensor", "input_tensor"), group,
+                       async_op)
 
 
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
-    _tensor(output, "output")
-    _tensor(input, "input")
-    _world(group)
-    _op(op)
-    if output.numel() != input.numel():
-        _same_size("reduce_scatter", output, input)
-    _write(output, input.reshape(output.shape))
-    return _done(async_op, [output])
+    return _whole_copy("reduce_scatter", output, input, ("output", "input"), group, async_op, op)
 
 
 def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=False):
