@@ -67,6 +67,8 @@ torch.xpu.is_available()
 torch.xpu.device_count()
 torch.mps.device_count()
 torch.version.cuda
+torch.torch is torch
+torch.torch.Tensor is torch.Tensor
 torch.version.hip
 torch.distributed.is_initialized()
 torch.distributed.get_rank()

@@ -66,6 +66,9 @@ torch._C.Generator is torch.Generator
 torch._C._get_tracing_state()
 torch._C._log_api_usage_once("torcheval.metrics.Mean")
 torch._C._log_api_usage_once(3)
+torch._C.Value()
+torch._C.Node()
+[isinstance(torch.ones(2), torch._C.Value), isinstance(None, torch._C.Node), torch._C.Value.__name__]
 exec("try:\\n    torch.linalg.solve(torch.zeros(2, 2), torch.ones(2))\\nexcept torch._C._LinAlgError as e:\\n    r = str(e)") or r
 """)
 

@@ -108,6 +108,9 @@ def __getattr__(name):
         mod = _import_lazy(f"{__name__}.{name}", __name__)
         globals()[name] = mod
         return mod
+    if name == "torch":                          # torch.torch is torch (kornia annotates with torch.torch.Tensor)
+        import sys
+        return sys.modules[__name__]
     if name in ("save", "load"):
         from . import serialization
         return getattr(serialization, name)

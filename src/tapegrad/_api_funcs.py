@@ -23,7 +23,8 @@ __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dl
            "constant_pad_nd", "convolution",
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
            "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "_unsafe_masked_index",
-           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit", "result_type"]
+           "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit", "result_type", "_assert",
+           "_assert_async"]
 
 
 def _tg():
@@ -564,3 +565,18 @@ def _native_batch_norm_legit(input, weight, bias, running_mean, running_var=None
     if isinstance(running_mean, bool):          # the no-stats overload
         running_mean, running_var, training, momentum, eps = None, None, running_mean, running_var, training
     return tg.native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+
+
+def _assert(condition, message):
+    """``torch._assert``: Python's ``assert`` as a function (torch.fx can trace it; libraries call it directly)."""
+    assert condition, message
+
+
+def _assert_async(input, assert_msg=None):
+    """``torch._assert_async(cond[, msg])``: RuntimeError unless the one-element tensor is nonzero (on the CPU the
+    check is immediate; kornia's value checks call it). Reads the tensor's data."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"_assert_async(): argument 'input' (position 1) must be Tensor, not {type(input).__name__}")
+    if not builtins.bool(input):
+        raise RuntimeError("Expected Tensor with single nonzero value, but got zero" if assert_msg is None
+                           else assert_msg)

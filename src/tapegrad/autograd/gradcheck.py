@@ -158,6 +158,18 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         raise ValueError("gradcheck expects at least one input tensor to require gradient, but none of the them "
                          "have requires_grad=True.")
     num, parts = _numerical(func, inputs, diff, eps)
+    # as torch, only the outputs that require grad are checked, numbered among themselves; with none, every finite
+    # difference must be zero (an output computed through .item() or .detach() has no gradient to compare)
+    rg = [o._rg for o in _outputs(func, inputs)]
+    if len(rg) != len(num_outs := {k for k, _ in parts}):
+        raise GradcheckError(f"the function gave {len(num_outs)} floating outputs under no_grad (finite "
+                             f"differences) and {len(rg)} with grad mode on")
+    if not any(rg):
+        if any(np.any(j != 0) for per_input in num for j in per_input):
+            if raise_exception:
+                raise GradcheckError("Numerical gradient for function expected to be zero")
+            return False
+        return True
     checks = []
     if check_backward_ad:
         checks.append(("", _analytical(func, inputs, diff)))
@@ -168,7 +180,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         if len(num) != len(ana):     # (both sides must see the same outputs, or the comparison proves nothing)
             raise GradcheckError(f"the function gave {len(num)} floating outputs under no_grad (finite "
                                  f"differences) and {len(ana)} {'by forward mode' if mode else 'with grad mode on'}")
-        for c, (k, p) in enumerate(parts):
+        kept = [(c, sum(rg[:k]), p) for c, (k, p) in enumerate(parts) if rg[k]]   # (k: among those checked)
+        for c, k, p in kept:
             for i in range(len(diff)):
                 n, a = num[c][i], ana[c][i]
                 if not np.allclose(a, n, rtol=rtol, atol=atol, equal_nan=True):

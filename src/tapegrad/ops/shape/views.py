@@ -458,7 +458,18 @@ def broadcast_to(input, size):
     >>> tapegrad.broadcast_to(tapegrad.zeros(3), (2, 3)).shape
     tapegrad.Size([2, 3])
     """
+    if not isinstance(size, (tuple, list)):     # (the function takes a sequence; the method takes ints too)
+        raise TypeError(f"broadcast_to(): argument 'size' (position 2) must be tuple of ints, not "
+                        f"{type(size).__name__}")
     return expand(input, tuple(size))
+
+
+def _broadcast_to_method(self, *size, **kw):
+    """``x.broadcast_to(2, 3)``, ``x.broadcast_to(3)`` and ``x.broadcast_to((2, 3))``: the sizes as ``expand`` takes
+    them (kornia's masks call ``mask.broadcast_to(n)``)."""
+    if kw:
+        size = _varargs_keyword(size, kw, "broadcast_to", "size")
+    return expand(self, *size)
 
 
 def broadcast_shapes(*shapes):
@@ -589,7 +600,7 @@ bind(reshape=reshape, view=view, transpose=transpose, swapaxes=transpose, swapdi
      mT=property(_mT),
      view_as=lambda self, other: view(self, other._array.shape),
      reshape_as=lambda self, other: reshape(self, other._array.shape),
-     expand_as=lambda self, other: expand(self, other._array.shape), broadcast_to=broadcast_to,
+     expand_as=lambda self, other: expand(self, other._array.shape), broadcast_to=_broadcast_to_method,
      flatten=flatten, unflatten=unflatten, ravel=ravel, contiguous=_contiguous,
      t_=t_, transpose_=transpose_, swapaxes_=transpose_, swapdims_=transpose_, unsqueeze_=unsqueeze_,
      squeeze_=squeeze_)
