@@ -462,6 +462,8 @@ def _inputs_list(inputs, fn):
     order: ``dict(model.named_parameters())``), as torch takes them; other mappings are refused in torch's words."""
     if type(inputs) is dict:
         return list(inputs.values())
+    if isinstance(inputs, (_f._Tensor, list, tuple)) or inputs.__class__ is GradientEdge:
+        return _as_list(inputs)
     if isinstance(inputs, Mapping):
         raise TypeError(f"`inputs` argument to `{fn}()` must be a dict, not {type(inputs).__name__}. "
                         "Other Mapping types are not supported.")
@@ -482,7 +484,8 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
             raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
                                "`backward()`. Please only use `grad_tensors`.")
         grad_tensors = grad_variables
-    inputs = _inputs_list(inputs, "backward")
+    if inputs is not None:
+        inputs = _inputs_list(inputs, "backward")
     tensors = _as_list(tensors)
     grads = _as_list(grad_tensors) or [None] * len(tensors)
     if len(grads) != len(tensors):

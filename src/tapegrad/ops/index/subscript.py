@@ -333,6 +333,12 @@ def _np_key(shape, tensors):
             key.append(a.astype(np.int64, copy=False))
             d += 1
     arrays = [k for k in key if isinstance(k, np.ndarray)]
+    if len(arrays) == 1 and len(checks) == 1 and 0 not in shape:    # (the usual key: one index tensor)
+        a, size, _ = checks[0]
+        if a.size and (np.maximum.reduce(a, axis=None) >= size or np.minimum.reduce(a, axis=None) < -size):
+            bad = a.reshape(-1)[np.argmax(((a >= size) | (a < -size)).reshape(-1))]
+            raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {size}")
+        return tuple(key)
     try:
         np.broadcast_shapes(*[k.shape for k in arrays])
     except ValueError:
@@ -363,6 +369,8 @@ def _row_major_result(x, out):
     ``view`` that torch allows would fail. (Other layouts keep NumPy's.)"""
     if out.flags.c_contiguous or out.ndim < 2:
         return out
+    if x.flags.c_contiguous:
+        return np.ascontiguousarray(out)
     st = [s for s, n in zip(x.strides, x.shape) if n > 1 and s]    # (a broadcast dim's stride 0 says nothing)
     if all(a >= b for a, b in zip(st, st[1:])):
         return np.ascontiguousarray(out)
