@@ -132,38 +132,26 @@ def _aten_p(p):
     return p
 
 
-def _torch_dropout(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, False, False, False)
+def _aten_dropout(name, inplace, alpha, feature):
+    """One of ATen's eight dropouts: ``(input, p, train)``, a function (and code object, which Python's and
+    ``_argtypes``' TypeErrors name) of its own."""
+    def fn(input, p, train):
+        return _dropout_impl(input, _aten_p(p), train, inplace, alpha, feature)
+    fn.__code__ = fn.__code__.replace(co_name=name, co_qualname=name)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = (f"``torch.{name}``: {'in-place ' if inplace else ''}{'alpha ' if alpha else ''}dropout"
+                  f"{' of whole channels (dim 1)' if feature else ''}, ATen's form.")
+    return fn
 
 
-def _torch_alpha_dropout(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, False, True, False)
-
-
-def _torch_feature_alpha_dropout(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, False, True, True)
-
-
-def dropout_(input, p, train):
-    """In-place ``torch.dropout``."""
-    return _dropout_impl(input, _aten_p(p), train, True, False, False)
-
-
-def alpha_dropout_(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, True, True, False)
-
-
-def feature_dropout(input, p, train):
-    """``torch.feature_dropout``: zero whole channels (dim 1) of an (N, C, *) input."""
-    return _dropout_impl(input, _aten_p(p), train, False, False, True)
-
-
-def feature_dropout_(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, True, False, True)
-
-
-def feature_alpha_dropout_(input, p, train):
-    return _dropout_impl(input, _aten_p(p), train, True, True, True)
+# name: (inplace, alpha, feature); the three nn.functional also has (its own signature) are ``_torch_``-prefixed
+# here and renamed by the loop below
+for _n, _flags in {"dropout": (False, False, False), "dropout_": (True, False, False),
+                   "alpha_dropout": (False, True, False), "alpha_dropout_": (True, True, False),
+                   "feature_dropout": (False, False, True), "feature_dropout_": (True, False, True),
+                   "feature_alpha_dropout": (False, True, True), "feature_alpha_dropout_": (True, True, True)}.items():
+    globals()[("_torch_" if _n in FUNCTIONAL_OVERRIDES else "") + _n] = _aten_dropout(_n, *_flags)
+del _flags
 
 
 for _n in list(FUNCTIONAL_OVERRIDES):
