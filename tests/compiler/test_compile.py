@@ -506,6 +506,15 @@ def test_explain_without_breaks():
     assert "def f_chain_forward" in ex.graphs[0] or "_forward" in ex.graphs[0]
 
 
+def test_explain_curried_form():
+    # torch._dynamo.explain(fn)(*args): the returned function runs fn with the arguments it gets, none included
+    x, w = _xw()
+    ex = compiler.explain(f_chain)(x, w)
+    assert ex.graph_count == 1 and ex.graph_break_count == 0
+    ex0 = compiler.explain(lambda: f_chain(x, w))()
+    assert ex0.graph_count == 1 and ex0.ops_per_graph[0][:2] == ["Mul", "Add"]
+
+
 def test_backend_print(capsys):
     x, w = _xw()
     cf = tapegrad.compile(f_chain, backend="print")

@@ -182,7 +182,11 @@ def explain(fn, *args, **kwargs):
     """List the graph breaks of ``fn(*args, **kwargs)`` and why (torch's ``torch._dynamo.explain``); returns an
     ``ExplainOutput``. ``explain(fn)(*args)`` works too, as in torch. The call runs once, eagerly."""
     if not args and not kwargs:
-        return lambda *a, **k: explain(fn, *a, **k)
+        return lambda *a, **k: _explain(fn, a, k)
+    return _explain(fn, args, kwargs)
+
+
+def _explain(fn, args, kwargs):
     from ..nn.module import Module
     c = Compiled(fn._call_impl_eager, module=fn) if isinstance(fn, Module) else Compiled(fn)
     _all.pop()
