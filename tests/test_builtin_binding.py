@@ -63,7 +63,7 @@ def _attribute_uses(m):
         lin = F.linear
 
         def forward(self, x, w, lw):
-            return self.lin(self.act(self.conv(x, w)).flatten(1), lw)
+            return self.lin(self.act(self.conv(x, weight=w, padding=1, groups=1)).flatten(1), lw)
 
     class Plain:
         add = m.add
@@ -75,7 +75,7 @@ def _attribute_uses(m):
             return self.add(a, b, alpha=2), self.det(a), self.fft(a).abs(), self.erf(b)
 
     rng = np.random.default_rng(0)
-    x, w, lw = (m.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((2, 1, 4, 4), (3, 1, 3, 3), (5, 12)))
+    x, w, lw = (m.tensor(rng.standard_normal(s).astype(np.float32)) for s in ((2, 1, 4, 4), (3, 1, 3, 3), (5, 48)))
     a, b = (m.tensor(rng.standard_normal((3, 3))) for _ in range(2))
     table = {"relu": m.relu, "tanh": m.tanh}
     ops = [m.exp, m.neg]
