@@ -122,23 +122,29 @@ def __getattr__(name):
         return _Future
     if name in _LAZY_AMP:
         from .amp import autocast_mode
-        return getattr(autocast_mode, name)
+        fn = getattr(autocast_mode, name)
+        if name != "autocast":                   # (torch's switches are built-ins: they bind to nothing)
+            fn = globals()[name] = _aliases.builtin(fn, name, __name__)
+        return fn
     if name in ("_standard_gamma", "_sample_dirichlet"):   # (private torch ops used for Gamma/Dirichlet draws)
         from .distributions import dirichlet, gamma
         return gamma.standard_gamma if name == "_standard_gamma" else dirichlet.sample_dirichlet
     if name in ("sparse_coo_tensor", "spmm"):
         from . import sparse
-        return getattr(sparse, name)
+        fn = _aliases.with_aliases(getattr(sparse, name), name=name, where="torch")
+        fn = globals()[name] = _aliases.builtin(fn, name, __name__)
+        return fn
     if name in _LAZY_SPECIAL:
         from .ops import special
-        fn = globals()[name] = _aliases.with_aliases(getattr(special, name), name=name, where="torch")
+        fn = _aliases.with_aliases(getattr(special, name), name=name, where="torch")
+        fn = globals()[name] = _aliases.builtin(fn, name, __name__)
         return fn
     if name in _LAZY_FROM:
         import importlib
         mod, attr = _LAZY_FROM[name]
         fn = getattr(importlib.import_module(f"{__name__}.ops.{mod}"), attr)
         if name not in _aliases.PYTHON_DEFINED["torch"]:
-            fn = _aliases.with_aliases(fn, name=name, where="torch")
+            fn = _aliases.builtin(_aliases.with_aliases(fn, name=name, where="torch"), name, __name__)
         globals()[name] = fn
         return fn
     if name.startswith("_foreach_"):             # torch._foreach_* (ops/foreach.py: the op over each tensor)

@@ -11,15 +11,23 @@ NumPy names a call uses and calls the function (a call without keywords costs on
 two places only: ``bind`` (``ops/_util.py``) for Tensor methods, and ``install`` for the functions of a
 namespace (``tapegrad``, ``nn.functional``, ``linalg`` ... at the end of their modules). A NumPy name given
 together with its torch name is torch's TypeError (``sum() got an unexpected keyword argument 'axis'``).
+
+torch's parser functions are C built-ins, which do not bind as methods: ``conv = torch.conv2d`` in a class body,
+then ``self.conv(x, w)``, calls ``conv2d(x, w)``. A Python function would receive ``self`` too, so ``install``
+also hands each such function to the namespace as a ``builtin``: a ``functools.partial`` with no arguments (a C
+callable that forwards the call as it came, ~20 ns, and binds to nothing) that answers to the function's name,
+doc, signature and ``help``, and pickles and copies by its name, as torch's built-ins do. The functions torch
+writes in Python stay plain functions here too, and bind as torch's do.
 """
 
 from __future__ import annotations
 
+import functools
 import types
 
 from . import _argtypes
 
-__all__ = ["ALIASES", "with_aliases", "install", "PYTHON_DEFINED", "PARSER_FUNCTIONS"]
+__all__ = ["ALIASES", "with_aliases", "install", "builtin", "BUILTIN", "PYTHON_DEFINED", "PARSER_FUNCTIONS"]
 
 # torch's numpy_compatibility_arg_names: the torch name -> the NumPy names the parser also takes
 ALIASES = {"dim": ("axis",), "keepdim": ("keepdims",), "input": ("x", "a", "x1"), "other": ("x2",)}
@@ -156,19 +164,45 @@ _argtypes._WRAPPER_CODE = with_aliases(lambda input: input).__code__
 _argtypes.WRAPPER_CODES.add(_argtypes._WRAPPER_CODE)
 
 
+if hasattr(functools.partial, "__get__"):       # Python >= 3.13: partial is becoming a method descriptor
+    class BUILTIN(functools.partial):
+        """(A partial that stays out of binding; a subclass keeps partial's vectorcall from Python 3.12 on.)"""
+        __slots__ = ()
+
+        def __get__(self, obj, objtype=None):
+            return self
+else:                                           # (a subclass would lose the vectorcall on 3.10 and 3.11)
+    BUILTIN = functools.partial
+
+
+def builtin(fn, name, module):
+    """``fn`` as namespace ``module``'s function ``name``, the way torch's C built-ins behave: a class attribute
+    holding it does not bind it as a method. It answers to ``__name__``, ``__qualname__``, ``__module__``,
+    ``__doc__`` and ``__wrapped__`` (so ``inspect.signature`` and ``help`` see ``fn``'s), and pickles and copies
+    by name (``__reduce_ex__`` gives ``name``: pickle stores ``module.name``, copy returns the object itself)."""
+    b = BUILTIN(fn)
+    b.__dict__.update(__name__=name, __qualname__=name, __module__=module, __doc__=fn.__doc__, __wrapped__=fn,
+                      __reduce_ex__=lambda protocol: name)
+    aliases = getattr(fn, "_aliases", None)
+    if aliases is not None:
+        b._aliases = aliases
+    return b
+
+
 def install(namespace: dict, where: str, names=None):
     """Wrap the functions of a module's namespace (``globals()``) that torch's parser would see in ``where``
     ("torch", "nn.functional", "linalg", "special", "fft"): every public plain function of tapegrad's own,
-    except those torch defines in Python."""
+    except those torch defines in Python, takes the aliases and becomes a ``builtin`` (binds to nothing)."""
     python_defined = PYTHON_DEFINED.get(where, frozenset())
     parser_only = PARSER_FUNCTIONS.get(where)
+    module = namespace["__name__"]
     for n in list(namespace if names is None else names):
         if n.startswith("_") or n in python_defined or (parser_only is not None and n not in parser_only):
             continue
         fn = namespace.get(n)
         if fn.__class__.__name__ != "function" or not getattr(fn, "__module__", "").startswith("tapegrad"):
             continue
-        namespace[n] = with_aliases(fn, name=n, where=where)
+        namespace[n] = builtin(with_aliases(fn, name=n, where=where), n, module)
 
 
 def method(name, fn):

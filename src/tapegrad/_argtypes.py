@@ -207,6 +207,7 @@ def entries():
     """``{id(code): (public name, function, is a Tensor method)}`` of tapegrad's public functions."""
     global _entries, _sizes
     import tapegrad
+    from ._aliases import BUILTIN          # (the namespaces' parser functions: _aliases.builtin)
     spaces = [(tapegrad, ""), (tapegrad.nn.functional, ""), (tapegrad.linalg, "linalg_"),
               (tapegrad.special, "special_"), (tapegrad.fft, "fft_")]
     sizes = tuple(len(vars(ns)) for ns, _ in spaces) + (len(vars(_tensor_cls())),)
@@ -229,7 +230,7 @@ def entries():
 
     for ns, prefix in spaces:
         for name, obj in list(vars(ns).items()):
-            if not name.startswith("_") and isinstance(obj, types.FunctionType):
+            if not name.startswith("_") and isinstance(obj, (types.FunctionType, BUILTIN)):
                 add(prefix + name, obj, False)
     for name, obj in vars(_tensor_cls()).items():
         if isinstance(obj, types.FunctionType) and (not name.startswith("_") or name.startswith("__")):

@@ -1,10 +1,17 @@
 """``tapegrad.jit``: TorchScript's entry points, so scripts that use them run.
 
-There is no TorchScript compiler in tapegrad: ``script`` and ``trace`` give back the function or module they
-were given (it runs as eager Python: the same results), the decorators (``ignore``, ``unused``, ``export``,
-``interface``) leave their function as it is, and ``is_scripting()``/``is_tracing()`` are False. To make a step
-faster, ``tapegrad.compile`` is the tool (see the README). ``save``/``load`` of a TorchScript archive are not
-possible (there is no TorchScript program to write): they raise, naming ``torch.save`` of a ``state_dict``.
+There is no TorchScript compiler in tapegrad: what ``script`` and ``trace`` return runs the code it was given as
+eager Python (the same results), but it is of the classes torch's checks look for. A module becomes a
+``RecursiveScriptModule`` (``trace``: a ``TopLevelTracedModule`` over ``TracedModule`` submodules): a new module
+of a class made for it, ``(RecursiveScriptModule, its own class)``, that holds the same Parameter and buffer
+tensors (as torch's scripted module shares them), its own ``training`` flag and hook tables, and its submodules
+made the same way; so ``isinstance(m, torch.jit.ScriptModule)`` and ``isinstance(m, nn.Module)`` hold, and
+``state_dict`` keys, ``parameters()``, ``train()/eval()`` and ``forward`` are the module's. A function becomes a
+``ScriptFunction`` (a callable that calls it). The decorators (``ignore``, ``unused``, ``export``, ``interface``,
+``script_method``) leave their function as it is, and ``is_scripting()``/``is_tracing()`` are False. To make a
+step faster, ``tapegrad.compile`` is the tool (see the README). ``save``/``load`` of a TorchScript archive are
+not possible (there is no TorchScript program to write): they raise, naming ``torch.save`` of a ``state_dict``;
+so do ``.code`` and ``.graph``.
 """
 
 from __future__ import annotations
@@ -13,26 +20,124 @@ import functools
 import inspect
 import types
 import typing
+from collections import OrderedDict
 from typing import Final  # noqa: F401   (torch.jit.Final, as annotations use it)
 
 from .futures import _Future
+from .nn.module import Module
 
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "interface", "is_scripting",
            "is_tracing", "annotate", "freeze", "optimize_for_inference", "fork", "wait", "save", "load",
-           "script_if_tracing", "ScriptModule", "ScriptFunction", "Final", "Error", "enable_onednn_fusion",
+           "script_if_tracing", "ScriptModule", "ScriptFunction", "RecursiveScriptModule", "TracedModule",
+           "TopLevelTracedModule", "script_method", "Final", "Error", "enable_onednn_fusion",
            "onednn_fusion_enabled", "set_fusion_strategy", "strict_fusion", "Future"]
 
 
-class ScriptModule:
-    """Stands for torch.jit.ScriptModule in ``isinstance`` checks: tapegrad's ``script``/``trace`` return the
-    module itself, so no object is one."""
+class ScriptModule(Module):
+    """torch.jit.ScriptModule: the base of what ``script``/``trace`` make of a module. A subclass (torch's older
+    ``@torch.jit.script_method`` style) is an ordinary module running its ``forward`` as eager Python."""
 
-    def __init_subclass__(cls, **kwargs):
-        raise TypeError("tapegrad has no TorchScript: subclass nn.Module instead of torch.jit.ScriptModule")
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            if name in _TORCHSCRIPT_ONLY:
+                raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}': tapegrad has no "
+                                     "TorchScript (the module runs its forward as eager Python)") from None
+            raise
 
 
-class ScriptFunction:
-    """(As ``ScriptModule``: no object is one.)"""
+_TORCHSCRIPT_ONLY = frozenset({"code", "code_with_constants", "graph", "inlined_graph", "_c"})
+
+
+class RecursiveScriptModule(ScriptModule):
+    """What ``script(module)`` returns (its class is made for the module's own class: see ``_as_script``)."""
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+
+class TracedModule(ScriptModule):
+    """What ``trace(module)`` makes of its submodules; torch prints them under their own class names."""
+
+    def _get_name(self):
+        return self.original_name
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+
+class TopLevelTracedModule(TracedModule):
+    """What ``trace(module)`` returns."""
+
+
+_CLASSES = {}     # (kind, module class) -> the class made for them
+
+
+def _script_class(kind, cls):
+    """The class ``(kind, cls)``, named as ``kind`` (torch's type name); None where ``cls`` does not combine."""
+    key = (kind, cls)
+    made = _CLASSES.get(key)
+    if made is None and key not in _CLASSES:
+        try:
+            made = type(kind.__name__, (kind, cls), {"__module__": __name__, "__qualname__": kind.__qualname__,
+                                                     "__doc__": kind.__doc__})
+        except TypeError:           # (a layout or metaclass conflict: the module stays as it is)
+            made = None
+        _CLASSES[key] = made
+    return made
+
+
+def _as_script(m, kind, sub_kind, memo):
+    """A new module of class ``(kind, type(m))`` over ``m``'s state: the same Parameter and buffer tensors (as
+    torch's scripted modules share them), its own ``training`` flag, containers and hook tables, and each
+    submodule made the same way with ``sub_kind`` (shared submodules stay shared). A ScriptModule is itself."""
+    if isinstance(m, ScriptModule):
+        return m
+    if id(m) in memo:
+        return memo[id(m)]
+    cls = _script_class(kind, type(m))
+    if cls is None or type(m).__new__ is not object.__new__:
+        memo[id(m)] = m
+        return m
+    new = memo[id(m)] = object.__new__(cls)
+    d = new.__dict__
+    for k, v in m.__dict__.items():
+        d[k] = v.copy() if type(v) in (dict, OrderedDict, set) else v
+    d["_modules"] = {k: None if v is None else _as_script(v, sub_kind, sub_kind, memo)
+                     for k, v in m._modules.items()}
+    d["original_name"] = type(m).__name__
+    return new
+
+
+class ScriptFunction(functools.partial):
+    """What ``script``/``trace`` make of a function (torch.jit.ScriptFunction): it calls the function as eager
+    Python. Like torch's, it does not bind as a method when a class holds it."""
+
+    __slots__ = ()
+
+    def __get__(self, obj, objtype=None):
+        return self
+
+    @property
+    def name(self):
+        return self.__wrapped__.__name__
+
+    def __repr__(self):
+        return f"<tapegrad.jit.ScriptFunction {self.name} at {id(self):#x}>"
+
+    def __getattr__(self, name):
+        if name in _TORCHSCRIPT_ONLY:
+            raise AttributeError(f"'ScriptFunction' object has no attribute '{name}': tapegrad has no TorchScript "
+                                 "(the function runs as eager Python)")
+        raise AttributeError(f"'ScriptFunction' object has no attribute '{name}'")
+
+
+def _script_function(fn, call=None):
+    sf = ScriptFunction(fn if call is None else call)
+    sf.__dict__.update(__name__=fn.__name__, __qualname__=fn.__qualname__, __module__=fn.__module__,
+                       __doc__=fn.__doc__, __wrapped__=fn)
+    return sf
 
 
 class Error(RuntimeError):
@@ -40,15 +145,18 @@ class Error(RuntimeError):
 
 
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
-    """Gives back ``obj`` (a function, module or class): it runs as eager Python. A function with ``float``
-    parameters (``p: float``, ``Optional[float]``, ``List[float]``, ``Tuple[float, ...]``) gets them as TorchScript
-    passes them, as floats: ``f(x, 1)`` of an int tensor ``x`` computes ``x * 1.0`` (a float tensor) as torch's
-    scripted ``f`` does, where plain Python would keep integers."""
+    """A module as a ``RecursiveScriptModule``, a function as a ``ScriptFunction``, a class as it is: each runs
+    as eager Python. A function with ``float`` parameters (``p: float``, ``Optional[float]``, ``List[float]``,
+    ``Tuple[float, ...]``) gets them as TorchScript passes them, as floats: ``f(x, 1)`` of an int tensor ``x``
+    computes ``x * 1.0`` (a float tensor) as torch's scripted ``f`` does, where plain Python would keep
+    integers."""
+    if isinstance(obj, Module):
+        return _as_script(obj, RecursiveScriptModule, RecursiveScriptModule, {})
     if not isinstance(obj, types.FunctionType):
         return obj
     casts = _float_casts(obj)
     if not casts:
-        return obj
+        return _script_function(obj)
     sig = inspect.signature(obj)
 
     @functools.wraps(obj)
@@ -59,7 +167,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
                 bound.arguments[name] = cast(obj.__name__, name, bound.arguments[name])
         return obj(*bound.args, **bound.kwargs)
 
-    return scripted
+    return _script_function(obj, scripted)
 
 
 def _as_float(v):
@@ -122,12 +230,17 @@ def _float_casts(fn):
 def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inputs=None, check_tolerance=1e-5,
           strict=True, _force_outplace=False, _module_class=None, _compilation_unit=None,
           example_kwarg_inputs=None, _store_inputs=True):
-    """Gives back ``func`` unchanged (it runs as eager Python, taking every branch a trace would have frozen)."""
+    """A module as a ``TopLevelTracedModule``, a function as a ``ScriptFunction``: each runs as eager Python,
+    taking every branch a trace would have frozen (``example_inputs`` are not run)."""
+    if isinstance(func, Module):
+        return _as_script(func, TopLevelTracedModule, TracedModule, {})
+    if isinstance(func, types.FunctionType):
+        return _script_function(func)
     return func
 
 
 def trace_module(mod, inputs, **kwargs):
-    return mod
+    return trace(mod, inputs)
 
 
 def script_if_tracing(fn):
@@ -140,7 +253,7 @@ def _identity_decorator(fn=None, **kwargs):
     return fn
 
 
-ignore = unused = export = interface = _identity_decorator
+ignore = unused = export = interface = script_method = _identity_decorator
 
 
 def is_scripting() -> bool:

@@ -14,6 +14,8 @@ never called.
 
 from __future__ import annotations
 
+from . import _aliases
+
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "handle_torch_function", "is_tensor_like"]
 
@@ -51,6 +53,12 @@ def has_torch_function_unary(obj):
 def has_torch_function_variadic(*args):
     """``has_torch_function(args)``."""
     return any(_overrides(a) for a in args)
+
+
+# (torch's are C built-ins, so a class attribute holding one does not bind it: _aliases.builtin)
+has_torch_function, has_torch_function_unary, has_torch_function_variadic = (
+    _aliases.builtin(f, f.__name__, __name__) for f in (has_torch_function, has_torch_function_unary,
+                                                        has_torch_function_variadic))
 
 
 def _overloaded_args(relevant_args):
