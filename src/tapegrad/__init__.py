@@ -35,6 +35,9 @@ from .torch_version import __version__  # noqa: E402 - "2.13.0+tapegrad.0.1.0": 
 # torch's top-level constants (`torch.pi`, `from torch import inf`; `x[:, torch.newaxis]`)
 from math import e, inf, nan, pi  # noqa: E402
 newaxis = None
+# what torch's CPU build was compiled with; tapegrad's counterparts are NumPy's LAPACK and pocketfft (always there),
+# no MKL and no OpenMP
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
@@ -51,6 +54,14 @@ _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autoc
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
+# torch's top-level names that live in another module here: name -> (module, attribute)
+_LAZY_NAMES = {**{n: ("storage", n) for n in """UntypedStorage TypedStorage DoubleStorage FloatStorage HalfStorage
+                  BFloat16Storage LongStorage IntStorage ShortStorage CharStorage ByteStorage BoolStorage
+                  ComplexFloatStorage ComplexDoubleStorage""".split()},
+               **{n: ("_sym", n) for n in """SymInt SymFloat SymBool sym_int sym_float sym_max sym_min sym_not
+                  sym_sqrt sym_ite sym_sum""".split()},
+               "OutOfMemoryError": ("cuda", "OutOfMemoryError"), "GradScaler": ("amp", "GradScaler"),
+               "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get")}
 _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 
@@ -120,6 +131,11 @@ def __getattr__(name):
     if name == "Future":                     # torch.Future: what jit.fork returns (torch.futures.Future's base)
         from .futures import _Future
         return _Future
+    if name in _LAZY_NAMES:
+        import importlib
+        mod, attr = _LAZY_NAMES[name]
+        value = globals()[name] = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+        return value
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         return getattr(autocast_mode, name)
@@ -151,7 +167,7 @@ def __getattr__(name):
 
 def __dir__():
     # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
-    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) |
+    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) | set(_LAZY_NAMES) |
                   {"save", "load", "sparse_coo_tensor", "spmm"})
 
 

@@ -1,0 +1,114 @@
+"""torch's small public names against torch: torch.types, the storage classes and isinstance on them, the sym_*
+functions on plain numbers, and top-level aliases (OutOfMemoryError, GradScaler, fork/wait, get_device_module,
+has_*), autograd.is_tensor_like, func.debug_unwrap."""
+
+import warnings
+
+import pytest
+import torch
+
+import tapegrad as tg
+
+
+def _outcome(fn):
+    try:
+        v = fn()
+    except Exception as e:      # (the error's kind and words are compared)
+        return type(e).__name__, str(e).replace("torch", "T").replace("tapegrad", "T")
+    return type(v).__name__, v
+
+
+@pytest.mark.parametrize("name", ["Number", "_size", "Device", "_dtype", "_device", "_layout", "_int", "_float",
+                                  "_bool", "_complex", "_str", "_bytes", "_Number", "IntLikeType", "FloatLikeType",
+                                  "BoolLikeType", "PySymType", "py_sym_types", "_TensorOrTensors", "Storage",
+                                  "FileLike", "_symsize", "_TensorOrOptionalTensors", "Size", "Tensor"])
+def test_types_aliases(name):
+    import tapegrad.types as gt
+    import torch.types as tt
+    assert str(getattr(gt, name)).replace("tapegrad.tensor.", "T.").replace("tapegrad._sym.", "T.").replace(
+        "tapegrad.types.", "T.").replace("tapegrad._dtype.", "T.").replace("tapegrad.", "T.") == \
+        str(getattr(tt, name)).replace("torch.types.", "T.").replace("torch.", "T.")
+
+
+def test_storage_isinstance_as_torch():
+    names = ["FloatStorage", "DoubleStorage", "LongStorage", "BoolStorage", "HalfStorage", "ByteStorage",
+             "TypedStorage"]
+    got = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for m in (torch, tg):
+            row = []
+            for dt in ("float32", "float64", "int64", "bool"):
+                x = m.ones(3, dtype=getattr(m, dt))
+                row.append([isinstance(x.storage(), getattr(m, n)) for n in names])
+                row.append(isinstance(x.untyped_storage(), m.UntypedStorage))
+                row.append(isinstance(x.untyped_storage(), m.TypedStorage))
+                row.append(isinstance(x.storage(), m.UntypedStorage))
+            s = m.FloatStorage([1, 2])
+            row.append((s.tolist(), str(s.dtype).split(".")[1], isinstance(s, m.FloatStorage),
+                        type(s) is m.TypedStorage, m.LongStorage(3).size(), str(m.HalfStorage.dtype)[-7:]))
+            row.append(_outcome(lambda: m.FloatStorage("a")))
+            row.append((m.storage.TypedStorage is m.TypedStorage, m.storage.UntypedStorage is m.UntypedStorage))
+            got.append(row)
+    assert got[0] == got[1]
+
+
+def test_sym_functions_on_numbers():
+    def calls(m):
+        return [lambda: m.sym_int(3.7), lambda: m.sym_int(-3.7), lambda: m.sym_int(True), lambda: m.sym_float(3),
+                lambda: m.sym_max(2, 3.5), lambda: m.sym_min(2, 3), lambda: m.sym_max(True, 2),
+                lambda: m.sym_not(1), lambda: m.sym_not("a"), lambda: m.sym_sqrt(4), lambda: m.sym_ite(True, 1, 2),
+                lambda: m.sym_ite(False, 1, 2), lambda: m.sym_sum([1, 2, 3.5]), lambda: m.sym_int("a"),
+                lambda: m.sym_float("a"), lambda: m.sym_sqrt("a"), lambda: m.sym_ite(1, 2, 3),
+                lambda: m.sym_ite(True, 1, 2.0), lambda: m.sym_max("a", 1),
+                lambda: isinstance(3, (m.SymInt, m.SymFloat, m.SymBool))]
+    assert [_outcome(c) for c in calls(torch)] == [_outcome(c) for c in calls(tg)]
+
+
+def test_top_level_aliases():
+    assert tg.OutOfMemoryError is tg.cuda.OutOfMemoryError and issubclass(tg.OutOfMemoryError, RuntimeError)
+    assert torch.OutOfMemoryError is torch.cuda.OutOfMemoryError
+    assert tg.GradScaler is tg.amp.GradScaler and torch.GradScaler is torch.amp.GradScaler
+    fut = tg.fork(lambda a, b: a + b, tg.ones(2), 1)
+    assert tg.wait(fut).tolist() == [2.0, 2.0]
+    assert (tg.has_lapack, tg.has_spectral) == (torch.has_lapack, torch.has_spectral) == (True, True)
+    # tapegrad has no MKL and no OpenMP (as tapegrad.backends.mkl/openmp.is_available() say)
+    assert (tg.has_mkl, tg.has_openmp) == (tg.backends.mkl.is_available(), tg.backends.openmp.is_available())
+    for name in ("sym_int", "SymInt", "FloatStorage", "GradScaler", "get_device_module"):
+        assert name in dir(tg)
+
+
+@pytest.mark.parametrize("device", [None, "cpu", "cuda", "mps", "meta", 5, "foo", "cpu:0"])
+def test_get_device_module(device):
+    def run(m):
+        d = m.device(device) if device == "cpu:0" else device
+        kind, v = _outcome(lambda: m.get_device_module(d))
+        return (kind, v.__name__.split(".", 1)[1]) if kind == "module" else (kind, v)
+    t, g = run(torch), run(tg)
+    if device == "foo":     # (the list of device types torch names differs)
+        assert t[0] == g[0] == "RuntimeError"
+    else:
+        assert t == g
+
+
+def test_autograd_is_tensor_like():
+    class Duck:
+        def __torch_function__(self, *a, **k):
+            return NotImplemented
+    for m in (torch, tg):
+        assert m.autograd.is_tensor_like(m.ones(1)) and m.autograd.is_tensor_like(Duck())
+        assert not m.autograd.is_tensor_like(3)
+
+
+def test_func_debug_unwrap():
+    def run(m):
+        seen = []
+
+        def f(x):
+            seen.append((tuple(m.func.debug_unwrap(x).shape), tuple(m.func.debug_unwrap(x, recurse=False).shape)))
+            return x * 2
+        m.func.vmap(m.func.vmap(f))(m.ones(3, 4, 5))
+        m.func.vmap(f, in_dims=1)(m.ones(4, 3))
+        return seen, tuple(m.func.debug_unwrap(m.ones(2)).shape)
+    assert run(torch)[0][0] == run(tg)[0][0]
+    assert run(torch)[1] == run(tg)[1]
