@@ -378,3 +378,38 @@ def test_compile_breaks_at_custom_op_with_grad_and_replays_without():
     got = tg.compile(lambda x: op(x) * 2)
     for _ in range(3):
         np.testing.assert_allclose(got(tg.tensor([0.1, 0.2])).numpy(), 2 * np.sin([0.1, 0.2]), rtol=1e-6)
+
+
+def test_tensor_list_inputs_and_outputs():
+    def make(m, ns):
+        @m.library.custom_op(f"{ns}::lsum", mutates_args=())
+        def lsum(x: m.Tensor, ys: list[m.Tensor]) -> m.Tensor:
+            return x.sin() + sum(ys)
+
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(inputs[0])
+            ctx.n = len(inputs[1])
+
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            ctx.seen = ctx.needs_input_grad
+            return g * x.cos(), [g * (i + 1) for i in range(ctx.n)]
+        lsum.register_autograd(backward, setup_context=setup_context)
+
+        @m.library.custom_op(f"{ns}::two", mutates_args=())
+        def two(x: m.Tensor) -> list[m.Tensor]:
+            return [x * 1, x * 2]
+        two.register_autograd(lambda ctx, grads: grads[0] + 2 * grads[1])
+        return lsum, two
+    got = []
+    for m, (lsum, two) in zip((torch, tg), _both(make)):
+        x = m.tensor([0.5, 1.0], requires_grad=True)
+        y1, y2 = m.ones(2, requires_grad=True), m.ones(2)
+        out = lsum(x, [y1, y2])
+        out.sum().backward()
+        a = two(x)
+        (a[0] * 3 + a[1]).sum().backward()
+        got.append((out.tolist(), x.grad.tolist(), y1.grad.tolist(), y2.grad, type(a).__name__,
+                    [t.tolist() for t in a], tuple(map(tuple, (n if isinstance(n, list) else [n]
+                                                           for n in out.grad_fn.seen)))))
+    assert got[0] == got[1]

@@ -96,7 +96,7 @@ class OpOverload:
         kernel = self._kernel_for(_device_of(args, kwargs))
         opaque = self._custom is not None or self._backward is not None
         if opaque and is_grad_enabled() and _any_requires_grad(args):
-            result = self._function().apply(*args, _KeywordOnly(kwargs))
+            result = self._apply_function(args, kwargs)
         elif opaque:
             from .autograd.grad_mode import no_grad
             with no_grad():
@@ -111,48 +111,96 @@ class OpOverload:
                     t._bump()
         return result
 
+    def _apply_function(self, args, kwargs):
+        """Call the op as its autograd.Function: tensor-list arguments travel flattened (one Function input per
+        tensor, so each gets its gradient) and are rebuilt for the kernel, ``setup_context`` and ``backward``; a
+        list of tensors returned is the Function's outputs, given back as a list."""
+        flat, spec = [], []
+        for a, v in zip((a for a in self._schema.arguments if not a.kwarg_only), args):
+            if a.type in ("Tensor[]", "Tensor?[]"):
+                flat.extend(v)
+                spec.append(len(v))
+            else:
+                flat.append(v)
+                spec.append(None)
+        call = _Call(kwargs, spec)
+        result = self._function().apply(*flat, call)
+        return list(result) if call.list_out else result
+
     def _function(self):
         """The autograd.Function the op is while an input requires grad (made once per overload)."""
         if self._generated is None:
             from .autograd.function import Function
             op = self
 
-            def forward(ctx, *args):
-                kwargs = args[-1].kwargs
-                args = args[:-1]
+            def forward(ctx, *flat):
+                call = flat[-1]
+                args, kwargs = call.rebuild(flat[:-1]), call.kwargs
                 result = op._kernel_for(_device_of(args, kwargs))(*args, **kwargs)
                 if op._setup_context is not None:
                     if any(a.kwarg_only for a in op._schema.arguments):
                         op._setup_context(ctx=ctx, inputs=args, keyword_only_inputs=kwargs, output=result)
                     else:
                         op._setup_context(ctx=ctx, inputs=args, output=result)
+                if isinstance(result, list):
+                    call.list_out = True
+                    return tuple(result)
                 return result
 
             def backward(ctx, *grads):
                 if op._backward is None:
                     raise RuntimeError(f"Trying to backward through {op} but no autograd formula was registered. "
                                        "Please use register_autograd to add one.")
+                call = ctx._call
                 needs = ctx.needs_input_grad
-                ctx.needs_input_grad = needs[:-1]
+                ctx.needs_input_grad = tuple(call.rebuild(needs[:-1]))
                 try:
-                    result = op._backward(ctx, *grads)
+                    result = op._backward(ctx, *((list(grads),) if call.list_out else grads))
                 finally:
                     ctx.needs_input_grad = needs
-                return (*result, None) if isinstance(result, tuple) else (result, None)
+                result = result if isinstance(result, tuple) else (result,)
+                flat = []
+                for n, g in zip(call.spec, result):
+                    if n is None:
+                        flat.append(g)
+                    else:
+                        flat.extend(g if g is not None else [None] * n)
+                return (*flat, None)
 
             name = f"GeneratedBackwardFor_{self._namespace}_{self._opname}_{self._overloadname}"
-            self._generated = type(name, (Function,), {"forward": staticmethod(forward),
+            self._generated = type(name, (Function,), {"forward": staticmethod(_keeping_call(forward)),
                                                        "backward": staticmethod(backward)})
         return self._generated
 
 
-class _KeywordOnly:
-    """The keyword-only arguments, carried through ``Function.apply`` as one non-tensor argument."""
+def _keeping_call(forward):
+    """Forward that also keeps the call's description on ctx (backward rebuilds the lists from it)."""
+    def run(ctx, *flat):
+        ctx._call = flat[-1]
+        return forward(ctx, *flat)
+    return run
 
-    __slots__ = ("kwargs",)
 
-    def __init__(self, kwargs):
-        self.kwargs = kwargs
+class _Call:
+    """The keyword-only arguments and the shape of the tensor-list arguments of one call, carried through
+    ``Function.apply`` as one non-tensor argument."""
+
+    __slots__ = ("kwargs", "spec", "list_out")
+
+    def __init__(self, kwargs, spec):
+        self.kwargs, self.spec, self.list_out = kwargs, spec, False
+
+    def rebuild(self, flat):
+        """The arguments from their flat form (a list where the schema has a tensor list)."""
+        args, i = [], 0
+        for n in self.spec:
+            if n is None:
+                args.append(flat[i])
+                i += 1
+            else:
+                args.append(list(flat[i:i + n]))
+                i += n
+        return tuple(args)
 
 
 def _tensors(values):
