@@ -112,3 +112,49 @@ def test_func_debug_unwrap():
         return seen, tuple(m.func.debug_unwrap(m.ones(2)).shape)
     assert run(torch)[0][0] == run(tg)[0][0]
     assert run(torch)[1] == run(tg)[1]
+
+
+def _embedding_bag_cases(m):
+    import numpy as np
+    out = []
+    w = m.tensor(np.random.default_rng(0).standard_normal((5, 3)).round(2), dtype=m.float32)
+    cases = [([0, 2, 1, 3, 3], [0, 2], False, None), ([0, 2, 1, 3, 3], [0, 2, 5], True, None),
+             ([0, 2, 1], [0, 0, 2], False, None), ([0, 2, 1, 3, 3], [0, 2], False, 3),
+             ([4, 4, 1, 0], [0, 1, 3], False, 0), ([0, 2, 1, 3, 3], [0, 2, 5], True, 3)]
+    for mode, rg in ((0, True), (0, False), (1, True), (1, False), (2, True), (2, False)):
+        w.requires_grad_(rg)
+        for idx, off, last, pad in cases:
+            r = m.embedding_bag(w, m.tensor(idx), m.tensor(off), False, mode, False, None, last, pad)
+            grad = None
+            if rg:
+                r[0].sum().backward()
+                grad, w.grad = w.grad.tolist(), None
+            out.append(([x.tolist() for x in r], [str(x.dtype).split(".")[1] for x in r], grad))
+    r = m.embedding_bag(w, m.tensor([0, 2, 1, 3]), m.tensor([0, 2]), False, 0, False, m.tensor([1., 2., 3., 4.]))
+    out.append([x.tolist() for x in r])
+    for bad in (lambda: m.embedding_bag(w, m.tensor([0]), m.tensor([0]), False, 3),
+                lambda: m.embedding_bag(w, m.tensor([0]), m.tensor([0]), False, 1, False, m.ones(1))):
+        out.append(_outcome(bad))
+    return out
+
+
+def test_aten_embedding_bag_four_outputs():
+    assert _embedding_bag_cases(torch) == _embedding_bag_cases(tg)
+
+
+def test_cpu_stream_and_event():
+    def run(m):
+        s, e = m.Stream(), m.Event()
+        t = m.Event(enable_timing=True)
+        row = [repr(s), s.device_type, s.device_index, s.stream_id, str(s.device), s.query(), s.synchronize(),
+               s.is_capturing(), repr(e), str(e.device), e.query(), e.event_id, repr(t), e.synchronize(),
+               e.wait(), s.wait_event(e), s == m.Stream(), hash(s) == hash(m.Stream()),
+               repr(m.Stream(device="cpu", priority=1)), repr(m.Stream(m.device("cpu")))]
+        with s as entered:
+            row.append(entered is s)
+        for bad in (s.record_event, e.record, lambda: s.wait_stream(s), lambda: e.record(s),
+                    lambda: e.elapsed_time(m.Event()), lambda: t.elapsed_time(m.Event(enable_timing=True)),
+                    lambda: m.Stream("cuda"), lambda: s.native_handle, e.ipc_handle, lambda: m.Stream(5)):
+            row.append(_outcome(bad))
+        return row
+    assert run(torch) == run(tg)

@@ -61,7 +61,8 @@ _LAZY_NAMES = {**{n: ("storage", n) for n in """UntypedStorage TypedStorage Doub
                **{n: ("_sym", n) for n in """SymInt SymFloat SymBool sym_int sym_float sym_max sym_min sym_not
                   sym_sqrt sym_ite sym_sum""".split()},
                "OutOfMemoryError": ("cuda", "OutOfMemoryError"), "GradScaler": ("amp", "GradScaler"),
-               "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get")}
+               "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get"),
+               "Stream": ("_stream", "Stream"), "Event": ("_stream", "Event")}
 _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 
