@@ -192,3 +192,37 @@ def test_sparse_spdiags_gradient():
             if 0 <= i + off < 4:
                 dense[k, i + off] += float(weights[i, i + off])
     assert d.grad.tolist() == dense.tolist()
+
+
+def test_overrides_names_and_predicates():
+    def run(m):
+        o = m.overrides
+        F = m.nn.functional
+        return ([o.resolve_name(f) for f in (m.add, m.Tensor.add, m.Tensor.shape.__get__, F.relu, m.linalg.norm,
+                                             m.fft.fft, m.special.erf, m.Tensor.__add__, m.functional.einsum)],
+                [o.is_tensor_method_or_property(f) for f in (m.Tensor.add, m.add, m.Tensor.shape.__get__,
+                                                              m.Tensor.sum, F.relu)])
+    assert run(torch) == run(tg)
+    tg_funcs = {tg.overrides.resolve_name(f) for fs in tg.overrides.get_overridable_functions().values()
+                for f in fs}
+    for name in ("torch.add", "torch.matmul", "torch.Tensor.add", "torch.nn.functional.relu",
+                 "torch.linalg.norm", "torch.Tensor.shape.__get__"):
+        assert name in tg_funcs
+
+
+def test_wrap_torch_function():
+    def run(m):
+        calls = []
+
+        class Duck:
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                calls.append((func.__name__, len(args), sorted(kwargs or {})))
+                return "handled"
+
+        @m.overrides.wrap_torch_function(lambda a, b=None: (a, b))
+        def combine(a, b=None):
+            """Add."""
+            return a + (0 if b is None else b)
+        return (combine(m.ones(2), b=m.ones(2)).tolist(), combine(Duck()), combine(m.ones(1), b=Duck()), calls,
+                combine.__name__, combine.__doc__)
+    assert run(torch) == run(tg)
