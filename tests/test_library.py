@@ -413,3 +413,35 @@ def test_tensor_list_inputs_and_outputs():
                     [t.tolist() for t in a], tuple(map(tuple, (n if isinstance(n, list) else [n]
                                                            for n in out.grad_fn.seen)))))
     assert got[0] == got[1]
+
+
+def test_register_vmap():
+    def make(m, ns):
+        @m.library.custom_op(f"{ns}::npsin", mutates_args=())
+        def npsin(x: m.Tensor, k: float) -> m.Tensor:
+            return m.from_numpy(np.sin(x.numpy()) * k)       # (a NumPy kernel: vmap cannot batch it by itself)
+        seen = []
+
+        @npsin.register_vmap
+        def _(info, in_dims, x, k):
+            seen.append((info.batch_size, info.randomness, in_dims[1]))
+            return npsin(x.movedim(in_dims[0], 0) if in_dims[0] else x, k), 0
+
+        @m.library.custom_op(f"{ns}::pair", mutates_args=())
+        def pair(x: m.Tensor) -> tuple[m.Tensor, m.Tensor]:
+            return m.from_numpy(x.numpy() * 2), m.from_numpy(x.numpy().sum(keepdims=True))
+
+        @pair.register_vmap
+        def _(info, in_dims, x):
+            x = x.movedim(in_dims[0], 0)
+            a, b = pair(x.reshape(-1))
+            return (a.reshape(x.shape), x.sum(1)), (0, 0)
+        return npsin, pair, seen
+    got = []
+    for m, (npsin, pair, seen) in zip((torch, tg), _both(make)):
+        X = m.tensor([[0.5, 1.0, 1.5], [2.0, 3.0, 4.0]])
+        a = m.func.vmap(npsin, in_dims=(1, None))(X, 2.0)
+        b = m.func.vmap(m.func.vmap(npsin, in_dims=(0, None)), in_dims=(0, None))(X[None], 2.0)
+        c, d = m.func.vmap(pair)(X)
+        got.append((a.tolist(), b.tolist(), c.tolist(), d.tolist(), seen))
+    assert got[0] == got[1]

@@ -22,10 +22,11 @@ import sys
 import weakref
 
 from ._library_schema import FunctionSchema, bind, infer_schema, parse_schema
+from .autograd.function import _active, active_interpreters
 
 __all__ = ["Library", "define", "impl", "custom_op", "CustomOpDef", "register_fake", "register_autograd",
            "register_kernel", "infer_schema", "opcheck", "OpOverload", "OpOverloadPacket", "get_ctx",
-           "fallthrough_kernel", "impl_abstract"]
+           "fallthrough_kernel", "impl_abstract", "register_vmap"]
 
 _PACKETS = {}        # "ns::name" -> OpOverloadPacket
 _DEFINED_NS = {}     # namespace -> the DEF Library that holds it (weakly)
@@ -56,6 +57,7 @@ class OpOverload:
         self._custom = None           # the CustomOpDef that made it (opaque to autograd)
         self._site = site
         self._generated = None
+        self._vmap = None             # register_vmap's rule
         self.__name__ = f"{name}.{self._overloadname}"
 
     def __repr__(self):
@@ -93,6 +95,10 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         from .autograd.grad_mode import is_grad_enabled
         args, kwargs = bind(self._schema, args, kwargs)
+        if self._vmap is not None and _active[0]:
+            level = _batching_level(args)
+            if level is not None and not (is_grad_enabled() and _any_requires_grad(args)):
+                return _call_vmap_rule(self, level, args, kwargs)
         kernel = self._kernel_for(_device_of(args, kwargs))
         opaque = self._custom is not None or self._backward is not None
         if opaque and is_grad_enabled() and _any_requires_grad(args):
@@ -201,6 +207,39 @@ class _Call:
                 args.append(list(flat[i:i + n]))
                 i += n
         return tuple(args)
+
+
+class VmapInfo:
+    """What a vmap rule is told about the vmap call: ``batch_size`` and ``randomness``."""
+
+    def __init__(self, batch_size, randomness):
+        self.batch_size, self.randomness = batch_size, randomness
+
+
+def _batching_level(args):
+    """The innermost active vmap level that batches one of ``args``, or None."""
+    for level in reversed(active_interpreters()):
+        if getattr(level, "batching", False) and any(level.physical(t) is not None for t in _tensors(args)):
+            return level
+    return None
+
+
+def _call_vmap_rule(op, level, args, kwargs):
+    """Run ``register_vmap``'s rule on the batch (each batched argument's physical tensor, batch dim 0) and make
+    its outputs the level's logical tensors again."""
+    from .tensor import Tensor
+    physical = [level.physical(a) if isinstance(a, Tensor) else None for a in args]
+    in_dims = tuple(None if p is None else 0 for p in physical)
+    batch = [a if p is None else p for a, p in zip(args, physical)]
+    out, out_dims = op._vmap(VmapInfo(level.size, level.randomness), in_dims, *batch, **kwargs)
+    single = not isinstance(out, tuple)
+    outs, dims = (out,) if single else out, (out_dims,) if single or isinstance(out_dims, int) or \
+        out_dims is None else out_dims
+    if len(dims) == 1 and len(outs) > 1:
+        dims = dims * len(outs)
+    res = tuple(level.wrap(o.movedim(d, 0) if d else o) if isinstance(o, Tensor) and d is not None else o
+                for o, d in zip(outs, dims))
+    return res[0] if single else res
 
 
 def _tensors(values):
@@ -475,6 +514,10 @@ class CustomOpDef:
             return func
         return register if fn is None else register(fn)
 
+    def register_vmap(self, func=None, /):
+        """See ``tapegrad.library.register_vmap``."""
+        return register_vmap(self._opoverload, func)
+
     def _destroy(self):
         _remove(self._opoverload)
 
@@ -523,6 +566,18 @@ def register_kernel(op, device_types, func=None, /, *, lib=None):
     def register(fn):
         for d in ([device_types] if device_types is None or isinstance(device_types, str) else device_types):
             overload._kernels[_DEVICE_KEYS.get(d, d) if d is not None else "CompositeExplicitAutograd"] = fn
+        return fn
+    return register if func is None else register(func)
+
+
+def register_vmap(op, func=None, /, *, lib=None):
+    """The vmap rule of ``op``: ``func(info, in_dims, *args, **kwargs)`` gets the batched arguments (each
+    batched tensor with its batch dim at ``in_dims[i]``, None for the others) and returns ``(output, out_dims)``.
+    tapegrad uses it while no input requires grad (otherwise vmap runs the op once per sample)."""
+    overload = _lookup(op)
+
+    def register(fn):
+        overload._vmap = fn
         return fn
     return register if func is None else register(func)
 
