@@ -445,3 +445,22 @@ def test_register_vmap():
         c, d = m.func.vmap(pair)(X)
         got.append((a.tolist(), b.tolist(), c.tolist(), d.tolist(), seen))
     assert got[0] == got[1]
+
+
+def test_tags_and_impl_before_define():
+    got = []
+    for m in (torch, tg):
+        ns = _ns()
+        lib = m.library.Library(ns, "FRAGMENT")
+        lib.impl("later", lambda x: x * 3, "CPU")
+        lib.define("later(Tensor x) -> Tensor", tags=(m.Tag.pointwise,))
+
+        @m.library.custom_op(f"{ns}::t", mutates_args=(), tags=m.Tag.pt2_compliant_tag)
+        def t(x: m.Tensor) -> m.Tensor:
+            return x.clone()
+        ops = getattr(m.ops, ns)
+        got.append((ops.later(m.ones(2)).tolist(), [repr(g) for g in ops.t.default.tags],
+                    [repr(g) for g in ops.later.default.tags], list(m.Tag.__members__),
+                    [g.value for g in m.Tag.__members__.values()]))
+        lib._destroy()
+    assert got[0] == got[1]

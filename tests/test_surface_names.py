@@ -226,3 +226,14 @@ def test_wrap_torch_function():
         return (combine(m.ones(2), b=m.ones(2)).tolist(), combine(Duck()), combine(m.ones(1), b=Duck()), calls,
                 combine.__name__, combine.__doc__)
     assert run(torch) == run(tg)
+
+
+def test_sym_constraints_and_vulkan():
+    def calls(m):
+        return [lambda: m.sym_constrain_range(5, min=0, max=10), lambda: m.sym_constrain_range(5, min=6),
+                lambda: m.sym_constrain_range(5, max=3), lambda: m.sym_constrain_range(-5),
+                lambda: m.sym_constrain_range_for_size(5, min=0, max=3), lambda: m.sym_constrain_range_for_size(1),
+                lambda: m.sym_constrain_range_for_size(-1), lambda: m.sym_constrain_range(5.5, min=6),
+                lambda: m.sym_constrain_range(True, min=2), lambda: m.sym_fresh_size(3),
+                lambda: m.sym_fresh_size(2.5), lambda: m.is_vulkan_available()]
+    assert [_outcome(c) for c in calls(torch)] == [_outcome(c) for c in calls(tg)]

@@ -59,10 +59,11 @@ _LAZY_NAMES = {**{n: ("storage", n) for n in """UntypedStorage TypedStorage Doub
                   BFloat16Storage LongStorage IntStorage ShortStorage CharStorage ByteStorage BoolStorage
                   ComplexFloatStorage ComplexDoubleStorage""".split()},
                **{n: ("_sym", n) for n in """SymInt SymFloat SymBool sym_int sym_float sym_max sym_min sym_not
-                  sym_sqrt sym_ite sym_sum""".split()},
+                  sym_sqrt sym_ite sym_sum sym_constrain_range sym_constrain_range_for_size sym_fresh_size""".split()},
                "OutOfMemoryError": ("cuda", "OutOfMemoryError"), "GradScaler": ("amp", "GradScaler"),
                "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get"),
-               "Stream": ("_stream", "Stream"), "Event": ("_stream", "Event")}
+               "Stream": ("_stream", "Stream"), "Event": ("_stream", "Event"), "Tag": ("_library_schema", "Tag"),
+               "is_vulkan_available": ("_device_module", "is_vulkan_available")}
 _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 

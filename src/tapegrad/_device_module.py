@@ -24,3 +24,8 @@ def get(device=None):
     if module is None or name == "meta":
         raise RuntimeError(f"Device '{name}' does not have a corresponding module registered as 'torch.{name}'.")
     return module
+
+
+def is_vulkan_available():
+    """Whether the Vulkan backend is there: never (tapegrad runs on the CPU, like torch's CPU build)."""
+    return False

@@ -5,12 +5,20 @@ annotations, in torch's text: ``(Tensor x, SymInt k=2) -> Tensor``), the parser 
 from __future__ import annotations
 
 import collections.abc
+import enum
 import inspect
 import typing
 
 from . import _dtype
 
-__all__ = ["infer_schema", "FunctionSchema", "Argument", "parse_schema"]
+__all__ = ["infer_schema", "FunctionSchema", "Argument", "parse_schema", "Tag"]
+
+# torch.Tag: the tags an operator's definition may carry (torch's names and numbers)
+Tag = enum.Enum("Tag", [(name, i) for i, name in enumerate(
+    "core cudagraph_unsafe data_dependent_output dynamic_output_shape flexible_layout generated inplace inplace_view "
+    "maybe_aliasing_or_mutating needs_contiguous_strides needs_exact_strides needs_fixed_stride_order "
+    "nondeterministic_bitwise nondeterministic_seeded out out_variant pointwise pt2_compliant_tag reduction "
+    "view_copy".split())], module="tapegrad")
 
 
 class Argument:

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 __all__ = ["SymInt", "SymFloat", "SymBool", "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt",
-           "sym_ite", "sym_sum"]
+           "sym_ite", "sym_sum", "sym_constrain_range", "sym_constrain_range_for_size", "sym_fresh_size"]
 
 
 class _SymBase:
@@ -91,3 +91,26 @@ def sym_ite(b, t, f):
 def sym_sum(args):
     """``sum(args)``."""
     return builtins.sum(args)
+
+
+_INT64_MIN, _INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def sym_constrain_range(size, *, min=None, max=None):  # noqa: A002 - torch's names
+    """Check that the int ``size`` lies in ``[min, max]`` (a compiler hint on a symbolic size in torch)."""
+    lo = _INT64_MIN if min is None else min
+    hi = _INT64_MAX if max is None else max
+    value = builtins.int(size)
+    if not lo <= value <= hi:
+        raise RuntimeError(f"Invalid value range for {value} between [{lo}, {hi}].")
+
+
+def sym_constrain_range_for_size(size, *, min=None, max=None):  # noqa: A002 - torch's names
+    """``sym_constrain_range`` for a size: ``min`` defaults to 0."""
+    sym_constrain_range(size, min=0 if min is None else min, max=max)
+
+
+def sym_fresh_size(expr):
+    """``expr``'s value as a fresh size (a Python number here)."""
+    from .creation import tensor
+    return tensor(expr).item()

@@ -58,6 +58,7 @@ class OpOverload:
         self._site = site
         self._generated = None
         self._vmap = None             # register_vmap's rule
+        self.tags = []                # torch.Tag members given at definition
         self.__name__ = f"{name}.{self._overloadname}"
 
     def __repr__(self):
@@ -335,7 +336,10 @@ class _OpNamespace:
         return packet
 
 
-def _define(qualname, schema_text, site, lib=None):
+_PENDING = {}        # ("ns::name", overload) -> {key: kernel}: impl before define (torch allows either order)
+
+
+def _define(qualname, schema_text, site, lib=None, tags=()):
     """Add one overload (``schema_text`` without the name, or with it); returns the OpOverload."""
     ns, name = _split_qualname(qualname)
     name, _, overload = name.partition(".")
@@ -348,6 +352,8 @@ def _define(qualname, schema_text, site, lib=None):
                            f"def(). Duplicate registration: registered at {site}. Original registration: registered "
                            f"at {old._site}")
     op = packet._overloads[key] = OpOverload(ns, name, overload, schema_text, site)
+    op.tags = [tags] if not isinstance(tags, (list, tuple)) else list(tags)
+    op._kernels.update(_PENDING.pop((f"{ns}::{name}", key), {}))
     if lib is not None:
         lib._ops.append(op)
     return op
@@ -412,7 +418,7 @@ class Library:
         """Declare an operator from its schema text (``"f(Tensor x, float k=1.0) -> Tensor"``); returns its
         name."""
         name = schema[:schema.index("(")].strip()
-        _define(f"{self.ns}::{name}", schema, _caller_site(), lib=self)
+        _define(f"{self.ns}::{name}", schema, _caller_site(), lib=self, tags=tags)
         return name.partition(".")[0]
 
     def impl(self, op_name, fn, dispatch_key="", *, with_keyset=False, allow_override=False):
@@ -420,14 +426,6 @@ class Library:
         "CompositeExplicitAutograd", ...; default the library's)."""
         if not callable(fn):
             raise TypeError(f"Input function is required to be a callable but found type {type(fn)}")
-        if isinstance(op_name, (OpOverload, OpOverloadPacket)):
-            op = _lookup(op_name)
-        else:
-            op = _lookup(f"{self.ns}::{op_name}") if f"{self.ns}::{op_name.partition('.')[0]}" in _PACKETS \
-                else None
-            if op is None:
-                raise RuntimeError(f"impl: the operator {self.ns}::{op_name} was not defined (define its schema "
-                                   "first)")
         key = dispatch_key or self.dispatch_key
         key = _DEVICE_KEYS.get(key, key)
         if with_keyset:
@@ -435,6 +433,15 @@ class Library:
 
             def fn(*args, **kwargs):
                 return kernel(None, *args, **kwargs)
+        if isinstance(op_name, (OpOverload, OpOverloadPacket)):
+            op = _lookup(op_name)
+        else:
+            name, _, overload = op_name.partition(".")
+            packet = _PACKETS.get(f"{self.ns}::{name}")
+            op = packet and packet._overloads.get(overload or "default")
+            if op is None:      # (defined later: the kernel waits for its schema)
+                _PENDING.setdefault((f"{self.ns}::{name}", overload or "default"), {})[key] = fn
+                return
         op._kernels[key] = fn
         self._kernels.append((op, key))
 
@@ -449,7 +456,7 @@ class Library:
 def define(qualname, schema, *, lib=None, tags=()):
     """``torch.library.define("ns::name", "(Tensor x) -> Tensor")``."""
     ns, name = _split_qualname(qualname)
-    _define(qualname, name + schema if schema.startswith("(") else schema, _caller_site())
+    _define(qualname, name + schema if schema.startswith("(") else schema, _caller_site(), tags=tags)
 
 
 def impl(qualname, types, func=None, *, lib=None):
@@ -534,7 +541,10 @@ def custom_op(name, fn=None, /, *, mutates_args, device_types=None, schema=None,
             _remove(existing._overloads["default"])      # (torch replaces a custom op defined again)
         types = None if device_types is None else (
             [device_types] if isinstance(device_types, str) else list(device_types))
-        return CustomOpDef(ns, opname, text, func, types)
+        opdef = CustomOpDef(ns, opname, text, func, types)
+        opdef._opoverload.tags = [] if tags is None else [tags] if not isinstance(tags, (list, tuple)) \
+            else list(tags)
+        return opdef
     return inner if fn is None else inner(fn)
 
 
