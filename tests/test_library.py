@@ -464,3 +464,23 @@ def test_tags_and_impl_before_define():
                     [g.value for g in m.Tag.__members__.values()]))
         lib._destroy()
     assert got[0] == got[1]
+
+
+def test_register_autocast():
+    def make(m, ns):
+        seen = []
+
+        @m.library.custom_op(f"{ns}::mm", mutates_args=())
+        def mm(x: m.Tensor, y: m.Tensor) -> m.Tensor:
+            seen.append((str(x.dtype).split(".")[1], str(y.dtype).split(".")[1], m.is_autocast_enabled("cpu")))
+            return (x.float() @ y.float()).to(x.dtype)
+        m.library.register_autocast(f"{ns}::mm", "cpu", m.float16)
+        return mm, seen
+    got = []
+    for m, (mm, seen) in zip((torch, tg), _both(make)):
+        with m.autocast("cpu", dtype=m.float16):
+            a = mm(m.ones(2, 2), m.ones(2, 2, dtype=m.float64))
+            b = mm(m.ones(2, 2, requires_grad=True), m.ones(2, 2))
+        c = mm(m.ones(2, 2), m.ones(2, 2))
+        got.append(([str(t.dtype).split(".")[1] for t in (a, b, c)], b.requires_grad, seen))
+    assert got[0] == got[1]

@@ -26,7 +26,7 @@ from .autograd.function import _active, active_interpreters
 
 __all__ = ["Library", "define", "impl", "custom_op", "CustomOpDef", "register_fake", "register_autograd",
            "register_kernel", "infer_schema", "opcheck", "OpOverload", "OpOverloadPacket", "get_ctx",
-           "fallthrough_kernel", "impl_abstract", "register_vmap"]
+           "fallthrough_kernel", "impl_abstract", "register_vmap", "register_autocast"]
 
 _PACKETS = {}        # "ns::name" -> OpOverloadPacket
 _DEFINED_NS = {}     # namespace -> the DEF Library that holds it (weakly)
@@ -59,6 +59,7 @@ class OpOverload:
         self._generated = None
         self._vmap = None             # register_vmap's rule
         self.tags = []                # torch.Tag members given at definition
+        self._autocast = {}           # register_autocast: device type -> the dtype of floating inputs
         self.__name__ = f"{name}.{self._overloadname}"
 
     def __repr__(self):
@@ -96,6 +97,8 @@ class OpOverload:
     def __call__(self, *args, **kwargs):
         from .autograd.grad_mode import is_grad_enabled
         args, kwargs = bind(self._schema, args, kwargs)
+        if self._autocast and _autocast_on(self._autocast, args):
+            return _call_autocast(self, args, kwargs)
         if self._vmap is not None and _active[0]:
             level = _batching_level(args)
             if level is not None and not (is_grad_enabled() and _any_requires_grad(args)):
@@ -208,6 +211,34 @@ class _Call:
                 args.append(list(flat[i:i + n]))
                 i += n
         return tuple(args)
+
+
+def _autocast_on(table, args):
+    from .amp.autocast_mode import is_autocast_enabled
+    return any(device in table and is_autocast_enabled(device) for device in {t.device.type for t in _tensors(args)})
+
+
+def _call_autocast(op, args, kwargs):
+    """Under autocast: the floating inputs (float64 aside, as autocast leaves it) cast to the registered dtype, and
+    the op run with autocast off."""
+    from .amp.autocast_mode import autocast
+    from .tensor import Tensor
+    device = _device_of(args, kwargs)
+    dtype = op._autocast[device]
+
+    def cast(v):
+        if isinstance(v, Tensor) and v.is_floating_point() and v.dtype != _float64():
+            return v.to(dtype)
+        if isinstance(v, list):
+            return [cast(t) for t in v]
+        return v
+    with autocast(device, enabled=False):
+        return op(*(cast(a) for a in args), **{k: cast(v) for k, v in kwargs.items()})
+
+
+def _float64():
+    from ._dtype import float64
+    return float64
 
 
 class VmapInfo:
@@ -590,6 +621,12 @@ def register_vmap(op, func=None, /, *, lib=None):
         overload._vmap = fn
         return fn
     return register if func is None else register(func)
+
+
+def register_autocast(op, device_type, cast_inputs, /, *, lib=None):
+    """Under ``autocast`` on ``device_type``, call ``op`` with its floating inputs cast to ``cast_inputs`` (float64
+    ones kept) and autocast off."""
+    _lookup(op)._autocast[device_type] = cast_inputs
 
 
 def get_ctx():
