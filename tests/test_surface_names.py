@@ -237,3 +237,17 @@ def test_sym_constraints_and_vulkan():
                 lambda: m.sym_constrain_range(True, min=2), lambda: m.sym_fresh_size(3),
                 lambda: m.sym_fresh_size(2.5), lambda: m.is_vulkan_available()]
     assert [_outcome(c) for c in calls(torch)] == [_outcome(c) for c in calls(tg)]
+
+
+def test_untyped_storage_constructor_and_storage_alias():
+    def run(m):
+        x = m.ones(2)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            typed = x.storage()
+        return [list(m.UntypedStorage([1, 2, 300])), list(m.UntypedStorage(0)), list(m.UntypedStorage()),
+                m.UntypedStorage(3).size(), list(m.UntypedStorage([True])),
+                _outcome(lambda: m.UntypedStorage([1.5])), _outcome(lambda: m.UntypedStorage(2.5)),
+                isinstance(x.untyped_storage(), m.Storage), isinstance(typed, m.Storage),
+                isinstance(m.UntypedStorage(2), m.UntypedStorage)]
+    assert run(torch) == run(tg)

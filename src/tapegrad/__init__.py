@@ -60,6 +60,7 @@ _LAZY_NAMES = {**{n: ("storage", n) for n in """UntypedStorage TypedStorage Doub
                   ComplexFloatStorage ComplexDoubleStorage""".split()},
                **{n: ("_sym", n) for n in """SymInt SymFloat SymBool sym_int sym_float sym_max sym_min sym_not
                   sym_sqrt sym_ite sym_sum sym_constrain_range sym_constrain_range_for_size sym_fresh_size""".split()},
+               "Storage": ("storage", "FloatStorage"),        # (torch.Storage is torch.FloatStorage)
                "OutOfMemoryError": ("cuda", "OutOfMemoryError"), "GradScaler": ("amp", "GradScaler"),
                "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get"),
                "Stream": ("_stream", "Stream"), "Event": ("_stream", "Event"), "Tag": ("_library_schema", "Tag"),
