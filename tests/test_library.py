@@ -265,8 +265,11 @@ def test_infer_schema_errors_match_torch():
 
         def f10(x: m.Tensor) -> dict:
             pass
+
+        def f12(x: m.Tensor, dims: list[int] = (0,)) -> m.Tensor:
+            pass
         f1 = _annotated(m)[0]
-        return [(f4, ()), (f5, ()), (f6, ()), (f10, ()), (f1, {"n"}), (f1, {"zz"}), (f1, "x"), (f6, 5)]
+        return [(f4, ()), (f5, ()), (f6, ()), (f10, ()), (f1, {"n"}), (f1, {"zz"}), (f1, "x"), (f6, 5), (f12, ())]
     for (ft, mt), (fo, mo) in zip(bad(torch), bad(tg)):
         kt, et = _err(lambda: torch.library.infer_schema(ft, mutates_args=mt))
         ko, eo = _err(lambda: tg.library.infer_schema(fo, mutates_args=mo))

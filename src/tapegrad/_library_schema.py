@@ -124,17 +124,15 @@ def _return_type(ann):
 
 
 def _default_text(value):
-    if value is None or isinstance(value, (bool, int)):
+    """A default as infer_schema writes it, or None for a value it cannot (a list, a tuple...)."""
+    from .tensor import device
+    if value is None or isinstance(value, (bool, int, float)):
         return str(value)
-    if isinstance(value, float):
-        return repr(value)
-    if isinstance(value, str):
+    if isinstance(value, (str, device)):
         return f'"{value}"'
     if isinstance(value, _dtype.dtype):
         return str(value).split(".")[-1]
-    if isinstance(value, (list, tuple)):
-        return "[" + ", ".join(_default_text(v) for v in value) + "]"
-    return f'"{value}"'     # (a device)
+    return None
 
 
 def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
@@ -172,7 +170,11 @@ def infer_schema(prototype_function, /, *, mutates_args, op_name=None):
             kind = f"Tensor(a{i}!)" + kind[len("Tensor"):]
         text = f"{kind} {name}"
         if p.default is not p.empty:
-            text += "=" + _default_text(p.default)
+            shown = _default_text(p.default)
+            if shown is None:
+                error(f"Parameter {name} has an unsupported default value type {type(p.default)}. Please file an "
+                      "issue on GitHub so we can prioritize this.")
+            text += "=" + shown
         if p.kind is p.KEYWORD_ONLY and not seen_kwonly:
             params.append("*")
             seen_kwonly = True
