@@ -487,3 +487,30 @@ def test_register_autocast():
         c = mm(m.ones(2, 2), m.ones(2, 2))
         got.append(([str(t.dtype).split(".")[1] for t in (a, b, c)], b.requires_grad, seen))
     assert got[0] == got[1]
+
+
+def test_set_kernel_enabled(caplog):
+    def make(m, ns):
+        @m.library.custom_op(f"{ns}::f", mutates_args=())
+        def f(x: m.Tensor) -> m.Tensor:
+            return x * 2
+        return f
+    got = []
+    for m, f in zip((torch, tg), _both(make)):
+        caplog.clear()
+        row = [f(m.ones(1)).item()]
+        f.register_kernel("cpu")(lambda x: x * 3)
+        row.append(f(m.ones(1)).item())
+        with f.set_kernel_enabled("cpu", False):
+            row.append(f(m.ones(1)).item())
+            with f.set_kernel_enabled("cpu", False):
+                row.append(f(m.ones(1)).item())
+            row.append(f(m.ones(1)).item())
+        row.append(f(m.ones(1)).item())
+        with f.set_kernel_enabled("cuda", False):
+            row.append(f(m.ones(1)).item())
+        with f.set_kernel_enabled("cpu", True):
+            row.append(f(m.ones(1)).item())
+        row.append([r.getMessage() for r in caplog.records if "Attempted" in r.getMessage()])
+        got.append(row)
+    assert got[0] == got[1]

@@ -18,6 +18,8 @@ autograd on (as CompositeImplicitAutograd kernels do in torch), unless ``registe
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import sys
 import weakref
 
@@ -28,6 +30,7 @@ __all__ = ["Library", "define", "impl", "custom_op", "CustomOpDef", "register_fa
            "register_kernel", "infer_schema", "opcheck", "OpOverload", "OpOverloadPacket", "get_ctx",
            "fallthrough_kernel", "impl_abstract", "register_vmap", "register_autocast"]
 
+_log = logging.getLogger(__name__)
 _PACKETS = {}        # "ns::name" -> OpOverloadPacket
 _DEFINED_NS = {}     # namespace -> the DEF Library that holds it (weakly)
 _DEVICE_KEYS = {"cpu": "cpu", "CPU": "cpu", "cuda": "cuda", "CUDA": "cuda", "meta": "meta", "Meta": "meta",
@@ -81,8 +84,9 @@ class OpOverload:
             kernel = self._kernels.get("meta") or self._fake
             if kernel is not None:
                 return kernel
+        disabled = self._custom._disabled if self._custom is not None else ()
         for key in (device, *_CATCH_ALL):
-            if key in self._kernels:
+            if key in self._kernels and key not in disabled:
                 return self._kernels[key]
         if self._custom is not None and self._custom._default_kernel is not None and \
                 (self._custom._device_types is None or device in self._custom._device_types):
@@ -521,6 +525,7 @@ class CustomOpDef:
     def __init__(self, namespace, name, schema, fn, device_types):
         self._namespace, self._name, self._schema = namespace, name, schema
         self._default_kernel, self._device_types = fn, device_types
+        self._disabled = set()        # device types whose register_kernel kernel set_kernel_enabled turned off
         self._opoverload = _define(f"{namespace}::{name}", name + schema, _caller_site(3))
         self._opoverload._custom = self
         self.__name__ = name
@@ -551,6 +556,27 @@ class CustomOpDef:
                 self._opoverload._kernels[d if d is not None else "CompositeExplicitAutograd"] = func
             return func
         return register if fn is None else register(fn)
+
+    @contextlib.contextmanager
+    def set_kernel_enabled(self, device_type, enabled=True):
+        """Within the block, the kernel ``register_kernel`` gave ``device_type`` is off (``enabled=False``: the
+        op's own function runs) or on; torch's log warnings for a change that changes nothing."""
+        if device_type not in self._opoverload._kernels:
+            _log.warning("Attempted to %s kernel for %s but no kernel was registered for this device type.",
+                         "enable" if enabled else "disable", device_type)
+            yield
+            return
+        was_enabled = device_type not in self._disabled
+        if was_enabled == bool(enabled):
+            if enabled:
+                _log.warning("Attempted to enable kernel for  %s but it was already enabled.", device_type)
+            else:
+                _log.warning("Attempted to disable kernel for %s but it was already disabled.", device_type)
+        (self._disabled.discard if enabled else self._disabled.add)(device_type)
+        try:
+            yield
+        finally:
+            (self._disabled.discard if was_enabled else self._disabled.add)(device_type)
 
     def register_vmap(self, func=None, /):
         """See ``tapegrad.library.register_vmap``."""
