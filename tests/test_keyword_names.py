@@ -18,6 +18,7 @@ KNOWN = {
     ("torch", "tril_indices"): "pin_memory: as range",
     ("torch", "triu_indices"): "pin_memory: as range",
     ("torch", "sparse_coo_tensor"): "layout: COO is the only sparse layout here",
+    ("torch", "wait"): "torch.wait is torch._C's wait(arg0) (torch.jit.wait's), not aten::wait: torch refuses input=",
 }
 
 

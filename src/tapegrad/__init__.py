@@ -35,6 +35,9 @@ from .torch_version import __version__  # noqa: E402 - "2.13.0+tapegrad.0.1.0": 
 # torch's top-level constants (`torch.pi`, `from torch import inf`; `x[:, torch.newaxis]`)
 from math import e, inf, nan, pi  # noqa: E402
 newaxis = None
+# what torch's CPU build was compiled with; tapegrad's counterparts are NumPy's LAPACK and pocketfft (always there),
+# no MKL and no OpenMP
+has_lapack, has_spectral, has_mkl, has_openmp = True, True, False, False
 
 _malloc.tune()   # keep freed array memory for reuse (glibc; see _malloc.py: TAPEGRAD_MALLOC=system declines)
 
@@ -42,7 +45,7 @@ _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serializat
          "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked",
          "amp", "cpu", "mps", "xpu", "accelerator", "jit", "profiler", "distributed", "multiprocessing", "version",
          "_dynamo", "_inductor", "hub", "onnx", "sparse", "functional", "_C", "futures", "_jit_internal",
-         "overrides"}
+         "overrides", "library", "types", "storage"}
 # torch's autocast switches at top level (they live in tapegrad.amp.autocast_mode)
 _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",
@@ -51,6 +54,18 @@ _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autoc
 # the special functions torch has at top level, and their Tensor methods: they load tapegrad.ops.special on first
 # use (its modules bind the real methods over these forwarders)
 _LAZY_SPECIAL = {"lgamma", "digamma", "polygamma", "mvlgamma", "i0", "i0_", "igamma", "igammac", "sinc", "sinc_"}
+# torch's top-level names that live in another module here: name -> (module, attribute)
+_LAZY_NAMES = {**{n: ("storage", n) for n in """UntypedStorage TypedStorage DoubleStorage FloatStorage HalfStorage
+                  BFloat16Storage LongStorage IntStorage ShortStorage CharStorage ByteStorage BoolStorage
+                  ComplexFloatStorage ComplexDoubleStorage""".split()},
+               **{n: ("_sym", n) for n in """SymInt SymFloat SymBool sym_int sym_float sym_max sym_min sym_not
+                  sym_sqrt sym_ite sym_sum sym_constrain_range sym_constrain_range_for_size sym_fresh_size""".split()},
+               "Storage": ("storage", "FloatStorage"),        # (torch.Storage is torch.FloatStorage)
+               "OutOfMemoryError": ("cuda", "OutOfMemoryError"), "GradScaler": ("amp", "GradScaler"),
+               "fork": ("jit", "fork"), "wait": ("jit", "wait"), "get_device_module": ("_device_module", "get"),
+               "Stream": ("_stream", "Stream"), "Event": ("_stream", "Event"), "Tag": ("_library_schema", "Tag"),
+               "is_vulkan_available": ("_device_module", "is_vulkan_available")}
+_LAZY_BUILTINS = {"fork", "wait", "is_vulkan_available", "sym_constrain_range", "sym_constrain_range_for_size"}
 _LAZY_METHODS = ("lgamma", "lgamma_", "digamma", "digamma_", "polygamma", "polygamma_", "mvlgamma", "mvlgamma_",
                  "i0", "i0_", "igamma", "igamma_", "igammac", "igammac_", "sinc", "sinc_")
 
@@ -120,6 +135,14 @@ def __getattr__(name):
     if name == "Future":                     # torch.Future: what jit.fork returns (torch.futures.Future's base)
         from .futures import _Future
         return _Future
+    if name in _LAZY_NAMES:
+        import importlib
+        mod, attr = _LAZY_NAMES[name]
+        value = getattr(importlib.import_module(f"{__name__}.{mod}"), attr)
+        if name in _LAZY_BUILTINS:               # (C built-ins in torch: they bind to nothing)
+            value = _aliases.builtin(value, name, __name__)
+        globals()[name] = value
+        return value
     if name in _LAZY_AMP:
         from .amp import autocast_mode
         fn = getattr(autocast_mode, name)
@@ -157,7 +180,7 @@ def __getattr__(name):
 
 def __dir__():
     # the names that load on first use are listed too (tab completion, ``dir``-based name counts)
-    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) |
+    return sorted(set(globals()) | _LAZY | _LAZY_AMP | _LAZY_SPECIAL | set(_LAZY_FROM) | set(_LAZY_NAMES) |
                   {"save", "load", "sparse_coo_tensor", "spmm"})
 
 

@@ -24,7 +24,7 @@ __all__ = ["range", "thread_safe_generator", "frombuffer", "from_file", "from_dl
            "grid_sampler", "grid_sampler_2d", "grid_sampler_3d", "affine_grid_generator", "rnn_tanh_cell",
            "rnn_relu_cell", "lstm_cell", "gru_cell", "rnn_tanh", "rnn_relu", "lstm", "gru", "_unsafe_masked_index",
            "_unsafe_masked_index_put_accumulate", "_chunk_cat", "_native_batch_norm_legit", "result_type", "_assert",
-           "_assert_async"]
+           "_assert_async", "embedding_bag"]
 
 
 def _tg():
@@ -209,6 +209,50 @@ def embedding_renorm_(input, indices, max_norm, norm_type):
         w[rows[big]] *= (max_norm / (norms[big] + 1e-7))[:, None].astype(w.dtype)
     input._bump()
     return input
+
+
+def embedding_bag(weight, indices, offsets, scale_grad_by_freq=False, mode=0, sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    """``torch.embedding_bag``, ATen's form: ``(output, offset2bag, bag_size, max_indices)`` for ``mode`` 0 (sum),
+    1 (mean) or 2 (max); ``output`` is ``nn.functional.embedding_bag``'s (and carries the gradient). The other
+    three are what torch's CPU kernel gives: each index's bag (empty for a sum without ``padding_idx``), each
+    bag's count of non-padding indices, and for max the row each maximum came from (for mean the counts again;
+    for sum zeros, one per offset)."""
+    from .nn.functional import embedding_bag as bags
+    if mode not in (0, 1, 2):
+        raise RuntimeError("`mode` must be sum, mean, or max.")
+    if per_sample_weights is not None and mode != 0:
+        raise RuntimeError("embedding_bag: per_sample_weights only supported with mode='sum'")
+    flat = indices.reshape(-1)
+    output = bags(flat, weight, offsets, scale_grad_by_freq=scale_grad_by_freq, mode=("sum", "mean", "max")[mode],
+                  sparse=sparse, per_sample_weights=per_sample_weights, include_last_offset=include_last_offset,
+                  padding_idx=padding_idx)
+    idx, offs = flat._array.astype(np.int64), offsets._array.astype(np.int64)
+    n, tg = idx.size, _tg()
+    starts = np.zeros(n + 1, np.int64)
+    np.add.at(starts, offs[offs <= n], 1)
+    starts[0] -= 1
+    offset2bag = np.cumsum(starts)[:n]
+    num_bags = offs.size - (1 if include_last_offset else 0)
+    if mode == 0:      # (torch's kernel with autograd sizes them per bag, the one without per offset)
+        zeros = np.zeros(num_bags if weight.requires_grad and tg.is_grad_enabled() else offs.size, np.int64)
+        o2b = offset2bag if padding_idx is not None else np.zeros(0, np.int64)
+        return output, tg.tensor(o2b), tg.tensor(zeros), tg.tensor(zeros.copy())
+    keep = idx != padding_idx if padding_idx is not None else np.ones(n, bool)
+    bag_size = np.bincount(offset2bag[keep], minlength=num_bags)[:num_bags].astype(np.int64)
+    if mode == 1:
+        return output, tg.tensor(offset2bag), tg.tensor(bag_size), tg.tensor(bag_size.copy())
+    w = weight._array
+    max_indices = np.zeros((num_bags, w.shape[1]), np.int64)
+    best = np.full((num_bags, w.shape[1]), -np.inf)
+    for i in np.flatnonzero(keep):          # (the first row holding each maximum, as torch's loop keeps it)
+        b = offset2bag[i]
+        if b >= num_bags:
+            continue
+        better = w[idx[i]] > best[b]
+        best[b][better] = w[idx[i]][better]
+        max_indices[b][better] = idx[i]
+    return output, tg.tensor(offset2bag), tg.tensor(bag_size), tg.tensor(max_indices)
 
 
 def resize_as_(input, the_template, *, memory_format=None):

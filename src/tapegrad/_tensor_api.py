@@ -65,10 +65,26 @@ def storage_offset(self) -> int:
     return (start - root.__array_interface__["data"][0]) // a.itemsize if a.size else 0
 
 
+def _new_bytes(data):
+    """The bytes of ``torch.UntypedStorage(n)`` (zeros) or ``UntypedStorage([1, 2, 3])``."""
+    if isinstance(data, int) and not isinstance(data, bool):
+        return np.zeros(data, np.uint8)
+    if isinstance(data, (list, tuple, str)):
+        for v in data:
+            if not isinstance(v, int):
+                raise RuntimeError(f"torch.UntypedStorage(): tried to construct a storage from a sequence "
+                                   f"({type(data).__name__}), but one of the items was of type "
+                                   f"{type(v).__name__} instead of int")
+        return np.array([v % 256 for v in data], np.uint8)
+    raise RuntimeError(f"torch.UntypedStorage(): Expected a sequence type, but got {type(data).__name__}")
+
+
 class UntypedStorage:
     """The bytes under a tensor (``x.untyped_storage()``), sharing its memory: writes show in the tensor."""
 
-    def __init__(self, array):
+    def __init__(self, array=0):
+        if not isinstance(array, np.ndarray):      # torch.UntypedStorage(nbytes) or (sequence of byte values)
+            array = _new_bytes(array)
         self._bytes = _root(array).reshape(-1).view(np.uint8)
 
     device = property(lambda self: _cpu())

@@ -14,10 +14,13 @@ never called.
 
 from __future__ import annotations
 
+import functools
+
 from . import _aliases
 
 __all__ = ["has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
-           "handle_torch_function", "is_tensor_like"]
+           "handle_torch_function", "is_tensor_like", "wrap_torch_function", "get_overridable_functions",
+           "resolve_name", "is_tensor_method_or_property"]
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -92,3 +95,88 @@ def handle_torch_function(public_api, relevant_args, *args, **kwargs):
 def is_tensor_like(inp):
     """True for a tensor, or an object whose type defines ``__torch_function__``."""
     return isinstance(inp, _tensor_type()) or hasattr(inp, "__torch_function__")
+
+
+def wrap_torch_function(dispatcher):
+    """Decorator: the function hands its call to ``__torch_function__`` of the tensor-likes ``dispatcher`` (same
+    signature) returns, as torch's built-in functions would.
+
+    >>> @wrap_torch_function(lambda a: (a,))
+    ... def twice(a):
+    ...     return a + a
+    """
+    def inner(func):
+        @functools.wraps(func)
+        def wrapped(*args, **kwargs):
+            relevant = dispatcher(*args, **kwargs)
+            if has_torch_function(relevant):
+                return handle_torch_function(wrapped, relevant, *args, **kwargs)
+            return func(*args, **kwargs)
+        return wrapped
+    return inner
+
+
+@functools.cache
+def _overridable():
+    """torch's walk over its public namespaces, over tapegrad's: the functions (and Tensor properties' getters)
+    a ``__torch_function__`` override would be handed, by namespace, and a name for each (``torch.add``,
+    ``torch.Tensor.shape.__get__``: torch's names, as tapegrad answers for torch)."""
+    import types
+    import tapegrad
+    from tapegrad import fft, functional, linalg, special
+    from tapegrad.nn import functional as nn_functional, init
+    tensor = _tensor_type()
+    spaces = [("torch", tapegrad, dir(tapegrad)), ("torch.functional", functional, dir(functional)),
+              ("torch.nn.functional", nn_functional, dir(nn_functional)), ("torch.nn.init", init, dir(init)),
+              ("torch.Tensor", tensor, dir(tensor)), ("torch.linalg", linalg, dir(linalg)),
+              ("torch.fft", fft, dir(fft)), ("torch.special", special, dir(special))]
+    funcs, index = {}, {}
+    for label, space, names in spaces:
+        for name in names:
+            ignore = False
+            if space is not tensor:
+                if name.startswith("__"):
+                    continue
+                ignore = name.startswith("_") or name.endswith("_") or not name[0].islower()
+            try:
+                func = getattr(space, name)
+            except AttributeError:
+                continue
+            if space is tensor and getattr(object, name, None) == func or isinstance(func, types.ModuleType):
+                continue
+            if not callable(func) and hasattr(func, "__get__"):      # a Tensor property
+                index[func.__get__] = f"{label}.{name}.__get__"
+                if hasattr(func, "__set__"):
+                    index[func.__set__] = f"{label}.{name}.__set__"
+                if not ignore:
+                    funcs.setdefault(func, []).append(func.__get__)
+                continue
+            if not callable(func):
+                continue
+            index[func] = f"{label}.{name}"      # (a later namespace names a shared function, as torch)
+            if not ignore:
+                funcs.setdefault(space, []).append(func)
+    return funcs, index
+
+
+def get_overridable_functions():
+    """The functions ``__torch_function__`` overrides, by namespace (module, ``Tensor``, or a property)."""
+    return _overridable()[0]
+
+
+def resolve_name(f):
+    """A readable name of a function handed to ``__torch_function__`` (``"torch.add"``), or None."""
+    from .library import OpOverload, OpOverloadPacket
+    if isinstance(f, (OpOverload, OpOverloadPacket)):
+        return str(f)
+    return _overridable()[1].get(f)
+
+
+def is_tensor_method_or_property(func):
+    """True for a Tensor method, or a Tensor property's ``__get__``, as ``__torch_function__`` receives them."""
+    return func in _tensor_methods() or func.__name__ == "__get__"
+
+
+@functools.cache
+def _tensor_methods():
+    return set(_overridable()[0].get(_tensor_type(), ()))

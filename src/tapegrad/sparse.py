@@ -25,7 +25,7 @@ from .tensor import Tensor, _check_device, sparse_coo
 __all__ = ["SparseTensor", "sparse_coo_tensor", "mm", "spmm", "sum", "softmax", "log_softmax", "addmm",
            "to_sparse", "legacy_sparse_new", "FloatTensor",
            "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor", "IntTensor",
-           "LongTensor"]
+           "LongTensor", "spdiags"]
 
 
 class SparseCooTensorWithDimsAndTensors(Primitive):
@@ -482,6 +482,41 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None, pi
 
 
 DENSE_LIMIT = 1 << 30        # bytes: a COO tensor's dense values past this are refused (see _check_dense_size)
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse ``shape`` matrix with the rows of ``diagonals`` on the diagonals ``offsets`` (0 the main one,
+    positive above it); entry ``(i, i + offsets[k])`` is ``diagonals[k, i + offsets[k]]``, as SciPy's spdiags.
+
+    >>> spdiags(tapegrad.tensor([[1., 2.]]), tapegrad.tensor([0]), (2, 2)).to_dense()
+    tensor([[1., 0.],
+            [0., 2.]])
+    """
+    from .creation import tensor
+    _coo_only(layout)
+    if offsets.dtype != _dtype.int64:
+        raise RuntimeError(f"Offset Tensor must have dtype Long but got {offsets.dtype._legacy}")
+    if offsets.dim() > 1:
+        raise RuntimeError("Offsets must be scalar or vector")
+    if len(shape) != 2:
+        raise RuntimeError("Output shape must be 2d")
+    offs = offsets._array.reshape(-1)
+    diags = diagonals if diagonals.dim() == 2 else diagonals.reshape(1, -1)
+    if diags.shape[0] != offs.size:
+        raise RuntimeError(f"Number of diagonals ({diags.shape[0]}) does not match the number of offsets "
+                           f"({offs.size})")
+    if np.unique(offs).size != offs.size:
+        raise RuntimeError("Offset tensor contains duplicate values")
+    n_rows, n_cols = int(shape[0]), int(shape[1])
+    rows, cols, which = [], [], []
+    for k, off in enumerate(offs.tolist()):
+        i = np.arange(max(0, -off), max(0, min(n_rows, n_cols - off, diags.shape[1] - off)))
+        rows.append(i)
+        cols.append(i + off)
+        which.append(np.full(i.size, k))
+    rows, cols, which = (np.concatenate(a).astype(np.int64) for a in (rows, cols, which))
+    values = diags[tensor(which), tensor(cols)]
+    return sparse_coo_tensor(tensor(np.stack([rows, cols])), values, (n_rows, n_cols))
 
 
 def _check_dense_size(size, dtype):

@@ -8,7 +8,8 @@ from .grad_mode import (enable_grad, inference_mode, is_grad_enabled, is_inferen
 
 __all__ = ["backward", "grad", "Function", "FunctionCtx", "Primitive", "once_differentiable", "gradcheck",
            "gradgradcheck", "GradcheckError", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled"]
+           "is_grad_enabled", "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled",
+           "is_tensor_like"]
 
 
 _LAZY_NAMES = {"detect_anomaly": "anomaly", "set_detect_anomaly": "anomaly", "is_anomaly_enabled": "anomaly",
@@ -23,6 +24,9 @@ def __getattr__(name):
     if name == "Variable":       # the legacy wrapper: Variable(t, requires_grad=True) is a tensor
         from .._legacy import Variable
         return Variable
+    if name == "is_tensor_like":              # (torch.autograd re-exports torch.overrides' predicate)
+        from ..overrides import is_tensor_like
+        return is_tensor_like
     if name in _LAZY_NAMES:   # tools that live in those modules (trace is the module, itself callable)
         return getattr(_import_lazy(f"{__name__}.{_LAZY_NAMES[name]}", __name__), name)
     raise AttributeError(f"module 'tapegrad.autograd' has no attribute {name!r}")

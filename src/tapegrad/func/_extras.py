@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 
-__all__ = ["functionalize", "replace_all_batch_norm_modules_"]
+__all__ = ["functionalize", "replace_all_batch_norm_modules_", "debug_unwrap"]
 
 
 def functionalize(func, *, remove="mutations"):
@@ -36,3 +36,17 @@ def replace_all_batch_norm_modules_(root):
             m.num_batches_tracked = None
             m.track_running_stats = False
     return root
+
+
+def debug_unwrap(tensor, *, recurse=True):
+    """``torch.func.debug_unwrap``: inside ``vmap``, the batched tensor behind ``tensor`` (batch dim first), one
+    level (``recurse=False``) or all the way out; any other tensor as it is."""
+    from ..autograd.function import active_interpreters
+    for level in reversed(active_interpreters()):
+        physical = getattr(level, "physical", None)
+        found = physical(tensor) if physical is not None else None
+        if found is not None:
+            tensor = found
+            if not recurse:
+                break
+    return tensor

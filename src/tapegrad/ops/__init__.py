@@ -3,6 +3,8 @@ into sub-family modules that declare their Functions and attach their Tensor met
 
 import os as _os
 
+import pkgutil as _pkgutil
+
 loaded_libraries = set()     # torch.ops.loaded_libraries: the paths load_library loaded (never any here)
 
 
@@ -13,3 +15,19 @@ def load_library(path):
     path = _os.path.realpath(path)
     why = "" if not _os.path.exists(path) else " (tapegrad cannot run compiled torch extensions)"
     raise OSError(f"Could not load this library: {path}{why}")
+
+
+_FAMILIES = {m.name for m in _pkgutil.iter_modules(__path__)}
+
+
+def __getattr__(name):
+    """``torch.ops.<namespace>``: the operators ``tapegrad.library`` defined there (any other name is an op
+    family of this package, imported on first use)."""
+    if name.startswith("_") and name not in _FAMILIES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    if name in _FAMILIES:
+        import importlib
+        return importlib.import_module(f"{__name__}.{name}")
+    from ..library import _OpNamespace
+    ns = globals()[name] = _OpNamespace(name)
+    return ns
