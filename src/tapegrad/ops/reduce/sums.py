@@ -30,7 +30,7 @@ class Sum(Primitive):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, normalize_dims(dims, x.ndim), keepdim
         x = _int_to_long(x, dtype)
         axis = ctx.dims if dims is not None else None
-        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim), x.dtype)
+        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -51,7 +51,7 @@ class Nansum(Primitive):
         ctx.mask = ~np.isnan(x) if x.dtype.kind in "fc" else None
         x = _int_to_long(x, dtype)
         axis = ctx.dims if dims is not None else None
-        return np.asarray(np.nansum(x, axis=axis, keepdims=keepdim), x.dtype)
+        return np.asarray(np.nansum(x, axis=axis, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -77,7 +77,7 @@ class Mean(Primitive):
         ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.mean(x, axis=ctx.dims if dims is not None else None, keepdims=keepdim)
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -185,7 +185,7 @@ class Prod(Primitive):
         x = _int_to_long(x, dtype)
         if x.dtype.kind == "c":
             ctx._cplx = True
-        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim), x.dtype)
+        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -252,8 +252,8 @@ def _var_np(x, dims, keepdim, dof):
         m = np.mean(x, axis=dims, keepdims=True)
         ss = np.sum(np.abs(x - m) ** 2, axis=dims, keepdims=keepdim)
         real = x.real.dtype           # (the variance of complex numbers is real: the mean of |x - mean|^2)
-        return np.asarray(np.true_divide(ss, dof), real), np.asarray(np.squeeze(m, dims) if not keepdim else m,
-                                                                     x.dtype)
+        return (np.asarray(np.true_divide(ss, dof), real, order="C"),
+                np.asarray(np.squeeze(m, dims) if not keepdim else m, x.dtype, order="C"))
 
 
 def _var_backward(grad, x, dims, keepdim, dof):
@@ -398,7 +398,7 @@ class Logsumexp(Primitive):
             out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
         if not keepdim:
             out = out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
