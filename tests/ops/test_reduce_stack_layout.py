@@ -23,6 +23,9 @@ REDUCTIONS = [
     ("aminmax", lambda x, d: x.aminmax(dim=d)[1]), ("logsumexp", lambda x, d: x.logsumexp(d)),
     ("norm", lambda x, d: x.norm(dim=d)), ("norm1", lambda x, d: x.norm(p=1, dim=d)),
     ("vector_norm", lambda x, d: torch_like(x).linalg.vector_norm(x, 3, dim=d)),
+    ("all", lambda x, d: (x > 20).all(d)), ("any", lambda x, d: (x > 20).any(d)),
+    ("count_nonzero", lambda x, d: torch_like(x).count_nonzero(x - 20, d)),
+    ("median", lambda x, d: x.median(d)[0]), ("argmax", lambda x, d: x.argmax(d)),
 ]
 
 
@@ -43,6 +46,7 @@ def test_reduction_over_a_dim_is_row_major(name, fn, inp, dim):
     got = fn(_inputs(tapegrad)[inp], dim)
     assert _strides(got) == _strides(want)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+    assert got.dtype == getattr(tapegrad, str(want.dtype).split(".")[1])
     got.view(-1)        # (row-major: a flat view exists, as in torch)
 
 

@@ -430,7 +430,7 @@ def _logical(op, np_fn):
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
         r = np.asarray(np_fn(a, axis=axis, keepdims=keepdim and dim is not None))
-        res = Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_))
+        res = Tensor._make(np.asarray(r, np.uint8 if a.dtype == np.uint8 else np.bool_, order="C"))
         return _write_out(op, res, out, dtype="same", error=op + " only supports bool tensor for result, got: {o}")
     fn.__name__ = op
     fn.__doc__ = (f"Whether {'all' if op == 'all' else 'any'} elements are nonzero (over all or ``dim``); "
@@ -452,7 +452,7 @@ def count_nonzero(input, dim=None):
         return array_op(count_nonzero, False, (input, dim))
     a = input._array
     dim = _dim_args(dim)
-    return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64))
+    return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64, order="C"))
 
 
 def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):
