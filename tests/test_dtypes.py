@@ -619,3 +619,17 @@ def test_half_attention_is_torchs(torch, need_weights):
     assert outs[0].dtype == np.float16
     np.testing.assert_array_equal(outs[0], outs[2])
     np.testing.assert_array_equal(outs[1], outs[3])
+
+
+def test_complex32_is_named_and_refused(torch):
+    """torch.complex32 (chalf) exists to be compared against (neuraloperator's spectral conv checks
+    ``x.dtype == torch.complex32``); NumPy has no complex half type, so making a tensor of it is refused."""
+    assert tapegrad.chalf is tapegrad.complex32 and isinstance(tapegrad.complex32, tapegrad.dtype)
+    for attr in ("is_complex", "is_floating_point", "is_signed", "itemsize"):
+        assert getattr(tapegrad.complex32, attr) == getattr(torch.complex32, attr)
+    assert repr(tapegrad.complex32) == "tapegrad.complex32"
+    x = tapegrad.zeros(2, dtype=tapegrad.cfloat)
+    assert x.dtype != tapegrad.complex32 and tapegrad.complex32 != tapegrad.complex64
+    for make in (lambda: tapegrad.zeros(2, dtype=tapegrad.complex32), lambda: x.to(tapegrad.chalf)):
+        with pytest.raises(TypeError, match="no complex32"):
+            make()

@@ -584,3 +584,28 @@ def test_parser_functions_take_torchs_parameter_names(torch):
     x = tapegrad.tensor([0, 2])
     assert tapegrad.nn.functional.one_hot(input=x, num_classes=3).tolist() == \
         torch.nn.functional.one_hot(input=torch.tensor([0, 2]), num_classes=3).tolist()
+
+
+@pytest.mark.parametrize("tdt", ["long", "bool", "float16", "float32", "float64"])
+@pytest.mark.parametrize("form", ["bce", "logits", "logits_pos_weight", "logits_weight"])
+def test_binary_cross_entropy_mixed_dtypes(torch, tdt, form):
+    """A float64 input against a target of another dtype (a CTR model's ``target.float()`` under float64):
+    binary_cross_entropy refuses it in torch's words, the logits form returns the target's float dtype."""
+    def run(m, F_):
+        x = m.tensor([0.2, 0.7, 0.4], dtype=m.float64, requires_grad=True)
+        t = m.tensor([1, 0, 1], dtype=getattr(m, tdt))
+        kw = {"logits_pos_weight": dict(pos_weight=m.ones(3)), "logits_weight": dict(weight=m.ones(3) * 2)}
+        fn = F_.binary_cross_entropy if form == "bce" else F_.binary_cross_entropy_with_logits
+        try:
+            loss = fn(x, t, **kw.get(form, {}))
+        except RuntimeError as e:
+            return str(e)
+        loss.backward()
+        return str(loss.dtype).split(".")[1], loss.item(), x.grad.dtype == m.float64, x.grad.tolist()
+    got, want = run(tapegrad, F), run(torch, torch.nn.functional)
+    if isinstance(want, str):
+        assert got == want
+    else:
+        assert got[:1] == want[:1] and got[2] == want[2]
+        np.testing.assert_allclose(got[1], want[1], rtol=1e-3 if tdt == "float16" else 1e-7)
+        np.testing.assert_allclose(got[3], want[3], rtol=1e-3 if tdt == "float16" else 1e-7)

@@ -8,8 +8,9 @@ from . import _malloc
 from . import _aliases
 from . import _dtype
 from ._dtype import (bfloat16, bool, cdouble, cfloat, complex64, complex128, double, dtype, finfo, float, float16,
-                     float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64, long,
-                     promote_types, result_type, set_default_dtype, short, uint8, uint16, uint32, uint64, can_cast)
+                     chalf, complex32, float32, float64, get_default_dtype, half, iinfo, int, int8, int16, int32, int64,
+                     long, promote_types, result_type, set_default_dtype, short, uint8, uint16, uint32, uint64,
+                     can_cast)
 from ._random import Generator, get_rng_state, initial_seed, manual_seed, seed, set_rng_state, default_generator
 from ._tensor_str import set_printoptions
 from .tensor import Size, Tensor, device, layout, strided

@@ -12,7 +12,7 @@ import numpy as np
 __all__ = [
     "dtype", "float16", "half", "bfloat16", "float32", "float", "float64", "double", "int8", "uint8", "int16",
     "short", "uint16", "uint32", "uint64", "int32", "int", "int64", "long", "bool", "complex64", "cfloat",
-    "complex128", "cdouble",
+    "complex128", "cdouble", "complex32", "chalf",
     "get_default_dtype", "set_default_dtype", "promote_types", "result_type", "can_cast", "finfo", "iinfo",
 ]
 
@@ -64,6 +64,18 @@ uint64 = dtype("uint64", np.uint64, "UInt64")
 complex64 = cfloat = dtype("complex64", np.complex64, "ComplexFloat")
 complex128 = cdouble = dtype("complex128", np.complex128, "ComplexDouble")
 
+
+
+class _Unstorable(dtype):
+    """A torch dtype NumPy has no type for: it exists to be named and compared (``x.dtype == torch.complex32``),
+    and refuses to make a tensor."""
+
+    __slots__ = ()
+
+
+complex32 = chalf = _Unstorable("complex32", np.complex64, "ComplexHalf")
+complex32.itemsize = 4
+
 _ALL = (float16, float32, float64, bfloat16, int8, uint8, int16, int32, int64, bool, complex64, complex128,
         uint16, uint32, uint64)
 _SHELL = (uint16, uint32, uint64)
@@ -93,6 +105,8 @@ def to_dtype(d) -> dtype:
     """Accept a tapegrad dtype, a NumPy dtype/type, a Python type or a name; return a tapegrad dtype."""
     if d.__class__ is dtype:
         return d
+    if d.__class__ is _Unstorable:
+        raise TypeError(f"tapegrad has no {d.name} ({d._legacy}) tensors: NumPy has no complex half-precision type")
     if d is builtins_float:
         return float64
     if d is builtins_int:

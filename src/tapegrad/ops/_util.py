@@ -264,7 +264,7 @@ def cj(x):
     """The complex conjugate of a complex Tensor or ndarray; a real one itself (no copy). Backward formulas of
     complex-capable ops conjugate what torch's conjugate (``grad * cj(b)`` for a product), only once their forward
     has marked the node complex (``ctx._cplx``), so that real nodes pay nothing."""
-    if x.__class__ is Tensor:
+    if x.__class__ is Tensor or isinstance(x, Tensor):       # (a Parameter too)
         return x.conj() if x._array.dtype.kind == "c" else x
     dt = getattr(x, "dtype", None)
     if dt is None:           # a Python number (an operand kept by value)

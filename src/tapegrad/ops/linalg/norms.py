@@ -117,7 +117,7 @@ class LinalgVectorNorm(Primitive):
         else:
             with np.errstate(divide="ignore"):
                 out = np.power(np.sum(np.power(a, ord), axis=axis, keepdims=keepdim), 1.0 / ord)
-        return np.asarray(out, a.dtype)
+        return np.asarray(out, a.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):

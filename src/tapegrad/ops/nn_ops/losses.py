@@ -413,6 +413,8 @@ class BinaryCrossEntropy(Primitive):
             raise ValueError(f"Using a target size ({_size_repr(t.shape)}) that is different to the input size "
                              f"({_size_repr(x.shape)}) is deprecated. Please ensure they have the same size.")
         _float_only("binary_cross_entropy", "binary_cross_entropy", x)
+        if t.dtype != x.dtype:      # (torch's kernel takes input and target of one dtype; weight may differ)
+            raise RuntimeError(f"Found dtype {_legacy_name(t)} but expected {_legacy_name(x)}")
         if ((x < 0) | (x > 1)).any() or np.isnan(x).any():
             raise RuntimeError("all elements of input should be between 0 and 1")
         t = t.astype(x.dtype, copy=False)
@@ -461,6 +463,7 @@ class BinaryCrossEntropyWithLogits(Primitive):
 
     @staticmethod
     def forward(ctx, x, t, weight, pos_weight, reduction):
+        td = t.dtype
         x, t = _bcast(x, t)
         _float_only("binary_cross_entropy_with_logits", "binary_cross_entropy_with_logits", x)
         sp = np.log1p(np.exp(-np.abs(x))) + np.maximum(-x, 0)         # softplus(-x) = -log sigmoid(x)
@@ -470,7 +473,7 @@ class BinaryCrossEntropyWithLogits(Primitive):
             loss = (1 - t) * x + sp
         if weight is not None:
             loss = loss * weight
-        loss = np.asarray(loss, x.dtype)
+        loss = np.asarray(loss, td if td.kind == "f" else x.dtype)   # (torch: (1 - target).mul_(input))
         ctx.save_inputs(0, 1)
         ctx.w, ctx.pw, ctx.reduction = weight, pos_weight, reduction
         ctx.shape = loss.shape
@@ -512,6 +515,13 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _check_no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
     _check_no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     d = input._array.dtype
+    td = target._array.dtype
+    if td == np.bool_:      # (torch computes 1 - target first)
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not supported. Use the `^` or "
+                           "`logical_xor()` operator instead.")
+    if td.kind in "iu" and d.kind in "fc":
+        raise RuntimeError(f"result type {_legacy_name(input._array)} can't be cast to the desired output type "
+                           f"{_legacy_name(target._array)}")
     return BinaryCrossEntropyWithLogits.apply(input, target, _arr(weight, d), _arr(pos_weight, d), reduction)
 
 

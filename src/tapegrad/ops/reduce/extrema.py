@@ -34,7 +34,7 @@ def _evenly_cls(name, node_name, np_fn, op, nan_match=True):
         ctx.w = _evenly(x, keep, axis, nan_match)
         if keepdim:
             res = keep
-        return np.asarray(res, x.dtype)
+        return np.asarray(res, x.dtype, order="C")
 
     def backward(ctx, grad):
         g = _expand_back(grad, ctx.shape, ctx.dims, ctx.keepdim)
@@ -90,7 +90,7 @@ class Aminmax(Primitive):
         ctx.wlo, ctx.whi = _evenly(x, lo.reshape(kshape), axis, False), _evenly(x, hi.reshape(kshape), axis, False)
         if keepdim:
             lo, hi = lo.reshape(kshape), hi.reshape(kshape)
-        return np.asarray(lo, x.dtype), np.asarray(hi, x.dtype)
+        return np.asarray(lo, x.dtype, order="C"), np.asarray(hi, x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, glo, ghi):

@@ -30,7 +30,7 @@ class Sum(Primitive):
         ctx.shape, ctx.dims, ctx.keepdim = x.shape, normalize_dims(dims, x.ndim), keepdim
         x = _int_to_long(x, dtype)
         axis = ctx.dims if dims is not None else None
-        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim), x.dtype)
+        return np.asarray(np.sum(x, axis=axis, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -51,7 +51,7 @@ class Nansum(Primitive):
         ctx.mask = ~np.isnan(x) if x.dtype.kind in "fc" else None
         x = _int_to_long(x, dtype)
         axis = ctx.dims if dims is not None else None
-        return np.asarray(np.nansum(x, axis=axis, keepdims=keepdim), x.dtype)
+        return np.asarray(np.nansum(x, axis=axis, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -77,7 +77,7 @@ class Mean(Primitive):
         ctx.count = int(np.prod([x.shape[d] for d in ctx.dims])) if x.ndim else 1
         with np.errstate(invalid="ignore", divide="ignore"):
             out = np.mean(x, axis=ctx.dims if dims is not None else None, keepdims=keepdim)
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -185,7 +185,7 @@ class Prod(Primitive):
         x = _int_to_long(x, dtype)
         if x.dtype.kind == "c":
             ctx._cplx = True
-        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim), x.dtype)
+        return np.asarray(np.prod(x, axis=dim, keepdims=keepdim), x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -252,8 +252,8 @@ def _var_np(x, dims, keepdim, dof):
         m = np.mean(x, axis=dims, keepdims=True)
         ss = np.sum(np.abs(x - m) ** 2, axis=dims, keepdims=keepdim)
         real = x.real.dtype           # (the variance of complex numbers is real: the mean of |x - mean|^2)
-        return np.asarray(np.true_divide(ss, dof), real), np.asarray(np.squeeze(m, dims) if not keepdim else m,
-                                                                     x.dtype)
+        return (np.asarray(np.true_divide(ss, dof), real, order="C"),
+                np.asarray(np.squeeze(m, dims) if not keepdim else m, x.dtype, order="C"))
 
 
 def _var_backward(grad, x, dims, keepdim, dof):
@@ -398,7 +398,7 @@ class Logsumexp(Primitive):
             out = np.log(np.sum(np.exp(x - m), axis=dims, keepdims=True)) + m
         if not keepdim:
             out = out.reshape([s for i, s in enumerate(x.shape) if i not in dims])
-        return np.asarray(out, x.dtype)
+        return np.asarray(out, x.dtype, order="C")
 
     @staticmethod
     def backward(ctx, grad):
@@ -430,7 +430,7 @@ def _logical(op, np_fn):
         dim = _dim_args(dim)
         axis = _axis(dim, a.ndim)
         r = np.asarray(np_fn(a, axis=axis, keepdims=keepdim and dim is not None))
-        res = Tensor._make(r.astype(np.uint8 if a.dtype == np.uint8 else np.bool_))
+        res = Tensor._make(np.asarray(r, np.uint8 if a.dtype == np.uint8 else np.bool_, order="C"))
         return _write_out(op, res, out, dtype="same", error=op + " only supports bool tensor for result, got: {o}")
     fn.__name__ = op
     fn.__doc__ = (f"Whether {'all' if op == 'all' else 'any'} elements are nonzero (over all or ``dim``); "
@@ -452,7 +452,7 @@ def count_nonzero(input, dim=None):
         return array_op(count_nonzero, False, (input, dim))
     a = input._array
     dim = _dim_args(dim)
-    return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64))
+    return Tensor._make(np.asarray(np.count_nonzero(a, axis=_axis(dim, a.ndim)), np.int64, order="C"))
 
 
 def hash_tensor(input, dim=None, *, keepdim=False, mode=0, out=None):

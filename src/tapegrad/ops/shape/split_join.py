@@ -574,6 +574,8 @@ class Stack(Primitive):
             inner = _joined_layout(first, xs)
             if inner is not first:
                 out = np.ascontiguousarray(out.transpose(*_order(inner))).transpose(np.argsort(_order(inner)))
+        elif dim and out.ndim > 1 and not out.flags.c_contiguous:     # (torch: cat of the inputs unsqueezed at dim)
+            out = _joined_layout(out, [np.expand_dims(x, dim) for x in xs])
         return out
 
     @staticmethod

@@ -25,13 +25,15 @@ def default_collate(batch):
     lists and dicts are collated field by field (as torch's default_collate)."""
     elem = batch[0]
     if isinstance(elem, Tensor):
-        if all(not t.requires_grad for t in batch):
+        if elem._array.flags.c_contiguous and all(not t.requires_grad for t in batch):
             return Tensor._make(np.stack([t._array for t in batch]))
-        return _stack(batch)
+        return _stack(batch)        # (torch.stack's layout: row-major, whatever the samples' layouts)
     if isinstance(elem, np.ndarray):
         if elem.dtype.kind in "OSU":
             raise TypeError(f"default_collate: batch must contain tensors, numpy arrays, numbers, dicts or lists; "
                             f"found {elem.dtype}")
+        if not elem.flags.c_contiguous:
+            return _stack([Tensor._make(b) for b in batch])
         return Tensor._make(np.stack(batch))
     if isinstance(elem, np.generic):
         return Tensor._make(np.asarray(batch))
@@ -227,7 +229,8 @@ class DataLoader:
             tensors = self.dataset.tensors
             for indices in self.batch_sampler:
                 idx = np.asarray(indices, dtype=np.int64)
-                yield [t[idx] if t.requires_grad else Tensor._make(t._array[idx]) for t in tensors]
+                yield [_stack([t[i] for i in indices]) if t.requires_grad or not t._array.flags.c_contiguous
+                       else Tensor._make(t._array[idx]) for t in tensors]
             return
         fetch_many = getattr(self.dataset, "__getitems__", None)
         for indices in self.batch_sampler:
