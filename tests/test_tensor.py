@@ -2,6 +2,7 @@
 
 import copy
 import pickle
+import warnings
 
 import numpy as np
 import pytest
@@ -385,3 +386,28 @@ def test_long_float_arange_chunks_per_thread_as_torch(torch):
     finally:
         torch.set_num_threads(before[0])
         tapegrad.set_num_threads(before[1])
+
+
+def test_tensor_with_a_dtype_keeps_an_arrays_layout_as_torch(torch):
+    """torch.tensor(ndarray or tensor, dtype=...) converts as ``.to(dtype)`` does: a Fortran-ordered or permuted
+    dense input keeps its strides (so a ``randn_like`` of its transpose draws in the same order as torch's); a
+    strided slice becomes contiguous."""
+    f = np.asfortranarray(np.arange(12, dtype=np.float64).reshape(4, 3))
+    p = np.arange(24.).reshape(2, 3, 4).transpose(2, 0, 1)
+    nc = np.arange(60.).reshape(6, 10)[:, ::2]
+    for T in (tapegrad, torch):
+        t = T.arange(12.).reshape(4, 3).t()
+        with warnings.catch_warnings():     # the copy-construct advice for a tensor argument
+            warnings.simplefilter("ignore")
+            got = [[T.tensor(x, dtype=d).stride() for x in (f, p, nc, t)]
+                   for d in (None, T.float32, T.int64, T.float16)]
+        if T is tapegrad:
+            ours = got
+    assert ours == got
+    for T in (tapegrad, torch):
+        T.manual_seed(0)
+        res = T.tensor(np.asfortranarray(np.arange(45.).reshape(15, 3)), dtype=T.float)
+        draws = T.randn_like(res.t()).numpy()
+        if T is tapegrad:
+            ours = draws
+    np.testing.assert_array_equal(ours, draws)

@@ -279,7 +279,7 @@ def _from_data(data, dtype):
     d = _dtype.to_dtype(dtype)
     if isinstance(data, (np.ndarray, np.generic, Tensor)):
         with np.errstate(over="ignore", invalid="ignore"):   # a float too large for the dtype is inf, as in torch
-            return _dtype.cast(np.asarray(_infer(data)), d.np).copy()
+            return _dtype.cast(np.asarray(_infer(data)), d.np).copy(order="K")   # its layout kept, as torch
     arr = _infer(data, d)
     if arr.dtype == d.np:
         return np.array(arr, copy=True)
