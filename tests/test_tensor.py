@@ -411,3 +411,28 @@ def test_tensor_with_a_dtype_keeps_an_arrays_layout_as_torch(torch):
         if T is tapegrad:
             ours = draws
     np.testing.assert_array_equal(ours, draws)
+
+
+def test_asarray_copy_and_requires_grad_as_torch(torch):
+    def run(T):
+        out = []
+        f = np.arange(4.)
+        T.asarray(f)[0] = 9
+        b = T.asarray(f, copy=True)
+        b[1] = 7
+        out += [f.tolist(), b.tolist(), T.asarray(np.asfortranarray(np.ones((3, 2))), copy=True).stride()]
+        for obj, kw in [(f, dict(dtype=T.float32, copy=False)), ([1, 2], dict(copy=False)),
+                        (T.ones(2), dict(dtype=T.float64, copy=False))]:
+            with pytest.raises(ValueError) as e:
+                T.asarray(obj, **kw)
+            out.append(str(e.value))
+        c = T.asarray(f, requires_grad=True)
+        t = T.ones(2, requires_grad=True)
+        e2 = T.asarray(t, copy=True, requires_grad=True)
+        (e2 * 3).sum().backward()
+        g = T.asarray(t, dtype=T.float64, requires_grad=True)
+        x = T.ones(2)
+        out += [c.requires_grad, c.is_leaf, e2.is_leaf, t.grad.tolist(), g.is_leaf, str(g.dtype).split(".")[1],
+                T.asarray(x) is x, str(T.asarray([1, 2]).dtype).split(".")[1]]
+        return out
+    assert run(tapegrad) == run(torch)
