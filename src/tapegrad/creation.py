@@ -279,7 +279,7 @@ def _from_data(data, dtype):
     d = _dtype.to_dtype(dtype)
     if isinstance(data, (np.ndarray, np.generic, Tensor)):
         with np.errstate(over="ignore", invalid="ignore"):   # a float too large for the dtype is inf, as in torch
-            return _dtype.cast(np.asarray(_infer(data)), d.np).copy()
+            return _dtype.cast(np.asarray(_infer(data)), d.np).copy(order="K")   # its layout kept, as torch
     arr = _infer(data, d)
     if arr.dtype == d.np:
         return np.array(arr, copy=True)
@@ -324,7 +324,41 @@ def as_tensor(data, dtype=None, device=None):
     return Tensor._make(arr)
 
 
-asarray = as_tensor
+_ASARRAY_UNSET = object()
+_asarray_warned = []
+
+
+def asarray(obj, *, dtype=None, device=None, copy=None, requires_grad=_ASARRAY_UNSET):
+    """``torch.asarray``: ``as_tensor`` (shares memory where it can) with ``copy=True`` (always a copy: a tensor's
+    is a ``clone`` in the graph, an array's keeps its layout), ``copy=False`` (sharing or torch's ValueError) and
+    ``requires_grad``; left unset, a tensor keeps its own (with torch's one-time warning)."""
+    if copy is False:
+        if not isinstance(obj, (Tensor, np.ndarray)):
+            raise ValueError("can't alias arbitrary sequence into a tensor.")
+        have = obj.dtype if isinstance(obj, Tensor) else _dtype.from_numpy_dtype(obj.dtype)
+        want = have if dtype is None else _dtype.to_dtype(dtype)
+        if want is not have:
+            raise ValueError(f"can't alias tensor with dtype '{have._legacy}' into dtype '{want._legacy}'.")
+        if _check_device(device):
+            raise ValueError("can't alias tensor from device 'cpu' to 'meta'.")
+    if copy and isinstance(obj, Tensor) and not _check_device(device):
+        out = obj.clone()
+        out = out if dtype is None else out.to(dtype)
+    elif copy:
+        out = tensor(obj, dtype=dtype, device=device)
+    else:
+        out = as_tensor(obj, dtype=dtype, device=device)
+    if requires_grad is _ASARRAY_UNSET:
+        if isinstance(obj, Tensor) and obj.requires_grad and not _asarray_warned:
+            _asarray_warned.append(True)
+            warnings.warn("torch.asarray: unspecified requires_grad now defaults to obj.requires_grad instead of "
+                          "False. Pass requires_grad=False explicitly to get the old behavior and silence this "
+                          "warning.", UserWarning, stacklevel=2)
+    elif requires_grad:
+        out = out.requires_grad_(True) if not out.requires_grad else out
+    elif out.requires_grad:
+        out = out.detach()
+    return out
 
 
 def from_numpy(ndarray):

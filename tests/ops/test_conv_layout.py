@@ -41,3 +41,21 @@ def test_channels_last_dominates(torch, name):
         if u is not None:
             tol = 1e-4 if "float32" in name else 1e-10
             np.testing.assert_allclose(u, v, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("conv,cin,groups", [("conv1d", 1, 1), ("conv2d", 1, 1), ("conv2d", 3, 1), ("conv2d", 4, 2),
+                                             ("conv2d", 4, 4), ("conv3d", 1, 1)])
+def test_weight_gradient_is_row_major_as_torchs(torch, conv, cin, groups):
+    """A first conv layer (one input channel) got its weight gradient as a transposed view, so iMAML's
+    ``torch.cat([g.view(-1) for g in autograd.grad(...)])`` failed; torch's is row-major (values unchanged)."""
+    rng = np.random.default_rng(1)
+    nd = int(conv[-2])
+    xa, wa = rng.standard_normal((2, cin) + (7,) * nd), rng.standard_normal((8, cin // groups) + (3,) * nd)
+    got = []
+    for m in (tapegrad, torch):
+        x, w = m.tensor(xa, requires_grad=True), m.tensor(wa, requires_grad=True)
+        y = getattr(m.nn.functional, conv)(x, w, padding=1, groups=groups)
+        gw, = m.autograd.grad(y.square().sum(), w)
+        got.append((gw.is_contiguous(), gw.view(-1).numpy()))
+    assert got[0][0] and got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-12)

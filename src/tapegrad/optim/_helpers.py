@@ -72,6 +72,18 @@ def stepped(opt, group, *buffers):
         yield p, g, state, incr_step(state)
 
 
+def functional_steps(state_steps, name="state_steps"):
+    """A functional form's step counters (``torch.optim.adam.adam(..., state_steps)``): each a one-element tensor,
+    counted up by one here; returns their new values as numbers. Anything else is refused in torch's words."""
+    if not all(isinstance(t, Tensor) for t in state_steps):
+        raise RuntimeError(f"API has changed, `{name}` argument must contain a list of singleton tensors")
+    out = []
+    for t in state_steps:
+        t._array += 1
+        out.append(float(t._array))
+    return out
+
+
 def weight_decay(p, g, lr, wd, decoupled=False):
     """L2 penalty folded into the gradient, or (decoupled, AdamW-style) applied to the parameter."""
     if wd == 0:

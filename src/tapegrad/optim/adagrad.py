@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, incr_step, number, one_element_lr, params_with_grad, step_state, touched, weight_decay
+from ._helpers import (check, functional_steps, incr_step, number, one_element_lr, params_with_grad, step_state,
+                       touched, weight_decay)
 from .optimizer import Optimizer
 
-__all__ = ["Adagrad"]
+__all__ = ["Adagrad", "adagrad"]
 
 
 class Adagrad(Optimizer):
@@ -43,11 +44,26 @@ class Adagrad(Optimizer):
                 step = incr_step(state)
                 if wd != 0 and p._grad.is_sparse:
                     raise RuntimeError("weight_decay option is not compatible with sparse gradients")
-                g = weight_decay(p, g, lr, wd)
-                clr = lr / (1 + (step - 1) * lr_decay)
-                s = state["sum"]._array
-                s += g * g
-                std = np.sqrt(s) + eps
-                p._array += -clr * (g / std)
-                touched(p)
+                _update(p, g, state["sum"]._array, step, lr, lr_decay, eps, wd)
         return loss
+
+
+def _update(p, g, s, step, lr, lr_decay, eps, wd):
+    """One parameter's Adagrad step on its arrays (``s``: the running sum of squared gradients)."""
+    g = weight_decay(p, g, lr, wd)
+    clr = lr / (1 + (step - 1) * lr_decay)
+    s += g * g
+    std = np.sqrt(s) + eps
+    p._array += -clr * (g / std)
+    touched(p)
+
+
+def adagrad(params, grads, state_sums, state_steps, fused=None, grad_scale=None, found_inf=None,
+            has_sparse_grad=False, foreach=None, differentiable=False, has_complex=False, *, lr, weight_decay,
+            lr_decay, eps, maximize):
+    """The functional form (``torch.optim.adagrad.adagrad``): ``Adagrad.step``'s update of each parameter from the
+    lists of its gradient, squared-gradient sum and step tensor, which is counted up by one."""
+    steps = functional_steps(state_steps)
+    for p, g, s, step in zip(params, grads, state_sums, steps):
+        g = g._array
+        _update(p, -g if maximize else g, s._array, step, number(lr), lr_decay, eps, weight_decay)

@@ -7,7 +7,7 @@ import math
 
 import numpy as np
 
-from ._helpers import check, moments_, number, one_element_lr, stepped, touched, weight_decay
+from ._helpers import check, functional_steps, moments_, number, one_element_lr, stepped, touched, weight_decay
 from .optimizer import Optimizer
 from ..tensor import Tensor
 
@@ -88,10 +88,9 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     """The functional form (``torch.optim.adam.adam``): ``Adam.step``'s update of each parameter from the lists of
     its gradient, moments and step tensor, which is counted up by one."""
     beta1, beta2 = number(beta1), number(beta2)
+    steps = functional_steps(state_steps)
     for i, p in enumerate(params):
         g = grads[i]._array
-        step_t = state_steps[i]
-        step_t._array += 1
         vmax = max_exp_avg_sqs[i]._array if amsgrad else None
-        _update(p, -g if maximize else g, exp_avgs[i]._array, exp_avg_sqs[i]._array, vmax, float(step_t._array),
-                beta1, beta2, lr, eps, weight_decay, decoupled_weight_decay)
+        _update(p, -g if maximize else g, exp_avgs[i]._array, exp_avg_sqs[i]._array, vmax, steps[i], beta1, beta2,
+                lr, eps, weight_decay, decoupled_weight_decay)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._helpers import lerp_, stepped, touched, weight_decay
+from ._helpers import functional_steps, lerp_, number, stepped, touched, weight_decay
 from .adam import _check_adam
 from .optimizer import Optimizer
 
-__all__ = ["Adamax"]
+__all__ = ["Adamax", "adamax"]
 
 
 class Adamax(Optimizer):
@@ -30,12 +30,27 @@ class Adamax(Optimizer):
             beta1, beta2 = group["betas"]
             lr, eps, wd = group["lr"], group["eps"], group["weight_decay"]
             for p, g, state, step in stepped(self, group, "exp_avg", "exp_inf"):
-                g = weight_decay(p, g, lr, wd)
-                m, u = state["exp_avg"]._array, state["exp_inf"]._array
-                lerp_(m, g, 1 - beta1)
-                u *= beta2
-                np.maximum(u, np.abs(g) + eps, out=u)
-                clr = lr / (1 - beta1 ** step)
-                p._array += -clr * (m / u)
-                touched(p)
+                _update(p, g, state["exp_avg"]._array, state["exp_inf"]._array, step, beta1, beta2, lr, eps, wd)
         return loss
+
+
+def _update(p, g, m, u, step, beta1, beta2, lr, eps, wd):
+    """One parameter's Adamax step on its arrays (``m``: first moment, ``u``: the decayed infinity norm)."""
+    g = weight_decay(p, g, lr, wd)
+    lerp_(m, g, 1 - beta1)
+    u *= beta2
+    np.maximum(u, np.abs(g) + eps, out=u)
+    clr = lr / (1 - beta1 ** step)
+    p._array += -clr * (m / u)
+    touched(p)
+
+
+def adamax(params, grads, exp_avgs, exp_infs, state_steps, foreach=None, maximize=False, differentiable=False,
+           capturable=False, has_complex=False, *, eps, beta1, beta2, lr, weight_decay):
+    """The functional form (``torch.optim.adamax.adamax``): ``Adamax.step``'s update of each parameter from the
+    lists of its gradient, moments and step tensor, which is counted up by one."""
+    steps = functional_steps(state_steps)
+    for p, g, m, u, step in zip(params, grads, exp_avgs, exp_infs, steps):
+        g = g._array
+        _update(p, -g if maximize else g, m._array, u._array, step, number(beta1), number(beta2), number(lr), eps,
+                weight_decay)

@@ -6,10 +6,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, one_element_lr, params_with_grad, step_state, touched
+from ._helpers import check, functional_steps, number, one_element_lr, params_with_grad, step_state, touched
 from .optimizer import Optimizer
 
-__all__ = ["ASGD"]
+__all__ = ["ASGD", "asgd"]
 
 
 class ASGD(Optimizer):
@@ -44,20 +44,35 @@ class ASGD(Optimizer):
                     state["mu"] = Tensor._make(np.ones((), np.float32))
                     state["ax"] = Tensor._make(np.zeros_like(p._array))
                 state["step"]._array += np.float32(1)
-                step = float(state["step"]._array)
-                if wd != 0:
-                    g = g + wd * p._array
-                eta = float(state["eta"]._array)
-                param = p._array
-                param *= 1 - lambd * eta
-                param += -eta * g
-                mu = state["mu"]._array
-                ax = state["ax"]._array
-                if float(mu) != 1:
-                    ax += (param - ax) * mu.astype(param.dtype)
-                else:
-                    ax[...] = param
-                state["eta"]._array[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))
-                mu[...] = np.float32(1 / max(1, step - t0))
-                touched(p)
+                _update(p, g, state["ax"]._array, state["mu"]._array, state["eta"]._array,
+                        float(state["step"]._array), lr, lambd, alpha, t0, wd)
         return loss
+
+
+def _update(p, g, ax, mu, eta, step, lr, lambd, alpha, t0, wd):
+    """One parameter's ASGD step on its arrays (``ax``: the average; ``mu``, ``eta``: 0-d, set for the next step
+    to float32 values, as torch makes them, whatever their dtype)."""
+    if wd != 0:
+        g = g + wd * p._array
+    eta_value = float(eta)
+    param = p._array
+    param *= 1 - lambd * eta_value
+    param += -eta_value * g
+    if float(mu) != 1:
+        ax += (param - ax) * mu.astype(param.dtype)
+    else:
+        ax[...] = param
+    eta[...] = np.float32(lr / ((1 + lambd * lr * step) ** alpha))    # torch.as_tensor of a number: float32
+    mu[...] = np.float32(1 / max(1, step - t0))
+    touched(p)
+
+
+def asgd(params, grads, axs, mus, etas, state_steps, foreach=None, maximize=False, differentiable=False,
+         capturable=False, has_complex=False, *, lambd, lr, t0, alpha, weight_decay):
+    """The functional form (``torch.optim.asgd.asgd``): ``ASGD.step``'s update of each parameter from the lists of
+    its gradient, average, ``mu``, ``eta`` and step tensor, which is counted up by one."""
+    steps = functional_steps(state_steps)
+    for p, g, ax, mu, eta, step in zip(params, grads, axs, mus, etas, steps):
+        g = g._array
+        _update(p, -g if maximize else g, ax._array, mu._array, eta._array, step, number(lr), lambd, alpha, t0,
+                weight_decay)

@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..tensor import Tensor
-from ._helpers import check, one_element_lr, params_with_grad, step_state, touched
+from ._helpers import check, functional_steps, one_element_lr, params_with_grad, step_state, touched
 from .optimizer import Optimizer
 
-__all__ = ["Rprop"]
+__all__ = ["Rprop", "rprop"]
 
 
 class Rprop(Optimizer):
@@ -44,13 +44,27 @@ class Rprop(Optimizer):
                     state["prev"] = Tensor._make(np.zeros_like(p._array))
                     state["step_size"] = Tensor._make(np.full_like(g, group["lr"]))
                 state["step"]._array += np.float32(1)
-                prev, size = state["prev"]._array, state["step_size"]._array
-                sign = np.sign(g * prev)
-                factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(g.dtype)
-                size *= factor
-                np.clip(size, smin, smax, out=size)
-                g = np.where(factor == etaminus, 0, g).astype(g.dtype)
-                p._array += -(np.sign(g) * size)
-                prev[...] = g
-                touched(p)
+                _update(p, g, state["prev"]._array, state["step_size"]._array, etaminus, etaplus, smin, smax)
         return loss
+
+
+def _update(p, g, prev, size, etaminus, etaplus, smin, smax):
+    """One parameter's Rprop step on its arrays (``prev``: the last gradient used, ``size``: the step sizes)."""
+    sign = np.sign(g * prev)
+    factor = np.where(sign > 0, etaplus, np.where(sign < 0, etaminus, 1)).astype(g.dtype)
+    size *= factor
+    np.clip(size, smin, smax, out=size)
+    g = np.where(factor == etaminus, 0, g).astype(g.dtype)
+    p._array += -(np.sign(g) * size)
+    prev[...] = g
+    touched(p)
+
+
+def rprop(params, grads, prevs, step_sizes, state_steps, foreach=None, capturable=False, maximize=False,
+          differentiable=False, has_complex=False, *, step_size_min, step_size_max, etaminus, etaplus):
+    """The functional form (``torch.optim.rprop.rprop``): ``Rprop.step``'s update of each parameter from the lists
+    of its gradient, previous gradient, step sizes and step tensor, which is counted up by one."""
+    functional_steps(state_steps)
+    for p, g, prev, size in zip(params, grads, prevs, step_sizes):
+        g = g._array
+        _update(p, -g if maximize else g, prev._array, size._array, etaminus, etaplus, step_size_min, step_size_max)

@@ -149,7 +149,9 @@ def _weight_grad(x, g, kernel, stride, padding, dilation, groups):
         gw = np.matmul(cols, gm.transpose(0, 2, 1)).transpose(0, 2, 1)
     else:
         gw = np.matmul(gm, cols.transpose(0, 2, 1))
-    return gw.reshape((cout, C // groups) + tuple(kernel))
+    # row-major as torch's (the first branch's product is a transposed view: with one input channel per group its
+    # reshape stays one, and ``autograd.grad(...)[k].view(-1)`` would fail)
+    return np.ascontiguousarray(gw.reshape((cout, C // groups) + tuple(kernel)))
 
 
 def _transpose_out_padding(in_sizes, out_sizes, kernel, stride, padding, dilation):
