@@ -936,5 +936,5 @@ for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumP
         setattr(Tensor, _name, _aliases.method(_name, _fn))
 del _name, _fn
 
-_function._Tensor = Tensor
+_function.bind_tensor(Tensor)
 Tensor.__module__ = "tapegrad"      # type(x) prints <class 'tapegrad.Tensor'>, as torch's prints <class 'torch.Tensor'>
