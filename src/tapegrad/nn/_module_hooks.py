@@ -198,6 +198,9 @@ class _BackwardHook:
         return new[0] if single else new
 
 
+# (defined in module.py before this file was split off: pickles and reprs name them there, as before)
+RemovableHandle.__module__ = BackwardHookFunction.__module__ = "tapegrad.nn.module"
+
 # --- Module's hook methods ---------------------------------------------------------------------------------
 @module_method
 def register_forward_pre_hook(self, hook, *, prepend=False, with_kwargs=False):

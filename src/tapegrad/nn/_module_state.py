@@ -27,6 +27,9 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __str__ = __repr__
 
 
+_IncompatibleKeys.__module__ = "tapegrad.nn.module"   # (defined there before this file was split off)
+
+
 @module_method
 def get_extra_state(self):
     """Override (with ``set_extra_state``) to save non-tensor state: it goes in the state dict as
