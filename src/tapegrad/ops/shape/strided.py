@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _meta
 from .._util import (AsStridedScatter, Primitive, Tensor, _no_grad_call, bind, linear_jvp, mark_view, normalize_dim,
                      shape_str, transform_visible)
 
@@ -83,7 +83,7 @@ def _check_geometry(x: np.ndarray, size, stride, offset):
     root = _storage(x)
     it = x.itemsize
     need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * it
-    have = root.nbytes
+    have = root.nbytes if x.__class__ is np.ndarray else _meta.storage_extent(x) * it   # (a meta tensor's: its reach)
     if need > have:
         raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {shape_str(stride)}, storage offset "
                            f"{offset}, and itemsize {it} requiring a storage size of {need} are out of bounds for "
@@ -94,6 +94,8 @@ def _check_geometry(x: np.ndarray, size, stride, offset):
 def _strided_array(x: np.ndarray, size, stride, offset) -> np.ndarray:
     """``x``'s storage read with ``size``/``stride``/``offset`` (in elements of ``x``'s dtype)."""
     root = _check_geometry(x, size, stride, offset)
+    if x.__class__ is _meta.MetaArray:
+        return _meta.meta_array(size, x.dtype, stride)
     it = x.itemsize
     flat = np.ndarray((root.nbytes // it,), dtype=x.dtype, buffer=_buffer_of(root))
     return np.lib.stride_tricks.as_strided(flat[offset:], shape=tuple(size), strides=tuple(s * it for s in stride),
