@@ -197,3 +197,42 @@ def test_reshape_of_a_non_viewable_meta_tensor_copies_as_torch(torch):
             T.empty(3, 4, device="meta").t().view(-1)
     assert type(tapegrad.empty(3, 4, device="meta", requires_grad=True).t().reshape(-1).grad_fn).__name__ == \
         type(torch.empty(3, 4, device="meta", requires_grad=True).t().reshape(-1).grad_fn).__name__
+
+
+SHAPE_FROM_ARGS = {
+    "histc": lambda T: T.histc(_m(T, 3, 4), bins=7),
+    "histc_default": lambda T: T.histc(_m(T, 5, dtype=T.float64)),
+    "histc_range": lambda T: _m(T, 2, 2).histc(4, min=-1, max=1),
+    "histc_bad_bins": lambda T: T.histc(_m(T, 3), bins=0),
+    "histc_bad_range": lambda T: T.histc(_m(T, 3), min=2, max=1),
+    "count_nonzero": lambda T: T.count_nonzero(_m(T, 3, 4)),
+    "count_nonzero_dim": lambda T: T.count_nonzero(_m(T, 3, 4), dim=1),
+    "count_nonzero_dims": lambda T: _m(T, 2, 3, 4).count_nonzero((0, 2)),
+    "nonzero_static": lambda T: T.nonzero_static(_m(T, 3, 4), size=5),
+    "index_select": lambda T: T.index_select(_m(T, 4, 3), 0, T.zeros(2, dtype=T.long, device="meta")),
+    "index_select_0d": lambda T: T.index_select(_m(T), 0, T.zeros(1, dtype=T.long, device="meta")),
+    "index_fill": lambda T: _m(T, 4, 3).index_fill(0, T.zeros(2, dtype=T.long, device="meta"), _m(T)),
+    "index_fill_number": lambda T: _m(T, 4, 3).index_fill(1, T.zeros(2, dtype=T.long, device="meta"), 2.0),
+    "index_add": lambda T: _m(T, 4, 3).index_add(0, T.zeros(2, dtype=T.long, device="meta"), _m(T, 2, 3)),
+    "index_copy": lambda T: _m(T, 4, 3).index_copy(0, T.zeros(2, dtype=T.long, device="meta"), _m(T, 2, 3)),
+    "take": lambda T: _m(T, 3, 3).take(T.zeros(4, dtype=T.long, device="meta")),
+    "put": lambda T: _m(T, 3, 3).put(T.zeros(2, dtype=T.long, device="meta"), _m(T, 2)),
+    "index_put_int": lambda T: _m(T, 5, 5).index_put((T.zeros(2, dtype=T.long, device="meta"),), _m(T, 2, 5)),
+}
+
+
+def _outcome(f, T):
+    try:
+        r = f(T)
+    except Exception as e:  # noqa: BLE001 - the exception is what is compared
+        return type(e).__name__, str(e).replace("torch.", "tapegrad.")
+    return r.device.type, tuple(r.shape), str(r.dtype).split(".")[-1]
+
+
+@pytest.mark.parametrize("name", list(SHAPE_FROM_ARGS))
+def test_ops_whose_shape_comes_from_arguments_work_on_meta_as_torch(torch, name):
+    """An op whose output shape is known from its arguments (histc's bins, count_nonzero's dims, an index's
+    length) gives a meta result as torch's meta kernel does, even where tapegrad's own code reads the data (to
+    count, or to check index bounds): on meta there are no values to read or check."""
+    f = SHAPE_FROM_ARGS[name]
+    assert _outcome(f, tapegrad) == _outcome(f, torch)

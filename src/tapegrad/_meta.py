@@ -272,8 +272,7 @@ _SHAPE_ONLY = {np.shape, np.ndim, np.size, np.iscomplexobj, np.isrealobj, np.res
 _DATA_DEPENDENT = {np.nonzero: NONZERO, np.flatnonzero: NONZERO, np.argwhere: NONZERO,
                    np.unique: _NO_KERNEL.format("_unique2"), np.extract: _NO_KERNEL.format("masked_select"),
                    np.array_equal: _NO_KERNEL.format("equal"), np.array_equiv: _NO_KERNEL.format("equal"),
-                   np.allclose: ITEM, np.count_nonzero: _NO_KERNEL.format("count_nonzero"),
-                   np.bincount: _NO_KERNEL.format("bincount")}
+                   np.allclose: ITEM, np.bincount: _NO_KERNEL.format("bincount")}
 
 
 class MetaArray(np.ndarray):
@@ -343,6 +342,8 @@ class MetaArray(np.ndarray):
             r = func(*_stand_in(args), **kwargs)
         if func in _SHAPE_ONLY:
             return r
+        if func is np.count_nonzero:         # (a count per the dims left: its shape is the arguments')
+            return meta_array(np.shape(r), np.intp)
         if out is not None:
             if out.__class__ is not MetaArray and not _in_op():
                 raise NotImplementedError(NO_DATA)
