@@ -218,6 +218,19 @@ SHAPE_FROM_ARGS = {
     "take": lambda T: _m(T, 3, 3).take(T.zeros(4, dtype=T.long, device="meta")),
     "put": lambda T: _m(T, 3, 3).put(T.zeros(2, dtype=T.long, device="meta"), _m(T, 2)),
     "index_put_int": lambda T: _m(T, 5, 5).index_put((T.zeros(2, dtype=T.long, device="meta"),), _m(T, 2, 5)),
+    # NumPy's decompositions return named tuples: on meta, each field a meta array of its shape
+    "eigh": lambda T: T.linalg.eigh(_m(T, 2, 5, 5))[1],
+    "eigvalsh": lambda T: T.linalg.eigvalsh(_m(T, 5, 5)),
+    "eig": lambda T: T.linalg.eig(_m(T, 4, 4))[1],
+    "eigvals": lambda T: T.linalg.eigvals(_m(T, 4, 4)),
+    "svd": lambda T: T.linalg.svd(_m(T, 3, 5), full_matrices=False)[2],
+    "svdvals": lambda T: T.linalg.svdvals(_m(T, 3, 5)),
+    "qr": lambda T: T.linalg.qr(_m(T, 5, 3))[1],
+    "slogdet": lambda T: T.linalg.slogdet(_m(T, 2, 4, 4))[1],
+    "logdet": lambda T: T.logdet(_m(T, 4, 4)),
+    "pinv": lambda T: T.linalg.pinv(_m(T, 3, 5)),
+    "cond": lambda T: T.linalg.cond(_m(T, 4, 4)),
+    "nuclear_norm": lambda T: T.linalg.matrix_norm(_m(T, 4, 4), "nuc"),
 }
 
 

@@ -254,6 +254,8 @@ def _as_meta(r):
         return meta_array(np.shape(r), r.dtype)
     if r.__class__ in (list, tuple):
         return r.__class__(_as_meta(v) for v in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):     # (NumPy's named results: eigh, svd, qr, slogdet...)
+        return r.__class__(*(_as_meta(v) for v in r))
     if r is None or isinstance(r, (str, np.dtype, type)):
         return r
     raise NotImplementedError(NO_DATA)
