@@ -249,3 +249,17 @@ def test_ops_whose_shape_comes_from_arguments_work_on_meta_as_torch(torch, name)
     count, or to check index bounds): on meta there are no values to read or check."""
     f = SHAPE_FROM_ARGS[name]
     assert _outcome(f, tapegrad) == _outcome(f, torch)
+
+
+def test_strided_factories_on_meta_as_torch(torch):
+    def made(f, T):
+        try:
+            r = f(T)
+        except Exception as e:  # noqa: BLE001 - the exception is what is compared
+            return type(e).__name__, str(e)
+        return r.device.type, tuple(r.shape), r.stride(), r.is_contiguous()
+    for f in (lambda T: T.empty_strided((2, 3), (1, 2), device="meta"),
+              lambda T: T.empty(2, device="meta").new_empty_strided((2, 3), (1, 2)),
+              lambda T: T.ones(2).new_empty_strided((4, 3), (1, 4), device="meta"),
+              lambda T: T.empty_strided((2, 3), (1,), device="meta")):
+        assert made(f, tapegrad) == made(f, torch)
