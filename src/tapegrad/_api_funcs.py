@@ -301,6 +301,9 @@ def nonzero_static(input, *, size, fill_value=-1):
     """The first ``size`` indices of non-zero elements, padded with ``fill_value`` rows (a fixed shape)."""
     if size < 0:
         raise RuntimeError(f"nonzero_static: 'size' must be an non-negative integer, but got size = {size}")
+    if input.is_meta:                  # (its shape is the arguments': a meta result, as torch's)
+        from ._meta import meta_array
+        return Tensor._make(meta_array((size, input._array.ndim), np.int64))
     idx = np.argwhere(input._array).astype(np.int64)[:size]
     out = np.full((size, input._array.ndim), fill_value, np.int64)
     out[:idx.shape[0]] = idx

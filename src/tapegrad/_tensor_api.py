@@ -337,6 +337,10 @@ def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=Non
     size, stride = tuple(size), tuple(stride)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
+    if self._new_on(device, layout):     # (on meta: those strides, no memory)
+        from ._meta import meta_array
+        out = Tensor._make(meta_array(size, d.np, stride))
+        return out.requires_grad_(requires_grad) if requires_grad else out
     n = 1 + sum((s - 1) * st for s, st in zip(size, stride)) if all(size) else 0
     buf = np.empty(n, d.np)
     arr = np.lib.stride_tricks.as_strided(buf, size, tuple(st * buf.itemsize for st in stride))

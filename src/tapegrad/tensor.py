@@ -428,20 +428,18 @@ class Tensor:
         return self._array.dtype.kind == "c"
 
     def is_contiguous(self, memory_format=None) -> bool:
-        if self._array.__class__ is _MetaArray:          # (a meta tensor is laid out row-major)
-            return memory_format in (None, contiguous_format, preserve_format) or self.dim() not in (4, 5)
+        if self._array.__class__ is _MetaArray:          # (its strides: those a view op gave it, else row-major)
+            if memory_format in (None, contiguous_format, preserve_format):
+                return _meta.is_row_major(self._array)
+            return self.dim() not in (4, 5)
         if memory_format is None:
             return self._array.flags.c_contiguous
         return _is_in_format(self._array, memory_format)
 
     def stride(self, dim=None):
-        """Strides in elements, as torch reports them (a meta tensor's: row-major ones)."""
+        """Strides in elements, as torch reports them (a meta tensor's: those its view op gave it, else row-major)."""
         if self._array.__class__ is _MetaArray:
-            st, n = [], 1
-            for k in reversed(self._array.shape):
-                st.append(n)
-                n *= max(k, 1)
-            st = tuple(reversed(st))
+            st = _meta.strides_of(self._array)
         else:
             st = tuple(s // self._array.itemsize for s in self._array.strides)
         return st if dim is None else st[dim]
@@ -936,5 +934,5 @@ for _name, _fn in list(vars(Tensor).items()):     # x.size(axis=0): torch's NumP
         setattr(Tensor, _name, _aliases.method(_name, _fn))
 del _name, _fn
 
-_function._Tensor = Tensor
+_function.bind_tensor(Tensor)
 Tensor.__module__ = "tapegrad"      # type(x) prints <class 'tapegrad.Tensor'>, as torch's prints <class 'torch.Tensor'>

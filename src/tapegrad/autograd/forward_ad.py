@@ -39,9 +39,9 @@ from .. import _tensor_str
 from .._npcompat import QUIET, quiet_enter, quiet_exit
 from ..ops import _util as _ops_util
 from ..tensor import Tensor
-from . import function as _function
+from . import saved as _saved
 from .function import Function, Interpreter, Primitive, _state
-from .function import SavedTensor as _SavedTensor
+from .saved import SavedTensor as _SavedTensor
 from .grad_mode import enable_grad, no_grad, set_grad_enabled
 
 __all__ = ["UnpackedDualTensor", "enter_dual_level", "exit_dual_level", "make_dual", "unpack_dual", "dual_level"]
@@ -524,11 +524,11 @@ _levels_entered = []     # every DualLevel active in this process (any thread), 
 
 
 def _inplace_hook_update():
-    """Switch the hooks in ``ops/_util`` (in-place ops), ``function`` (saved outputs) and ``_tensor_str``
+    """Switch the hooks in ``ops/_util`` (in-place ops), ``saved`` (saved outputs) and ``_tensor_str``
     (printing) on while a level is active, off otherwise."""
     on = bool(_levels_entered)
     _ops_util._inplace_tangents = _InplaceTangents if on else None
-    _function._unpack_hook = _unpacked if on else None
+    _saved._unpack_hook = _unpacked if on else None
     _tensor_str._tangent_of = _printed_tangent if _public else None
 
 

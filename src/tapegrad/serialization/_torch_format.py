@@ -137,9 +137,12 @@ class _Pickler(pickle._Pickler):
     def _reduce_tensor(self, t):
         from ..nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
         kind = type(t)
-        if t.is_meta:            # (torch writes a meta tensor's shape alone; tapegrad reads no such checkpoint)
-            raise RuntimeError("tapegrad.save: a meta tensor has no data to save (materialise it first, e.g. "
-                               "Module.to_empty(device='cpu') and load_state_dict, or save its shape)")
+        if t.is_meta and kind is not Parameter:   # torch's form: dtype, size, stride and requires_grad, no storage
+            args = (t.dtype, tuple(t.shape), t.stride(), t.requires_grad)
+            if kind is Tensor:
+                return (names._rebuild_meta_tensor_no_storage, args)
+            return (names._rebuild_from_type_v2, (names._rebuild_meta_tensor_no_storage, kind, args,
+                                                  getattr(t, "__dict__", None) or {}))
         if t.is_sparse:          # torch's form: the layout by name, then (indices, values, size, is_coalesced)
             data = (Tensor._make(t._coo_indices), Tensor._make(t._coo_values._array), Size(t.shape),
                     t.is_coalesced())

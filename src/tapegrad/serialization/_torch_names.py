@@ -372,7 +372,19 @@ def _rebuild_sparse_tensor(layout, data):
 
 _rebuild_nested_tensor = _unsupported("_rebuild_nested_tensor", "nested tensors")
 _rebuild_wrapper_subclass = _unsupported("_rebuild_wrapper_subclass", "tensor subclasses without storage")
-_rebuild_meta_tensor_no_storage = _unsupported("_rebuild_meta_tensor_no_storage", "meta tensors (no data)")
+
+
+def _rebuild_meta_tensor_no_storage(dtype, size, stride, requires_grad):
+    """A meta tensor as torch saves one: its dtype, size and strides, no storage."""
+    from .._meta import meta_array
+    kind = kind_of(dtype)
+    size, stride = _check_ints("size", size), _check_ints("stride", stride)
+    if len(size) != len(stride):
+        raise Corrupt(f"a meta tensor has size {size} and stride {stride}, which do not fit together")
+    if kind.tg is None:
+        raise Corrupt(f"the checkpoint holds a meta tensor of dtype torch.{kind.name}, which tapegrad does not have")
+    return _tensor(meta_array(size, kind.tg.np, stride), requires_grad)
+
 
 REBUILDS = (_rebuild_tensor, _rebuild_tensor_v2, _rebuild_tensor_v3, _rebuild_parameter,
             _rebuild_parameter_with_state, _rebuild_device_tensor_from_cpu_tensor,

@@ -10,7 +10,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _meta
 from .._util import (Primitive, Tensor, apply_inplace, bind, broadcast_or_error, capturing, linear_jvp, normalize_dim,
                      shape_str, writes_out, vmap_per_sample)
 from ...autograd.function import _active
@@ -300,7 +300,10 @@ def _vector_index(op, index, size, dim, select_msg=False):
 
 
 def _first_bad(a, lo, hi):
-    """The first index (in order) outside [lo, hi), as torch reports it; None when all are in range."""
+    """The first index (in order) outside [lo, hi), as torch reports it; None when all are in range (always for a
+    meta index: a meta kernel checks no values)."""
+    if a.__class__ is _meta.MetaArray:
+        return None
     bad = (a < lo) | (a >= hi)
     return int(a.reshape(-1)[np.argmax(bad.reshape(-1))]) if bad.any() else None
 
@@ -565,7 +568,8 @@ def index_fill(input, dim, index, value):
         if isinstance(idx, Tensor):
             return IndexFillTensor.apply(input, d, idx, value, check="index_fill_")
         raw = _idx_array(index).reshape(-1)
-        return IndexFillTensor.apply(input, d, idx, value, raw if (raw < 0).any() else None)
+        neg = raw.__class__ is not _meta.MetaArray and (raw < 0).any()      # (a meta index: no values)
+        return IndexFillTensor.apply(input, d, idx, value, raw if neg else None)
     fill = _dtype.fill_scalar(value, input.dtype)
     if isinstance(idx, Tensor):     # (compile's capture: the number as a NumPy scalar, a constant of the program)
         return IndexFill.apply(input, d, idx, np.asarray(fill)[()], check="index_fill_")
@@ -642,7 +646,7 @@ def _flat_index(op, index, n):
 
 
 def _flat_bounds(a, n):
-    if a.size:
+    if a.size and a.__class__ is not _meta.MetaArray:      # (a meta index: no values to check, as torch's kernel)
         lo, hi = int(a.min()), int(a.max())
         if hi >= n or lo < -n:
             raise IndexError(f"out of range: tried to access index {hi if hi >= n else lo} on a tensor of {n} "

@@ -13,7 +13,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _meta
 from ...autograd.grad_mode import _state
 from .._util import (Primitive, Tensor, apply_inplace, before_write, bind, capturing, check_view_inplace, kernel,
                      linear_jvp, vmap_per_sample, mark_view, shape_str)
@@ -335,7 +335,8 @@ def _np_key(shape, tensors):
     arrays = [k for k in key if isinstance(k, np.ndarray)]
     if len(arrays) == 1 and len(checks) == 1 and 0 not in shape:    # (the usual key: one index tensor)
         a, size, _ = checks[0]
-        if a.size and (np.maximum.reduce(a, axis=None) >= size or np.minimum.reduce(a, axis=None) < -size):
+        if a.size and a.__class__ is not _meta.MetaArray and (      # (a meta index: no values to check)
+                np.maximum.reduce(a, axis=None) >= size or np.minimum.reduce(a, axis=None) < -size):
             bad = a.reshape(-1)[np.argmax(((a >= size) | (a < -size)).reshape(-1))]
             raise IndexError(f"index {bad} is out of bounds for dimension 0 with size {size}")
         return tuple(key)

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _meta
 from .._util import Primitive, Tensor, apply_inplace, bind, broadcast_or_error, normalize_dim, transform_visible
 from ._common import _write_out, return_types
 from .._util import autocast_listed
@@ -409,6 +409,13 @@ def histc(input, bins=100, min=0, max=0, *, out=None):
     """
     _need_tensor("histc", "input", 1, input)
     a = input._array
+    if a.__class__ is _meta.MetaArray:   # (torch's meta kernel: the shape from ``bins``, in its own words)
+        if bins <= 0:
+            raise RuntimeError(f"histc(): bins must be > 0, but got {bins}")
+        if max < min:
+            raise RuntimeError("histc(): max must be larger than min")
+        return _write_out("histc", Tensor._make(_meta.meta_array((int(bins),), a.dtype)), out, dtype="same",
+                          error=_HIST_OUT.format("hist"))
     if a.dtype.kind == "c" and min == max:     # (torch first takes the data's range)
         raise NotImplementedError(f"\"aminmax_cpu\" not implemented for '{_legacy(input)}'")
     if a.dtype.kind != "f":

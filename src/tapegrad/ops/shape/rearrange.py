@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ... import _meta
 from ...autograd.function import _active
 from ...tensor import _varargs_keyword, int_arg
 from .._util import (Primitive, Tensor, apply_inplace, bind, capturing, linear_jvp, mark_view, normalize_dim,
@@ -377,6 +378,9 @@ def _diag_view(a, offset, d1, d2):
     key = [slice(None)] * a.ndim
     key[d1], key[d2] = slice(i1, None), slice(i2, None)
     b = a[tuple(key)]
+    if b.__class__ is _meta.MetaArray:       # (the strides it reports, in elements: no memory to stride over)
+        st = _meta.strides_of(b)
+        return _meta.meta_array(shape, a.dtype, tuple(st[d] for d in rest) + (st[d1] + st[d2],))
     strides = tuple(b.strides[d] for d in rest) + (b.strides[d1] + b.strides[d2],)
     return np.lib.stride_tricks.as_strided(b, shape, strides, writeable=a.flags.writeable)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ... import _dtype
+from ... import _dtype, _meta
 from .._util import (AsStridedScatter, Primitive, Tensor, _no_grad_call, bind, linear_jvp, mark_view, normalize_dim,
                      shape_str, transform_visible)
 
@@ -83,7 +83,7 @@ def _check_geometry(x: np.ndarray, size, stride, offset):
     root = _storage(x)
     it = x.itemsize
     need = 0 if 0 in size else (offset + sum((n - 1) * s for n, s in zip(size, stride)) + 1) * it
-    have = root.nbytes
+    have = root.nbytes if x.__class__ is np.ndarray else _meta.storage_extent(x) * it   # (a meta tensor's: its reach)
     if need > have:
         raise RuntimeError(f"setStorage: sizes {shape_str(size)}, strides {shape_str(stride)}, storage offset "
                            f"{offset}, and itemsize {it} requiring a storage size of {need} are out of bounds for "
@@ -94,6 +94,8 @@ def _check_geometry(x: np.ndarray, size, stride, offset):
 def _strided_array(x: np.ndarray, size, stride, offset) -> np.ndarray:
     """``x``'s storage read with ``size``/``stride``/``offset`` (in elements of ``x``'s dtype)."""
     root = _check_geometry(x, size, stride, offset)
+    if x.__class__ is _meta.MetaArray:
+        return _meta.meta_array(size, x.dtype, stride)
     it = x.itemsize
     flat = np.ndarray((root.nbytes // it,), dtype=x.dtype, buffer=_buffer_of(root))
     return np.lib.stride_tricks.as_strided(flat[offset:], shape=tuple(size), strides=tuple(s * it for s in stride),
@@ -581,14 +583,17 @@ def unsafe_chunk(input, chunks, dim=0):
 
 
 # --- empty tensors with given strides --------------------------------------------------------------------------
-def _empty_with(size, stride, d, requires_grad):
+def _empty_with(size, stride, d, requires_grad, meta=False):
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     if len(size) != len(stride):
         raise RuntimeError(f"dimensionality of sizes ({len(size)}) must match dimensionality of strides "
                            f"({len(stride)})")
-    n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
-    flat = np.zeros(n, d.np)
-    out = Tensor._make(np.lib.stride_tricks.as_strided(flat, size, tuple(st * flat.itemsize for st in stride)))
+    if meta:         # (a meta tensor with those strides, no memory)
+        out = Tensor._make(_meta.meta_array(size, d.np, stride))
+    else:
+        n = 0 if 0 in size else 1 + sum((s - 1) * st for s, st in zip(size, stride))
+        flat = np.zeros(n, d.np)
+        out = Tensor._make(np.lib.stride_tricks.as_strided(flat, size, tuple(st * flat.itemsize for st in stride)))
     if requires_grad:
         out.requires_grad = True
     return out
@@ -603,16 +608,16 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     from ...tensor import _check_device
     meta = _check_device(device)
     d = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
-    if meta:         # (a meta tensor reports row-major strides)
-        from ...creation import empty
-        return empty(tuple(size), dtype=d, device="meta", requires_grad=requires_grad)
-    return _empty_with(size, stride, d, requires_grad)
+    return _empty_with(size, stride, d, requires_grad, meta)
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
                       pin_memory=False):
-    """``empty_strided`` with ``self``'s dtype unless given."""
-    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, requires_grad=requires_grad)
+    """``empty_strided`` with ``self``'s dtype and device unless given."""
+    if device is None and self.is_meta:
+        device = "meta"
+    return empty_strided(size, stride, dtype=self.dtype if dtype is None else dtype, device=device,
+                         requires_grad=requires_grad)
 
 
 def empty_permuted(size, physical_layout, *, dtype=None, layout=None, device=None, requires_grad=False,
