@@ -85,7 +85,7 @@ def _reduce_grad(g, shape, node, index):
 def run_node(node, grads):
     """Call one node's backward on its output gradients; return the gradients of its inputs (checked)."""
     if node._prehooks:
-        for hook in node._prehooks:
+        for hook in tuple(node._prehooks):      # (as registered when the node began: a hook may remove another)
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
@@ -134,7 +134,7 @@ def run_node(node, grads):
                     res[i] = g.to(_f._Tensor._dtype_of(meta[1]))
         i += 1
     if node._hooks:
-        for hook in node._hooks:
+        for hook in tuple(node._hooks):
             r = hook(tuple(res), tuple(grads))
             if r is not None:
                 res = list(r)
@@ -333,54 +333,56 @@ def _visit(node, buf, w):
     arrays = w.arrays and not (node._hooked or (captures is not None and node in captures))
     wrapped = w.arrays and not arrays
     if wrapped:               # a user sees these gradients: as Tensors
-        buf = [None if g is None else _f._Tensor._make(g) for g in buf]
-    if node._tensor_prehooks:
-        for nr, hooks in node._tensor_prehooks.items():
-            for hook in hooks:
+        wrapped_buf = [None if g is None else _f._Tensor._make(g) for g in buf]
+        buf[:] = [None] * len(buf)    # (the walk's list lets go of the arrays: AccumulateGrad may keep one uncopied)
+        buf = wrapped_buf
+        wrapped_buf = None
+    if node._tensor_prehooks:         # (each list as it was when the node began: a hook may remove another)
+        for nr, hooks in tuple(node._tensor_prehooks.items()):
+            for hook in tuple(hooks):
                 if buf[nr] is not None:
                     r = hook(buf[nr])
                     if r is not None:
                         buf[nr] = r
+        r = None
     if node._retained:
         for nr, ref in node._retained.items():
             t = ref()
             if t is not None and buf[nr] is not None:
                 g = buf[nr]
                 t._grad = g._detached_copy() if t._grad is None else t._grad + g
-    if captures is not None and node in captures:
+    if captures is not None and node in captures and not w.accumulate:
+        # autograd.grad: the gradient is captured here (after the tensor hooks); a node that leads to no other
+        # input does not run (its own pre- and post-hooks neither, as torch's engine)
         for nr, k in captures[node]:
             if buf[nr] is not None:
                 w.results[k] = buf[nr]
-                if w.accumulate:
-                    t = w.inputs[k]
-                    if node.__class__ is AccumulateGrad:
-                        node.accumulate(buf[nr], w.create_graph)
-                        if node._post_hooks:
-                            _post_accumulate(node)
-                    elif t.__class__ is not GradientEdge:
-                        t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
     if node.__class__ is AccumulateGrad:
-        if captures is None and w.accumulate and buf[0] is not None:
+        if w.accumulate and buf[0] is not None:
             if node._prehooks or node._hooks:         # (the node's own hooks see Tensors, as torch's)
                 if arrays:
                     buf = [_f._Tensor._make(buf[0])]
                     arrays = False
-                for hook in node._prehooks or ():
+                for hook in tuple(node._prehooks or ()):
                     r = hook(tuple(buf))
                     if r is not None:
                         buf = list(r)
-            if arrays:
-                node.accumulate_array(buf[0])
+                r = None
+            g = buf[0]
+            buf = None           # (only g holds the gradient now: accumulate may keep it as .grad, as torch steals
+            if arrays:           # it, so that a post-hook's grad_outputs[0] is the leaf's .grad)
+                node.accumulate_array(g)
             else:
-                node.accumulate(buf[0], w.create_graph)
+                node.accumulate(g, w.create_graph)
             if node._post_hooks:
                 _post_accumulate(node)
-            for hook in node._hooks or ():
-                hook((), tuple(buf))
+            for hook in tuple(node._hooks or ()):
+                hook((), (g,))
             for obs in _observers:
-                obs(node, buf, None)
+                obs(node, [g], None)
         return None
-    if captures is not None and not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
+    if captures is not None and not w.accumulate and \
+            not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
         return None
     if arrays:                # (a node of autograd.grad's walk that no user sees)
         return _run_arrays(node, buf) if node._array_backward else _run_wrapped(node, buf)
@@ -399,8 +401,10 @@ def _post_accumulate(node):
         return
     for hook in tuple(node._post_hooks):
         r = hook(var)
-        if r is not None:
-            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        if r is not None:     # (torch checks the type first: a non-Tensor is a TypeError)
+            if not isinstance(r, _f._Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _edge_grad(i, edge, g):
@@ -498,6 +502,9 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:
             if t.__class__ is not GradientEdge and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
+        for t in inputs:         # a non-leaf input gets its .grad as torch gives it: it now retains its gradient
+            if t.__class__ is not GradientEdge and t.grad_fn is not None:
+                t.retain_grad()
     run_backward(tensors, _make_grads(tensors, grads), retain_graph, create_graph, inputs, accumulate=True)
 
 

@@ -1,0 +1,144 @@
+"""Cases found by running PyTorch's own autograd test suite (test/test_autograd.py, its facts, not its code)
+against tapegrad: each program runs on tapegrad and on real torch, and what it observes must agree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import tapegrad
+
+
+def _val(t):
+    return None if t is None else np.asarray(t.detach()).tolist()
+
+
+# --- hooks: which run, in which order, on backward / backward(inputs=) / autograd.grad -------------------------
+def _hook_order(m):
+    log = []
+
+    def tensor_hook(g):
+        log.append("tensor")
+        return g * 3
+
+    def node_prehook(gs):
+        log.append("node-pre")
+        return tuple(g * 2 for g in gs)
+
+    a = m.tensor(1.0, requires_grad=True)
+    b = a.clone()
+    b.grad_fn.register_prehook(node_prehook)
+    b.register_hook(tensor_hook)
+    acc = b.grad_fn.next_functions[0][0]
+    a.register_hook(tensor_hook)
+    acc.register_prehook(node_prehook)
+    b.sum().backward(retain_graph=True)
+    out = [list(log), _val(a.grad)]
+    log.clear()
+    m.autograd.grad(b.sum(), inputs=(a,), retain_graph=True)    # acc's tensor hooks run, its node hooks don't
+    out.append(list(log))
+    log.clear()
+    b.sum().backward(inputs=(b,))    # the node of a non-leaf input runs (its pre-hooks too); b now retains grad
+    out += [list(log), _val(b.grad), b.retains_grad, _val(a.grad)]
+    return out
+
+
+def test_hook_order_backward_grad_and_inputs(torch):
+    assert _hook_order(tapegrad) == _hook_order(torch)
+
+
+def _hook_counts(m):
+    a = m.tensor(1.0, requires_grad=True)
+    b = a * 2
+    c = b * 2
+    n = {"tensor": 0, "pre": 0, "post": 0}
+
+    def count(key):
+        def hook(*args):
+            n[key] += 1
+        return hook
+
+    a.register_hook(count("tensor"))
+    b.register_hook(count("tensor"))
+    acc = b.grad_fn.next_functions[0][0]
+    for node in (acc, b.grad_fn):
+        node.register_hook(count("post"))
+        node.register_prehook(count("pre"))
+    seen = []
+    for run in (lambda: m.autograd.grad(c, inputs=(b,), retain_graph=True),
+                lambda: m.autograd.grad(c, inputs=(a, b), retain_graph=True),
+                lambda: c.backward(retain_graph=True),
+                lambda: c.backward(inputs=(a, b), retain_graph=True),
+                lambda: c.backward(inputs=(a,), retain_graph=True)):
+        n.update(tensor=0, pre=0, post=0)
+        run()
+        seen.append(dict(n))
+    return seen, _val(a.grad), _val(b.grad)
+
+
+def test_node_hooks_run_only_where_the_node_runs(torch):
+    assert _hook_counts(tapegrad) == _hook_counts(torch)
+
+
+def _accumulate_hook_order(m):
+    t = m.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    acc = t.view_as(t).grad_fn.next_functions[0][0]
+    t.register_hook(lambda g: g.sub(2.0))
+    acc.register_prehook(lambda gs: (gs[0].div(5.0),))
+
+    def post_accumulate(leaf):
+        leaf.grad.add_(0.5)
+    t.register_post_accumulate_grad_hook(post_accumulate)
+
+    def post(grad_inputs, grad_outputs):
+        t.grad = grad_outputs[0].mul(10)     # grad_outputs[0] is the .grad the leaf kept (torch "steals" it)
+    acc.register_hook(post)
+    t.sum().backward()
+    return _val(t.grad)
+
+
+def test_accumulate_grad_hooks_order_and_kept_gradient(torch):
+    assert _accumulate_hook_order(tapegrad) == _accumulate_hook_order(torch) == [3.0, 3.0, 3.0]
+
+
+@pytest.mark.parametrize("custom", [False, True])
+def test_hook_removed_during_backward_still_runs_this_time(torch, custom):
+    def program(m):
+        class Mul2(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x * 2
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+        a = m.ones(3, requires_grad=True)
+        b = Mul2.apply(a) if custom else a * 2
+        calls = []
+
+        def first(gs):
+            handles[0].remove()
+            handles[1].remove()     # (removing twice is fine)
+
+        b.grad_fn.register_prehook(first)
+        handles = [b.grad_fn.register_prehook(lambda gs: calls.append("second"))]
+        handles.append(b.grad_fn.register_prehook(lambda gs: calls.append("third")))
+        handles[1].remove()
+        b.sum().backward()
+        first_run = list(calls)
+        b = a * 2
+        b.grad_fn.register_prehook(lambda gs: calls.append("again"))
+        b.sum().backward()
+        return first_run, calls, _val(a.grad)
+    assert program(tapegrad) == program(torch)
+
+
+def test_post_accumulate_grad_hook_return_value_errors(torch):
+    def program(m, ret):
+        a = m.rand(2, requires_grad=True)
+        a.register_post_accumulate_grad_hook(lambda t: t.grad if ret == "tensor" else ret)
+        with pytest.raises(Exception) as info:
+            (a * 2).sum().backward()
+        return type(info.value).__name__, str(info.value)
+    for ret in ("tensor", 5):
+        assert program(tapegrad, ret) == program(torch, ret)
