@@ -142,3 +142,81 @@ def test_post_accumulate_grad_hook_return_value_errors(torch):
         return type(info.value).__name__, str(info.value)
     for ret in ("tensor", 5):
         assert program(tapegrad, ret) == program(torch, ret)
+
+
+# --- autograd.grad argument checks and materialize_grads ---------------------------------------------------------
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:        # (the type and text are what is compared)
+        return type(e).__name__, str(e).replace("tapegrad", "torch")
+    return None
+
+
+def test_grad_materialize_grads_rules(torch):
+    def program(m):
+        x = m.tensor(0.5, requires_grad=True)
+        z = m.ones(2, requires_grad=True)
+        y = x * 2
+        out = []
+        for create_graph in (False, True):
+            g = m.autograd.grad(y, (x, z), allow_unused=True, materialize_grads=True, create_graph=create_graph,
+                                retain_graph=True)
+            out.append([(t.requires_grad, t.is_leaf, _val(t)) for t in g])
+        dydx = m.autograd.grad(x * m.tensor(1.0, requires_grad=True), x, create_graph=True)
+        d2 = m.autograd.grad(dydx, x, create_graph=True, allow_unused=True, materialize_grads=True)
+        out.append(_val(m.autograd.grad(d2, x, materialize_grads=True)[0]))    # (d2 is a materialized zero)
+        out.append(_error(lambda: m.autograd.grad(y, x, allow_unused=False, materialize_grads=True)))
+        c = z.clone()
+        edge = m.autograd.graph.get_gradient_edge(c)
+        out.append(_val(m.autograd.grad((c * 3).sum(), (edge, x), allow_unused=True, materialize_grads=True,
+                                        retain_graph=True)[0]))
+        out.append(_error(lambda: m.autograd.grad((x * 3), (x, edge), allow_unused=True, materialize_grads=True)))
+        return out
+    assert program(tapegrad) == program(torch)
+
+
+def test_is_grads_batched_shape_mismatch_message(torch):
+    def program(m):
+        x = m.ones(2, 2, requires_grad=True)
+        out = x.clone()
+        res = [_error(lambda: m.autograd.grad(out, (x,), (g,), is_grads_batched=True, retain_graph=True))
+               for g in (m.ones(2, 2), m.ones(3, 4, 4))]
+        s = x.sum()
+        res.append(_error(lambda: m.autograd.grad(s, (x,), (m.ones(2, 1),), is_grads_batched=True)))
+        res.append(_val(m.autograd.grad(out, (x,), (m.arange(3.0).expand(2, 2, 3).transpose(0, 2),),
+                                        is_grads_batched=True)[0]))
+        return res
+    assert program(tapegrad) == program(torch)
+
+
+def test_calling_a_node_checks_its_argument_count(torch):
+    def program(m):
+        x = m.ones(1, requires_grad=True)
+        y = x ** 2
+        var, _ = m.var_mean(m.ones(3, requires_grad=True))
+        return [_error(lambda: y.grad_fn(x.detach(), x.detach())), _error(lambda: y.grad_fn()),
+                _error(lambda: var.grad_fn(m.ones(()))), _val(y.grad_fn(x.detach()))]
+    assert program(tapegrad) == program(torch)
+
+
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad", "inference_mode"])
+def test_grad_mode_decorating_a_class_warns_and_constructs_under_the_mode(torch, mode):
+    import warnings
+
+    def program(m):
+        seen = []
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+
+            @getattr(m, mode)()
+            class Foo:
+                def __init__(self, a):
+                    seen.append((a, m.is_grad_enabled()))
+
+                def method(self):
+                    seen.append(m.is_grad_enabled())
+        with m.set_grad_enabled(mode == "no_grad"):
+            Foo(1).method()
+        return seen, [(c.category.__name__, str(c.message)) for c in w]
+    assert program(tapegrad) == program(torch)

@@ -531,6 +531,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       stacklevel=2)
     outputs = _as_list(outputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
@@ -539,6 +542,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if t.__class__ is not GradientEdge and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
+        for i, (out, g) in enumerate(zip(outputs, grads)):
+            if g is not None and out.__class__ is not GradientEdge and tuple(g.shape[1:]) != tuple(out.shape):
+                from ..tensor import Size      # (torch's message shows the grad_output's sizes from the third on)
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                    "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                    f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                    f"{Size(g.shape[2:])} and output[{i}] has a shape of {Size(out.shape)}. If you only want some "
+                    "tensors in `grad_output` to be considered batched, consider using vmap.")
         rows = [grad(outputs, inputs, [g[j] for g in grads], True, create_graph, allow_unused=True,
                      materialize_grads=True) for j in range(grads[0].shape[0])]
         from ..ops.shape import stack
@@ -548,8 +560,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, g in enumerate(res):
         if g is None:
             if materialize_grads:
+                if inputs[k].__class__ is GradientEdge:
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 shape, dtype = _shape_dtype(inputs[k])
                 res[k] = _f._Tensor._make(np.zeros(shape, dtype))
+                if create_graph:        # (torch's zeros_like(input, requires_grad=create_graph): a leaf)
+                    res[k].requires_grad_()
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")

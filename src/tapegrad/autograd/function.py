@@ -291,7 +291,12 @@ class Node:
     def __call__(self, *grads):
         """Run this node's backward by hand (as ``grad_fn(g)`` in torch); returns its input gradients."""
         from .engine import run_node
+        if len(grads) != len(self._out_meta):
+            raise TypeError(f"expected {len(self._out_meta)} arguments, got {len(grads)} instead")
         out = run_node(self, list(grads))
+        meta = getattr(self, "_input_meta", None)
+        if meta and len(out) == len(meta) and not self._forward_cls._scalar_edges and False in meta:
+            out = [g for g, m in zip(out, meta) if m is not False]     # one per edge (non-tensor arguments have none)
         return out[0] if len(out) == 1 else tuple(out)
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled"]
@@ -123,6 +124,13 @@ class _Mode:
     def __call__(self, fn):
         """Use as a decorator: ``@no_grad()`` (or ``@no_grad``) wraps each call, generators included."""
         make = self.clone
+        if isinstance(fn, type):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning,
+                          stacklevel=2)
+            cls = fn
+            fn = lambda *args, **kwargs: cls(*args, **kwargs)    # noqa: E731  (constructs under the mode, as torch)
         if inspect.isgeneratorfunction(fn):
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
