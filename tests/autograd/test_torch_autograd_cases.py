@@ -220,3 +220,48 @@ def test_grad_mode_decorating_a_class_warns_and_constructs_under_the_mode(torch,
             Foo(1).method()
         return seen, [(c.category.__name__, str(c.message)) for c in w]
     assert program(tapegrad) == program(torch)
+
+
+# --- grad-mode decorators on generators: the caller's code between yields runs under the caller's mode --------
+@pytest.mark.parametrize("mode", ["no_grad", "enable_grad", "inference_mode"])
+def test_grad_mode_decorated_generator_switches_only_inside(torch, mode):
+    def program(m):
+        log = []
+
+        class Recoverable(Exception):
+            pass
+
+        @getattr(m, mode)()
+        def gen(n):
+            raised = False
+            try:
+                for i in range(n):
+                    try:
+                        log.append(("gen", m.is_grad_enabled()))
+                        got = yield (-i if raised else i)
+                        log.append(("sent", got, m.is_grad_enabled()))
+                    except Recoverable:
+                        log.append(("thrown", m.is_grad_enabled()))
+                        raised = True
+            except GeneratorExit:
+                log.append(("exit", m.is_grad_enabled()))
+                raise
+            return "done"
+
+        with m.set_grad_enabled(mode == "no_grad"):
+            g = gen(6)
+            r = next(g)
+            log.append(("caller", r, m.is_grad_enabled()))
+            r = g.send("a")
+            log.append(("caller", r, m.is_grad_enabled()))
+            r = g.throw(Recoverable)
+            log.append(("caller", r, m.is_grad_enabled()))
+            g.close()
+            log.append(("caller", m.is_grad_enabled()))
+            with pytest.raises(StopIteration) as stop:
+                g2 = gen(1)
+                next(g2)
+                g2.send(None)
+            log.append(stop.value.value)
+        return log
+    assert program(tapegrad) == program(torch)

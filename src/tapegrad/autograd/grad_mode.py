@@ -132,19 +132,29 @@ class _Mode:
             cls = fn
             fn = lambda *args, **kwargs: cls(*args, **kwargs)    # noqa: E731  (constructs under the mode, as torch)
         if inspect.isgeneratorfunction(fn):
+            # the generator's own code runs under the mode; the caller's, between two yields, runs under its own
+            # (values sent in, exceptions thrown in and close() reach the generator under the mode)
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
                 gen = fn(*args, **kwargs)
-                with make():
-                    value = next(gen)
-                while True:
-                    try:
-                        with make():
-                            sent = yield value
-                        with make():
-                            value = gen.send(sent)
-                    except StopIteration as stop:
-                        return stop.value
+                try:
+                    with make():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with make():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with make():
+                                response = gen.throw(exc)
+                        else:
+                            with make():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
             return gen_wrapper
 
         @functools.wraps(fn)
