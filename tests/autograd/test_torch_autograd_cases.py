@@ -265,3 +265,64 @@ def test_grad_mode_decorated_generator_switches_only_inside(torch, mode):
             log.append(stop.value.value)
         return log
     assert program(tapegrad) == program(torch)
+
+
+# --- detach_ of a view, backward(create_graph=True)'s warning, InplaceFunction ------------------------------------
+def test_detach_inplace_of_a_view_is_refused(torch):
+    def program(m):
+        x = m.randn(10, 10, requires_grad=True)
+        out = [_error(lambda: x.narrow(0, 1, 4).detach_()), _error(lambda: m.randn(4)[1:].detach_())]
+        a = x * 2
+        a.detach_()
+        view = x.narrow(0, 1, 4)
+        x.detach_()          # (detaching the base leaves its views as they were)
+        out += [a.requires_grad, a.grad_fn is None, x.requires_grad, view.requires_grad, view.grad_fn is not None]
+        return out
+    assert program(tapegrad) == program(torch)
+
+
+def test_backward_create_graph_warns_and_grad_does_not(torch):
+    import warnings
+
+    def program(m):
+        seen = []
+        prev = m.is_warn_always_enabled()
+        m.set_warn_always(True)
+        try:
+            b = m.randn(3, requires_grad=True, dtype=m.double)
+            for run in (lambda: (b * b).sum().backward(create_graph=True),
+                        lambda: m.autograd.grad((b * b).sum(), b, create_graph=True),
+                        lambda: (b * 2).sum().backward()):
+                with warnings.catch_warnings(record=True) as ws:
+                    warnings.simplefilter("always")
+                    run()
+                seen.append([(w.category.__name__, str(w.message).split(" (Triggered")[0]) for w in ws])
+                b.grad = None
+        finally:
+            m.set_warn_always(prev)
+        return seen
+    assert program(tapegrad) == program(torch)
+
+
+def test_grad_kept_under_create_graph_is_not_a_view(torch):
+    def program(m):
+        x = m.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        w = m.tensor(np.linspace(-1, 1, 6), requires_grad=True)
+        (x.view(-1) * w).sum().backward(create_graph=True)
+        g = x.grad
+        out = [g.requires_grad, g._base is None, _val(g)]
+        lin = m.nn.Linear(2, 1).double()
+        lin.weight.grad = g[:1, :2].clone()
+        lin.zero_grad(set_to_none=False)
+        return out + [_val(lin.weight.grad)]
+    assert program(tapegrad) == program(torch)
+
+
+def test_inplace_function_is_a_function_without_forward(torch):
+    def program(m):
+        from importlib import import_module
+        fn = import_module(m.__name__ + ".autograd.function").InplaceFunction
+        x = m.randn(3, requires_grad=True)
+        return [issubclass(fn, m.autograd.Function), _error(lambda: fn.apply(x)),
+                _error(lambda: fn.apply(x.clone()[0]))]
+    assert program(tapegrad) == program(torch)

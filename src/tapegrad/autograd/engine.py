@@ -505,7 +505,26 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:         # a non-leaf input gets its .grad as torch gives it: it now retains its gradient
             if t.__class__ is not GradientEdge and t.grad_fn is not None:
                 t.retain_grad()
+    if create_graph:
+        _warn_create_graph()
     run_backward(tensors, _make_grads(tensors, grads), retain_graph, create_graph, inputs, accumulate=True)
+
+
+_create_graph_warned = [False]
+
+
+def _warn_create_graph():
+    """torch's warning for ``backward(create_graph=True)``: once a process, or every time under
+    ``set_warn_always(True)`` (``autograd.grad`` does not warn)."""
+    from .._api_state import is_warn_always_enabled
+    if _create_graph_warned[0] and not is_warn_always_enabled():
+        return
+    _create_graph_warned[0] = True
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                  "your parameters to None after use to break the cycle and avoid the leak.", UserWarning,
+                  stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,

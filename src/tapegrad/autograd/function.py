@@ -25,7 +25,7 @@ from .._npcompat import QUIET, broadcast_error, quiet_enter, quiet_exit, quiet_s
 from .grad_mode import INFERENCE_SAVED, INFERENCE_VERSION, _state, no_grad
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
-           "RemovableHandle", "Interpreter", "GradientEdge"]
+           "RemovableHandle", "Interpreter", "GradientEdge", "InplaceFunction"]
 
 _next_seq = itertools.count().__next__   # creation order of nodes; reversed, it is a topological order
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (this module must not import it: a cycle)
@@ -330,7 +330,7 @@ class AccumulateGrad(Node):
             return
         if var._grad is None:
             if create_graph and grad._rg:
-                var._grad = grad
+                var._grad = grad if grad._base is None else grad.clone()   # (torch's .grad is never a view)
             elif _getrefcount(grad) <= 3 and _getrefcount(grad._array) <= 2 and grad._array.base is None and \
                     grad._array.flags.writeable:
                 # nobody else holds this gradient (the engine's buffer and this call's arguments are the
@@ -1063,6 +1063,14 @@ class _DelayedError(Function):
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+class InplaceFunction(Function):
+    """A ``Function`` with an ``inplace`` flag, kept (as torch keeps it) for old code; use ``Function``."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
 
 def once_differentiable(backward):
