@@ -326,3 +326,22 @@ def test_inplace_function_is_a_function_without_forward(torch):
         return [issubclass(fn, m.autograd.Function), _error(lambda: fn.apply(x)),
                 _error(lambda: fn.apply(x.clone()[0]))]
     assert program(tapegrad) == program(torch)
+
+
+# --- a second backward through indexing: torch's nodes that saved index tensors refuse it -------------------------
+def test_second_backward_through_indexing(torch):
+    def program(m):
+        res = []
+        keys = [lambda: [1, 1], lambda: m.tensor([0, 2]), lambda: m.tensor([True, False, True]),
+                lambda: slice(1, 3), lambda: (Ellipsis, [0, 2]), lambda: 1]
+        for key in keys:
+            b = m.tensor([1.0, 2.0, 3.0], dtype=m.double, requires_grad=True)
+            y = b[key()].sum()       # (sum saves no tensor: only the indexing node can refuse)
+            y.backward()
+            res.append(_error(lambda: y.backward()))
+            c = m.zeros(3, dtype=m.double)
+            c[[1, 2]] = b[:2]
+            c.sum().backward()
+            res.append(_error(lambda: c.sum().backward()))
+        return res
+    assert program(tapegrad) == program(torch)

@@ -512,10 +512,12 @@ class BackwardNode(Node):
         if self._saved is not None:
             self._saved = _FREED
         if self._forward_cls._array_forward:
-            # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
+            # arrays a Primitive kept on ctx (masks, indices, an index key holding them) count as saved; small
+            # metadata (dims, a key of slices) stays
             d = self.__dict__
             if d:
-                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray]
+                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray or (
+                    v.__class__ is tuple and any(a.__class__ is np.ndarray for a in v))]
                 if arrays:
                     for k in arrays:
                         del d[k]
