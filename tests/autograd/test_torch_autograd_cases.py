@@ -345,3 +345,18 @@ def test_second_backward_through_indexing(torch):
             res.append(_error(lambda: c.sum().backward()))
         return res
     assert program(tapegrad) == program(torch)
+
+
+def test_increment_version_of_an_inference_tensor_is_a_no_op(torch):
+    def program(m):
+        a = m.zeros(5, dtype=m.int32)
+        v = a._version
+        m.autograd.graph.increment_version(a)
+        out = [a._version - v]
+        with m.inference_mode():
+            b = m.rand(5, requires_grad=True)
+            m.autograd.graph.increment_version(b)
+        m.autograd.graph.increment_version(b)
+        m.autograd.graph.increment_version([a, a])
+        return out + [a._version - v, b.is_inference()]
+    assert program(tapegrad) == program(torch)
