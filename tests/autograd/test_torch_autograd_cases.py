@@ -360,3 +360,25 @@ def test_increment_version_of_an_inference_tensor_is_a_no_op(torch):
         m.autograd.graph.increment_version([a, a])
         return out + [a._version - v, b.is_inference()]
     assert program(tapegrad) == program(torch)
+
+
+# --- anomaly mode: an error in any backward warns where the node's forward ran ------------------------------------
+@pytest.mark.parametrize("forward_in_anomaly", [True, False])
+def test_anomaly_mode_warns_for_any_backward_error(torch, forward_in_anomaly):
+    import contextlib
+    import warnings
+
+    def program(m):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            with m.autograd.detect_anomaly() if forward_in_anomaly else contextlib.nullcontext():
+                a = m.randn(5, requires_grad=True)
+                d1 = a + 1
+                d2 = d1 ** 2
+                d1 += 1
+            with pytest.raises(RuntimeError) as info:
+                with m.autograd.detect_anomaly():
+                    m.autograd.grad(d2.sum(), a)
+        first = [str(x.message).split(" (Triggered")[0].split("\n")[0] for x in w]
+        return str(info.value).split("\n")[0][:80], [x.category.__name__ for x in w], first
+    assert program(tapegrad) == program(torch)
