@@ -382,3 +382,24 @@ def test_anomaly_mode_warns_for_any_backward_error(torch, forward_in_anomaly):
         first = [str(x.message).split(" (Triggered")[0].split("\n")[0] for x in w]
         return str(info.value).split("\n")[0][:80], [x.category.__name__ for x in w], first
     assert program(tapegrad) == program(torch)
+
+
+def test_tensor_hook_of_an_unreached_output_of_a_running_node_gets_none(torch):
+    def program(m):
+        calls = []
+        x = m.tensor([1.0, 2.0, 3.0, 4.0], requires_grad=True)
+        xs = x.unbind()
+        xs[0].register_hook(lambda g: calls.append(_val(g)))
+        xs[0].backward()
+        xs[1].backward()
+        a, b = x.chunk(2)
+        a.register_hook(lambda g: calls.append(_val(g)))
+        (b * 2).sum().backward()
+        v, mean = m.var_mean(x)
+        v.register_hook(lambda g: calls.append(_val(g)))
+        mean.backward()
+        c = x * 2           # (a single-output node no gradient reaches does not run: its hooks neither)
+        c.register_hook(lambda g: calls.append("never"))
+        (x * 3).sum().backward()
+        return calls, _val(x.grad)
+    assert program(tapegrad) == program(torch)

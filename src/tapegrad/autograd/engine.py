@@ -339,11 +339,10 @@ def _visit(node, buf, w):
         wrapped_buf = None
     if node._tensor_prehooks:         # (each list as it was when the node began: a hook may remove another)
         for nr, hooks in tuple(node._tensor_prehooks.items()):
-            for hook in tuple(hooks):
-                if buf[nr] is not None:
-                    r = hook(buf[nr])
-                    if r is not None:
-                        buf[nr] = r
+            for hook in tuple(hooks):       # (an output no gradient reached gets None, as torch calls it)
+                r = hook(buf[nr])
+                if r is not None:
+                    buf[nr] = r
         r = None
     if node._retained:
         for nr, ref in node._retained.items():
