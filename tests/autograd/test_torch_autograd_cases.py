@@ -403,3 +403,18 @@ def test_tensor_hook_of_an_unreached_output_of_a_running_node_gets_none(torch):
         (x * 3).sum().backward()
         return calls, _val(x.grad)
     assert program(tapegrad) == program(torch)
+
+
+def test_grad_outputs_checked_against_tensor_and_gradient_edge_outputs(torch):
+    def program(m):
+        x = m.tensor([1.0, 2.0], requires_grad=True)
+        edge = m.autograd.graph.get_gradient_edge(x.sin().cos().sum())
+        y = x * 2
+        res = []
+        for out in (edge, y):
+            for g in (m.tensor([1.0, 2.0, 3.0, 4.0]), m.ones((), dtype=m.complex64),
+                      m.ones(2, dtype=m.complex64), m.tensor(2.0, dtype=m.float64), m.ones(2, dtype=m.float64)):
+                res.append(_error(lambda: m.autograd.grad(out, (x,), grad_outputs=g, retain_graph=True)))
+        res.append(_error(lambda: m.autograd.backward(edge, inputs=(x,), grad_tensors=m.ones(3))))
+        return res
+    assert program(tapegrad) == program(torch)

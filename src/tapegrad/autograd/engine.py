@@ -416,7 +416,22 @@ def _edge_grad(i, edge, g):
         return T._make(np.ones(meta[0], meta[1]))
     if not isinstance(g, T):
         g = T._make(np.asarray(g, meta[1] if meta is not None else None))
+    if meta is not None:
+        from ..tensor import Size
+        _check_grad_output(i, g, Size(meta[0]), T._dtype_of(meta[1]))
     return g
+
+
+def _check_grad_output(i, g, shape, dtype):
+    """torch's checks of a given grad_output against its output: the same shape, and complex only with complex."""
+    if g.shape != shape:
+        from ..tensor import Size
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+                           f"output[{i}] has a shape of {Size(shape)}.")
+    if g.dtype.is_complex != dtype.is_complex:
+        raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same dtype. "
+                           f"Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a "
+                           f"dtype of {dtype}.")
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
@@ -442,10 +457,8 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
         else:
             if not isinstance(g, T):
                 g = T._make(np.asarray(g, out.dtype.np))
-            if g._array.shape != out._array.shape:
-                from ..tensor import Size
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
-                                   f"output[{i}] has a shape of {Size(out.shape)}.")
+            if g._array.shape != out._array.shape or g.dtype.is_complex != out.dtype.is_complex:
+                _check_grad_output(i, g, out.shape, out.dtype)
             if g.dtype is not out.dtype:
                 g = g.to(out.dtype)
         res.append(g)
