@@ -418,3 +418,37 @@ def test_grad_outputs_checked_against_tensor_and_gradient_edge_outputs(torch):
         res.append(_error(lambda: m.autograd.backward(edge, inputs=(x,), grad_tensors=m.ones(3))))
         return res
     assert program(tapegrad) == program(torch)
+
+
+# --- gradcheck: a stride-0 input is refused; backward must be reentrant (to nondet_tol) ---------------------------
+def test_gradcheck_refuses_stride_zero_inputs(torch):
+    def program(m):
+        x = m.ones(1, dtype=m.float64, requires_grad=True).expand((2, 2))
+        y = m.ones(1, 1, dtype=m.float64).expand(1, 1).requires_grad_()   # (size-1 dims may have any stride)
+        return [_error(lambda: m.autograd.gradcheck(lambda t: t, (x,), raise_exception=False)),
+                m.autograd.gradcheck(lambda t: t * 2, (y,))]
+    assert program(tapegrad) == program(torch)
+
+
+@pytest.mark.parametrize("fast_mode", [False, True])
+def test_gradcheck_backward_not_reentrant(torch, fast_mode):
+    def program(m):
+        class NonDet(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, jitter):
+                ctx.jitter = jitter
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return NonDet.apply(g, ctx.jitter) * (1 + m.rand_like(g) * ctx.jitter), None
+        x = m.tensor(np.linspace(-1.0, 1.0, 6).reshape(2, 3), requires_grad=True)
+        check = m.autograd.gradcheck
+        return [check(lambda t: NonDet.apply(t, 0.0), (x,), fast_mode=fast_mode),
+                _error(lambda: check(lambda t: NonDet.apply(t, 1e-6), (x,), fast_mode=fast_mode)),
+                check(lambda t: NonDet.apply(t, 1e-6), (x,), fast_mode=fast_mode, raise_exception=False),
+                check(lambda t: NonDet.apply(t, 1e-6), (x,), nondet_tol=1e-5, fast_mode=fast_mode),
+                _error(lambda: m.autograd.gradgradcheck(lambda t: NonDet.apply(t, 1e-12), (x,), fast_mode=fast_mode)),
+                m.autograd.gradgradcheck(lambda t: NonDet.apply(t, 1e-12), (x,), nondet_tol=1e-5,
+                                         fast_mode=fast_mode)]
+    assert program(tapegrad) == program(torch)
