@@ -131,6 +131,12 @@ def annotate(exc, node):
 
     Only when the node recorded its site (debug or anomaly mode): by default errors keep torch's exact wording.
     """
+    if _state["enabled"] and not getattr(exc, "_anomaly_warned", False):
+        _warn_forward_trace(node)     # (anomaly mode: any error of a backward says where its node was made)
+        try:
+            exc._anomaly_warned = True
+        except AttributeError:
+            pass
     if getattr(node, "_site", None) is None:
         return
     if getattr(exc, "_tapegrad_where", False) or not exc.args or not isinstance(exc.args[0], str):
@@ -151,13 +157,23 @@ def _check_nan(node, grads_out, grads_in):
             continue
         a = g._array
         if a.dtype.kind in "fc" and a.size and (a != a).any():
-            name = node.name()
-            site = getattr(node, "_site", None)
-            if site is not None and site.stack is not None:
-                tb = "".join(traceback.format_list(site.stack))
-                warnings.warn(f"Error detected in {name}. Traceback of forward call that caused the error:\n{tb}",
-                              UserWarning, stacklevel=2)
-            raise RuntimeError(f"Function '{name}' returned nan values in its {i}th output.")
+            _warn_forward_trace(node)
+            e = RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+            e._anomaly_warned = True
+            raise e
+
+
+def _warn_forward_trace(node):
+    """Anomaly mode's warning when a node's backward failed: where its forward ran, as torch's words say it."""
+    name = node.name()
+    site = getattr(node, "_site", None)
+    if site is not None and site.stack is not None:
+        tb = "".join(traceback.format_list(site.stack))
+        warnings.warn(f"Error detected in {name}. Traceback of forward call that caused the error:\n{tb}",
+                      UserWarning, stacklevel=3)
+    else:
+        warnings.warn(f"Error detected in {name}. No forward pass information available. Enable detect anomaly "
+                      "during forward pass for more information.", UserWarning, stacklevel=3)
 
 
 def _set(mode, check_nan):

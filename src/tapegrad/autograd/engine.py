@@ -85,7 +85,7 @@ def _reduce_grad(g, shape, node, index):
 def run_node(node, grads):
     """Call one node's backward on its output gradients; return the gradients of its inputs (checked)."""
     if node._prehooks:
-        for hook in node._prehooks:
+        for hook in tuple(node._prehooks):      # (as registered when the node began: a hook may remove another)
             r = hook(tuple(grads))
             if r is not None:
                 grads = list(r)
@@ -134,7 +134,7 @@ def run_node(node, grads):
                     res[i] = g.to(_f._Tensor._dtype_of(meta[1]))
         i += 1
     if node._hooks:
-        for hook in node._hooks:
+        for hook in tuple(node._hooks):
             r = hook(tuple(res), tuple(grads))
             if r is not None:
                 res = list(r)
@@ -333,54 +333,55 @@ def _visit(node, buf, w):
     arrays = w.arrays and not (node._hooked or (captures is not None and node in captures))
     wrapped = w.arrays and not arrays
     if wrapped:               # a user sees these gradients: as Tensors
-        buf = [None if g is None else _f._Tensor._make(g) for g in buf]
-    if node._tensor_prehooks:
-        for nr, hooks in node._tensor_prehooks.items():
-            for hook in hooks:
-                if buf[nr] is not None:
-                    r = hook(buf[nr])
-                    if r is not None:
-                        buf[nr] = r
+        wrapped_buf = [None if g is None else _f._Tensor._make(g) for g in buf]
+        buf[:] = [None] * len(buf)    # (the walk's list lets go of the arrays: AccumulateGrad may keep one uncopied)
+        buf = wrapped_buf
+        wrapped_buf = None
+    if node._tensor_prehooks:         # (each list as it was when the node began: a hook may remove another)
+        for nr, hooks in tuple(node._tensor_prehooks.items()):
+            for hook in tuple(hooks):       # (an output no gradient reached gets None, as torch calls it)
+                r = hook(buf[nr])
+                if r is not None:
+                    buf[nr] = r
+        r = None
     if node._retained:
         for nr, ref in node._retained.items():
             t = ref()
             if t is not None and buf[nr] is not None:
                 g = buf[nr]
                 t._grad = g._detached_copy() if t._grad is None else t._grad + g
-    if captures is not None and node in captures:
+    if captures is not None and node in captures and not w.accumulate:
+        # autograd.grad: the gradient is captured here (after the tensor hooks); a node that leads to no other
+        # input does not run (its own pre- and post-hooks neither, as torch's engine)
         for nr, k in captures[node]:
             if buf[nr] is not None:
                 w.results[k] = buf[nr]
-                if w.accumulate:
-                    t = w.inputs[k]
-                    if node.__class__ is AccumulateGrad:
-                        node.accumulate(buf[nr], w.create_graph)
-                        if node._post_hooks:
-                            _post_accumulate(node)
-                    elif t.__class__ is not GradientEdge:
-                        t._grad = buf[nr]._detached_copy() if t._grad is None else t._grad + buf[nr]
     if node.__class__ is AccumulateGrad:
-        if captures is None and w.accumulate and buf[0] is not None:
+        if w.accumulate and buf[0] is not None:
             if node._prehooks or node._hooks:         # (the node's own hooks see Tensors, as torch's)
                 if arrays:
                     buf = [_f._Tensor._make(buf[0])]
                     arrays = False
-                for hook in node._prehooks or ():
+                for hook in tuple(node._prehooks or ()):
                     r = hook(tuple(buf))
                     if r is not None:
                         buf = list(r)
-            if arrays:
-                node.accumulate_array(buf[0])
+                r = None
+            g = buf[0]
+            buf = None           # (only g holds the gradient now: accumulate may keep it as .grad, as torch steals
+            if arrays:           # it, so that a post-hook's grad_outputs[0] is the leaf's .grad)
+                node.accumulate_array(g)
             else:
-                node.accumulate(buf[0], w.create_graph)
+                node.accumulate(g, w.create_graph)
             if node._post_hooks:
                 _post_accumulate(node)
-            for hook in node._hooks or ():
-                hook((), tuple(buf))
+            for hook in tuple(node._hooks or ()):
+                hook((), (g,))
             for obs in _observers:
-                obs(node, buf, None)
+                obs(node, [g], None)
         return None
-    if captures is not None and not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
+    if captures is not None and not w.accumulate and \
+            not any(nxt in w.needed for nxt in node._next_fns if nxt is not None):
         return None
     if arrays:                # (a node of autograd.grad's walk that no user sees)
         return _run_arrays(node, buf) if node._array_backward else _run_wrapped(node, buf)
@@ -399,8 +400,10 @@ def _post_accumulate(node):
         return
     for hook in tuple(node._post_hooks):
         r = hook(var)
-        if r is not None:
-            raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+        if r is not None:     # (torch checks the type first: a non-Tensor is a TypeError)
+            if not isinstance(r, _f._Tensor):
+                raise TypeError(f"expected Variable, but hook returned '{type(r).__name__}'")
+            raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
 
 def _edge_grad(i, edge, g):
@@ -413,7 +416,22 @@ def _edge_grad(i, edge, g):
         return T._make(np.ones(meta[0], meta[1]))
     if not isinstance(g, T):
         g = T._make(np.asarray(g, meta[1] if meta is not None else None))
+    if meta is not None:
+        from ..tensor import Size
+        _check_grad_output(i, g, Size(meta[0]), T._dtype_of(meta[1]))
     return g
+
+
+def _check_grad_output(i, g, shape, dtype):
+    """torch's checks of a given grad_output against its output: the same shape, and complex only with complex."""
+    if g.shape != shape:
+        from ..tensor import Size
+        raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
+                           f"output[{i}] has a shape of {Size(shape)}.")
+    if g.dtype.is_complex != dtype.is_complex:
+        raise RuntimeError(f"For complex Tensors, both grad_output and output are required to have the same dtype. "
+                           f"Mismatch in dtype: grad_output[{i}] has a dtype of {g.dtype} and output[{i}] has a "
+                           f"dtype of {dtype}.")
 
 
 def _make_grads(outputs, grad_outputs, is_grads_batched=False):
@@ -439,10 +457,8 @@ def _make_grads(outputs, grad_outputs, is_grads_batched=False):
         else:
             if not isinstance(g, T):
                 g = T._make(np.asarray(g, out.dtype.np))
-            if g._array.shape != out._array.shape:
-                from ..tensor import Size
-                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of {Size(g.shape)} and "
-                                   f"output[{i}] has a shape of {Size(out.shape)}.")
+            if g._array.shape != out._array.shape or g.dtype.is_complex != out.dtype.is_complex:
+                _check_grad_output(i, g, out.shape, out.dtype)
             if g.dtype is not out.dtype:
                 g = g.to(out.dtype)
         res.append(g)
@@ -498,7 +514,29 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False, 
         for t in inputs:
             if t.__class__ is not GradientEdge and not t._rg:
                 raise RuntimeError("One of the differentiated Tensors does not require grad")
+        for t in inputs:         # a non-leaf input gets its .grad as torch gives it: it now retains its gradient
+            if t.__class__ is not GradientEdge and t.grad_fn is not None:
+                t.retain_grad()
+    if create_graph:
+        _warn_create_graph()
     run_backward(tensors, _make_grads(tensors, grads), retain_graph, create_graph, inputs, accumulate=True)
+
+
+_create_graph_warned = [False]
+
+
+def _warn_create_graph():
+    """torch's warning for ``backward(create_graph=True)``: once a process, or every time under
+    ``set_warn_always(True)`` (``autograd.grad`` does not warn)."""
+    from .._api_state import is_warn_always_enabled
+    if _create_graph_warned[0] and not is_warn_always_enabled():
+        return
+    _create_graph_warned[0] = True
+    warnings.warn("Using backward() with create_graph=True will create a reference cycle between the parameter and "
+                  "its gradient which can cause a memory leak. We recommend using autograd.grad when creating the "
+                  "graph to avoid this. If you have to use this function, make sure to reset the .grad fields of "
+                  "your parameters to None after use to break the cycle and avoid the leak.", UserWarning,
+                  stacklevel=3)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False, only_inputs=True,
@@ -524,6 +562,9 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
                       stacklevel=2)
     outputs = _as_list(outputs)
     grads = _as_list(grad_outputs) or [None] * len(outputs)
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
     if allow_unused is None:
         allow_unused = materialize_grads
     if retain_graph is None:
@@ -532,6 +573,15 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         if t.__class__ is not GradientEdge and not t._rg:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
     if is_grads_batched:
+        for i, (out, g) in enumerate(zip(outputs, grads)):
+            if g is not None and out.__class__ is not GradientEdge and tuple(g.shape[1:]) != tuple(out.shape):
+                from ..tensor import Size      # (torch's message shows the grad_output's sizes from the third on)
+                raise RuntimeError(
+                    "If `is_grads_batched=True`, we interpret the first dimension of each grad_output as the batch "
+                    "dimension. The sizes of the remaining dimensions are expected to match the shape of "
+                    f"corresponding output, but a mismatch was detected: grad_output[{i}] has a shape of "
+                    f"{Size(g.shape[2:])} and output[{i}] has a shape of {Size(out.shape)}. If you only want some "
+                    "tensors in `grad_output` to be considered batched, consider using vmap.")
         rows = [grad(outputs, inputs, [g[j] for g in grads], True, create_graph, allow_unused=True,
                      materialize_grads=True) for j in range(grads[0].shape[0])]
         from ..ops.shape import stack
@@ -541,8 +591,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     for k, g in enumerate(res):
         if g is None:
             if materialize_grads:
+                if inputs[k].__class__ is GradientEdge:
+                    raise RuntimeError("materialize_grads cannot be used when the given input is a GradientEdge")
                 shape, dtype = _shape_dtype(inputs[k])
                 res[k] = _f._Tensor._make(np.zeros(shape, dtype))
+                if create_graph:        # (torch's zeros_like(input, requires_grad=create_graph): a leaf)
+                    res[k].requires_grad_()
             elif not allow_unused:
                 raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have been used in the "
                                    "graph. Set allow_unused=True if this is the desired behavior.")

@@ -36,7 +36,7 @@ from .saved import (_FREED, _NO_VERSION, _RESULT, _RESULT_ONLY, FREED_MSG, PACK_
                     saved_entries)
 
 __all__ = ["Function", "Primitive", "FunctionCtx", "Node", "BackwardNode", "AccumulateGrad", "once_differentiable",
-           "RemovableHandle", "Interpreter", "GradientEdge"]
+           "RemovableHandle", "Interpreter", "GradientEdge", "InplaceFunction"]
 
 _Tensor = None  # tapegrad.tensor.Tensor, bound by tensor.py (bind_tensor: these modules must not import it, a cycle)
 _site_hook = None  # autograd.anomaly / tapegrad.debug set it to record where a node is made (None: off, free)
@@ -446,6 +446,14 @@ class _DelayedError(Function):
     @staticmethod
     def backward(ctx, grad):
         raise RuntimeError("trying to differentiate twice a function that was marked with @once_differentiable")
+
+
+class InplaceFunction(Function):
+    """A ``Function`` with an ``inplace`` flag, kept (as torch keeps it) for old code; use ``Function``."""
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
 
 
 def once_differentiable(backward):

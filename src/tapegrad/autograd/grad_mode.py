@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import warnings
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
            "is_inference_mode_enabled", "is_multithreading_enabled", "set_multithreading_enabled"]
@@ -123,20 +124,37 @@ class _Mode:
     def __call__(self, fn):
         """Use as a decorator: ``@no_grad()`` (or ``@no_grad``) wraps each call, generators included."""
         make = self.clone
+        if isinstance(fn, type):
+            warnings.warn("Decorating classes is deprecated and will be disabled in future versions. You should only "
+                          "decorate functions or methods. To preserve the current behavior of class decoration, you "
+                          "can directly decorate the `__init__` method and nothing else.", FutureWarning,
+                          stacklevel=2)
+            cls = fn
+            fn = lambda *args, **kwargs: cls(*args, **kwargs)    # noqa: E731  (constructs under the mode, as torch)
         if inspect.isgeneratorfunction(fn):
+            # the generator's own code runs under the mode; the caller's, between two yields, runs under its own
+            # (values sent in, exceptions thrown in and close() reach the generator under the mode)
             @functools.wraps(fn)
             def gen_wrapper(*args, **kwargs):
                 gen = fn(*args, **kwargs)
-                with make():
-                    value = next(gen)
-                while True:
-                    try:
-                        with make():
-                            sent = yield value
-                        with make():
-                            value = gen.send(sent)
-                    except StopIteration as stop:
-                        return stop.value
+                try:
+                    with make():
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with make():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with make():
+                                response = gen.throw(exc)
+                        else:
+                            with make():
+                                response = gen.send(request)
+                except StopIteration as stop:
+                    return stop.value
             return gen_wrapper
 
         @functools.wraps(fn)

@@ -135,6 +135,19 @@ def _forward(func, inputs, diff, parts):
     return jac
 
 
+_NOT_REENTRANT = (
+    "Backward is not reentrant, i.e., running backward with same input and grad_output multiple times gives "
+    "different values, although analytical gradient matches numerical gradient.The tolerance for nondeterminism "
+    "was {}.\n\nNOTE: If your op relies on non-deterministic operations i.e., it is listed here:\n"
+    "https://pytorch.org/docs/stable/generated/torch.use_deterministic_algorithms.html\nthis failure might be "
+    "expected.\n\nIf you are adding a new operator, please file an issue and then use one of the\nworkarounds. The "
+    "workaround depends on how your test invokes gradcheck/gradgradcheck.\nIf the test\n- manually invokes "
+    "gradcheck/gradgradcheck, then call gradcheck/gradgradcheck\n  with `nondet_tol=<tol>` as a keyword argument.\n"
+    "- is OpInfo-based (e.g., in test_ops_gradients.py), then modify the OpInfo for the test\n  to have "
+    "`gradcheck_nondet_tol=<tol>`.\n- is a Module test (e.g., in common_nn.py), then modify the corresponding\n  "
+    "module_test entry to have `gradcheck_nondet_tol=<tol>`\n")
+
+
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True, nondet_tol=0.0,
               check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
               check_batched_forward_grad=False, check_forward_ad=False, check_backward_ad=True, fast_mode=False,
@@ -147,6 +160,11 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     """
     inputs = _as_tuple(inputs)
     diff = [t for t in _tensors(inputs) if t._rg]
+    for i, t in enumerate(_tensors(inputs)):    # (raised whatever raise_exception says, as torch)
+        if t._rg and t._array.size and any(st == 0 and n > 1 for st, n in zip(t._array.strides, t._array.shape)):
+            raise RuntimeError(f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs that "
+                               "are non-overlapping to be able to compute the numerical gradients correctly. You "
+                               "should call .contiguous on the input before passing it to gradcheck.")
     for i, t in enumerate(diff):
         if t.dtype.name not in ("float64", "complex128"):
             warnings.warn(f"Input #{i} requires gradient and is not a double precision floating point or complex. "
@@ -172,7 +190,14 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
         return True
     checks = []
     if check_backward_ad:
-        checks.append(("", _analytical(func, inputs, diff)))
+        ana = _analytical(func, inputs, diff)
+        # backward run twice must agree (to nondet_tol): torch's reentrancy check
+        if not all(np.allclose(a, b, rtol=0, atol=nondet_tol) for per_a, per_b in
+                   zip(ana, _analytical(func, inputs, diff)) for a, b in zip(per_a, per_b)):
+            if raise_exception:
+                raise GradcheckError(_NOT_REENTRANT.format(nondet_tol))
+            return False
+        checks.append(("", ana))
     if check_forward_ad:
         checks.append(("computed with forward mode ", _forward(func, inputs, diff, parts) or []))
     complex_out = any(p for _, p in parts)
@@ -218,5 +243,5 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
         return tuple(g for g in gs if g is not None)
 
     return gradcheck(first_grad, tuple(inputs) + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-                     raise_exception=raise_exception, check_forward_ad=check_fwd_over_rev,
+                     raise_exception=raise_exception, nondet_tol=nondet_tol, check_forward_ad=check_fwd_over_rev,
                      check_backward_ad=check_rev_over_rev)

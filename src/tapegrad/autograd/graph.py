@@ -23,7 +23,7 @@ import contextlib
 import threading
 
 from .function import GradientEdge, Node, RemovableHandle, pop_saved_tensors_hooks, push_saved_tensors_hooks
-from .grad_mode import _state
+from .grad_mode import INFERENCE_VERSION, _state
 from .stats import GraphStats, NodeStats, graph_stats
 
 __all__ = ["Node", "GradientEdge", "get_gradient_edge", "increment_version", "saved_tensors_hooks", "save_on_cpu",
@@ -69,7 +69,8 @@ def increment_version(tensor) -> None:
     if isinstance(tensor, _tensor_cls()):
         tensor = (tensor,)
     for t in tensor:
-        t._vc[0] += 1
+        if t._vcl is not INFERENCE_VERSION:     # (an inference tensor has no version to bump: a no-op, as torch)
+            t._vc[0] += 1
 
 
 # --- saved-tensor hooks ----------------------------------------------------------------------------------------

@@ -134,7 +134,12 @@ class Node:
     def __call__(self, *grads):
         """Run this node's backward by hand (as ``grad_fn(g)`` in torch); returns its input gradients."""
         from .engine import run_node
+        if len(grads) != len(self._out_meta):
+            raise TypeError(f"expected {len(self._out_meta)} arguments, got {len(grads)} instead")
         out = run_node(self, list(grads))
+        meta = getattr(self, "_input_meta", None)
+        if meta and len(out) == len(meta) and not self._forward_cls._scalar_edges and False in meta:
+            out = [g for g, m in zip(out, meta) if m is not False]     # one per edge (non-tensor arguments have none)
         return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -168,7 +173,7 @@ class AccumulateGrad(Node):
             return
         if var._grad is None:
             if create_graph and grad._rg:
-                var._grad = grad
+                var._grad = grad if grad._base is None else grad.clone()   # (torch's .grad is never a view)
             elif _getrefcount(grad) <= 3 and _getrefcount(grad._array) <= 2 and grad._array.base is None and \
                     grad._array.flags.writeable:
                 # nobody else holds this gradient (the engine's buffer and this call's arguments are the
@@ -346,10 +351,12 @@ class BackwardNode(Node):
         if self._saved is not None:
             self._saved = _FREED
         if self._forward_cls._array_forward:
-            # arrays a Primitive kept on ctx (masks, indices) count as saved; small metadata (dims) stays
+            # arrays a Primitive kept on ctx (masks, indices, an index key holding them) count as saved; small
+            # metadata (dims, a key of slices) stays
             d = self.__dict__
             if d:
-                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray]
+                arrays = [k for k, v in d.items() if v.__class__ is np.ndarray or (
+                    v.__class__ is tuple and any(a.__class__ is np.ndarray for a in v))]
                 if arrays:
                     for k in arrays:
                         del d[k]
