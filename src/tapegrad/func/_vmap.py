@@ -25,7 +25,7 @@ import numpy as np
 from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
-from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
+from ._forward import _RANDOM_ERROR, Layer, tree_flatten, tree_unflatten
 from .batching import RULES, rule_for
 
 __all__ = ["vmap", "BatchedLevel"]
@@ -621,7 +621,7 @@ def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name, lean=
 
 def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name, lean=None):
     snap = _rng_snapshot() if randomness == "error" else None
-    with level:
+    with level, Layer():
         out = NotImplemented
         if lean is not None:        # vmap(grad(f)): the lean path, where it applies (see _reverse.per_sample_grads)
             if not _REVERSE:
