@@ -260,6 +260,40 @@ _REQUIRES_GRAD_ERROR = (
     "being transformed instead.")
 
 
+def grad_with_batched_cotangents(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                                  materialize_grads):
+    """``autograd.grad`` called under vmap with ``grad_outputs`` batched at the level that sees the call, on a
+    graph recorded outside it (nothing of ``outputs``/``inputs`` batched there): torch's batched vector-Jacobian
+    product (the Jacobian and Hessian rows of ``vmap(vjp)(I)``, as pytorch-minimize and torch's own legacy
+    ``_vmap`` take them). One backward per sample, below this level, stacked and wrapped as logical tensors.
+    NotImplemented where this is not the case (the engine takes the call)."""
+    from ..autograd.grad_mode import _state
+    st = _state
+    level = st.interpreters[st.top] if st.top >= 0 else None
+    if not isinstance(level, BatchedLevel) or type(inputs) is dict:
+        return NotImplemented
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    phys = [level.physical(g) if isinstance(g, Tensor) else None for g in gos]
+    if all(p is None for p in phys) or any(isinstance(t, Tensor) and level.physical(t) is not None
+                                           for t in (*outs, *ins)):
+        return NotImplemented
+    if retain_graph is None:
+        retain_graph = create_graph
+    prev = st.top
+    st.top = prev - 1
+    try:
+        rows = [grad(outs, ins, [g if p is None else p[j] for g, p in zip(gos, phys)],
+                     retain_graph or j < level.size - 1, create_graph, allow_unused=allow_unused,
+                     materialize_grads=materialize_grads) for j in range(level.size)]
+        from ..ops.shape import stack
+        cols = [None if rows[0][k] is None else stack([r[k] for r in rows]) for k in range(len(ins))]
+    finally:
+        st.top = prev
+    return tuple(None if c is None else level.wrap(c) for c in cols)
+
+
 def refuse_requires_grad(t):
     """``t.requires_grad_()`` on a tensor a vmap batches: the physical tensor under it would not follow, and a
     backward through it would give zeros, so it is refused with torch's error (torch refuses requires_grad_ on any
