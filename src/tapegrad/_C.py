@@ -1,11 +1,11 @@
-"""``torch._C``: the names of torch's C extension that Python programs reach for directly, each the tapegrad
-object it stands for in torch (``torch._C._LinAlgError is torch.linalg.LinAlgError``). torchdiffeq's implicit
-solvers catch ``torch._C._LinAlgError``; older code asks ``torch._C._get_tracing_state()`` whether a trace is
-running (tapegrad's ``jit.trace`` runs the function eagerly: never), and libraries with a custom autograd
-Function ask ``_are_functorch_transforms_active()`` whether a torch.func transform is running it; torcheval's metrics and many libraries call
-``torch._C._log_api_usage_once(name)`` as they are built. ``Value`` and ``Node``, the classes of a TorchScript
-graph's values and nodes, are imported by libraries for type hints (snntorch's losses): tapegrad records no
-TorchScript graphs, so they exist as in torch, cannot be constructed, and nothing is an instance of them."""
+"""``torch._C``: the names of torch's C extension that Python programs reach for directly, each the tapegrad object it
+stands for in torch (``torch._C._LinAlgError is torch.linalg.LinAlgError``). torchdiffeq's implicit solvers catch
+``torch._C._LinAlgError``; older code asks ``torch._C._get_tracing_state()`` whether a trace is running (tapegrad's
+``jit.trace`` runs the function eagerly: never), and libraries with a custom autograd Function ask
+``_are_functorch_transforms_active()`` whether a torch.func transform is running it; torcheval's metrics and many
+libraries call ``torch._C._log_api_usage_once(name)`` as they are built. ``Value`` and ``Node``, the classes of a
+TorchScript graph's values and nodes, are imported by libraries for type hints (snntorch's losses): tapegrad records
+no TorchScript graphs, so they exist as in torch, cannot be constructed, and nothing is an instance of them."""
 
 from ._random import Generator
 from .ops.linalg import LinAlgError as _LinAlgError
