@@ -411,6 +411,52 @@ def test_custom_function_jvp_reads_and_deletes_ctx_attributes(torch):
     np.testing.assert_allclose(res[0], res[1], rtol=1e-15)
 
 
+def test_custom_function_saved_for_forward_attribute(torch):
+    """``ctx.save_for_forward`` keeps its tensors as torch's public ``ctx.saved_for_forward`` (roma's Procrustes
+    jvp reads it), readable in setup_context and jvp, None once jvp has run; non-tensors are refused."""
+    res = []
+    for m in (tapegrad, torch):
+        seen = []
+
+        class Twice(m.autograd.Function):
+            @staticmethod
+            def forward(x):
+                return x * 2, x.sum()
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                ctx.save_for_forward(inputs[0], output[0])
+                ctx.save_for_backward(inputs[0])
+                seen.append(("setup", type(ctx.saved_for_forward).__name__, len(ctx.saved_for_forward)))
+
+            @staticmethod
+            def jvp(ctx, t):
+                x, y = ctx.saved_for_forward
+                seen.append(("jvp", ctx.saved_tensors[1] is y, y.tolist()))
+                return t * 2, (t * x).sum()
+
+            @staticmethod
+            def backward(ctx, g, g2):
+                seen.append(("backward", ctx.saved_for_forward is None, len(ctx.saved_tensors)))
+                return g * 2 + g2
+
+        class NotTensor(m.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                ctx.save_for_forward(x, 3)
+                return x
+
+        fw = m.autograd.forward_ad
+        x = m.tensor([1.0, -2.0], dtype=m.float64, requires_grad=True)
+        with fw.dual_level():
+            y, s = Twice.apply(fw.make_dual(x, m.tensor([0.5, 1.0], dtype=m.float64)))
+            tangents = fw.unpack_dual(y).tangent.tolist(), fw.unpack_dual(s).tangent.item()
+        y.sum().backward()
+        res.append((seen, tangents, x.grad.tolist(), hasattr(y.grad_fn, "saved_for_forward"),
+                    _err(lambda: NotTensor.apply(m.ones(1)))))
+    assert res[0] == res[1]
+
+
 def test_sub_with_alpha_has_its_own_tangent_rule():
     """sub(a, b, alpha=) defines its natural rule (it once sat after a return, unreachable): ta - alpha * tb."""
     from tapegrad.ops.elementwise.arith import SubAlpha

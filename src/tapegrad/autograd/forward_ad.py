@@ -72,7 +72,7 @@ class _FunctionJvpCtx:
 
     @property
     def saved_tensors(self):
-        return tuple(getattr(self._ctx, "_saved_forward", ()))
+        return tuple(getattr(self._ctx, "saved_for_forward", None) or ())
 
     def __getattr__(self, name):
         return getattr(self._ctx, name)
@@ -375,6 +375,8 @@ class DualLevel(Interpreter):
             if isinstance(a, Tensor) and found[i] is None and a._array.dtype.kind not in "fc":
                 tangents[i] = None
         res = cls.jvp(_FunctionJvpCtx(ctx), *tangents)
+        if "saved_for_forward" in ctx.__dict__:
+            ctx.saved_for_forward = None     # torch lets them go once jvp has run (a None attribute stays)
         res = res if isinstance(res, tuple) else (res,)
         if len(res) != len(outs):
             raise RuntimeError(f"Function's jvp returned an invalid number of forward gradients (expected "

@@ -243,6 +243,28 @@ def _basis(tensors):
     return out, numels
 
 
+def _construct_standard_basis_for(tensors, tensor_numels):
+    """torch's private helper, which libraries import (pytorch-minimize's vectorized Jacobian): the standard basis
+    of the concatenated, flattened ``tensors`` as one ``(total, numel)`` block per tensor, of its dtype."""
+    if len(tensors) != len(tensor_numels):
+        raise AssertionError(f"Expected tensors and tensor_numels to have the same length, but got {len(tensors)} "
+                             f"and {len(tensor_numels)}")
+    if len(tensors) == 0:
+        raise AssertionError("Expected at least one tensor")
+    total = sum(tensor_numels)
+    chunks = tuple(t.new_zeros(total, n) for t, n in zip(tensors, tensor_numels))
+    start = 0
+    for chunk, n in zip(chunks, tensor_numels):
+        chunk.diagonal(start).fill_(1)
+        start -= n
+    return chunks
+
+
+def _as_tuple_nocheck(x):
+    """torch's private helper: a tuple as is, a list as a tuple, anything else as a 1-tuple."""
+    return x if isinstance(x, tuple) else tuple(x) if isinstance(x, list) else (x,)
+
+
 def _jacfwd(func, inputs, strict=False, vectorize=False):
     """The jacobian by forward mode: one jvp per input element (each basis vector in turn; torch batches them with
     vmap: the same numbers)."""

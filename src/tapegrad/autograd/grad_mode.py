@@ -28,6 +28,7 @@ class _State(threading.local):
     inference_grad = False  # grad mode as enable_grad/no_grad set it inside inference mode (nothing records there)
     interpreters = ()   # the active function transforms of this thread, outermost first (autograd/function.py)
     top = -1            # the index of the one that sees the next op call (-1: none, eager)
+    func_layers = 0     # how many torch.func transforms are running the user's function (func._forward.Layer)
     saved_hooks = ()    # the saved-tensor hook pairs (pack, unpack) of this thread, innermost last (function.py)
     hooks_disabled = None   # disable_saved_tensors_hooks's error message while it is active
     tasks = ()          # the backward walks this thread is running, innermost last (engine.current_task)

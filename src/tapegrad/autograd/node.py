@@ -275,8 +275,13 @@ class BackwardNode(Node):
             self._to_save = _RESULT_ONLY
 
     def save_for_forward(self, *tensors):
-        """Keep tensors for a custom Function's ``jvp`` (forward-mode AD), where ``ctx.saved_tensors`` reads them."""
-        self._saved_forward = tensors
+        """Keep tensors for a custom Function's ``jvp`` (forward-mode AD), where ``ctx.saved_tensors`` reads them;
+        torch keeps them as the public attribute ``ctx.saved_for_forward`` too (libraries read it in ``jvp``)."""
+        for t in tensors:
+            if not (t is None or isinstance(t, _Tensor)):
+                raise AssertionError("save_for_forward expects all arguments to be tensors; you should save "
+                                     "non-tensors as attributes on ctx.")
+        self.saved_for_forward = tensors
 
     def mark_dirty(self, *tensors):
         """Declare inputs that forward modified in place (they become outputs with this node as grad_fn)."""
@@ -292,7 +297,7 @@ class BackwardNode(Node):
 
     def __getattr__(self, name):
         # (only for a name not found: torch's ``grad_fn._saved_self`` / ``_raw_saved_self``, autograd/saved_attrs.py)
-        if name.startswith(("_saved_", "_raw_saved_")) and name not in ("_saved_versions", "_saved_forward"):
+        if name.startswith(("_saved_", "_raw_saved_")) and name != "_saved_versions":
             from .saved_attrs import saved_attribute
             return saved_attribute(self, name)
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 
+from ._forward import Layer
+
 __all__ = ["functionalize", "replace_all_batch_norm_modules_", "debug_unwrap"]
 
 
@@ -20,7 +22,8 @@ def functionalize(func, *, remove="mutations"):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        return func(*args, **kwargs)
+        with Layer():
+            return func(*args, **kwargs)
     return wrapped
 
 

@@ -24,7 +24,7 @@ import numpy as np
 from ..autograd import forward_ad as _fw
 from ..autograd.engine import grad as _grad
 from ..autograd.function import active_interpreters
-from ..autograd.grad_mode import enable_grad, is_grad_enabled, no_grad
+from ..autograd.grad_mode import _state, enable_grad, is_grad_enabled, no_grad
 from ..tensor import Size, Tensor
 
 __all__ = ["jvp", "jacfwd", "linearize", "hessian"]
@@ -311,10 +311,23 @@ class _Below:
         return False
 
 
+class Layer:
+    """While a transform (grad, vjp, jacrev, jvp, jacfwd, vmap, functionalize) runs the user's function: what
+    ``torch._C._are_functorch_transforms_active()`` reports (torch's functorch layer stack is not empty).
+    ``linearize`` and forward AD's ``dual_level`` are no such layer in torch, nor is a ``vjp_fn`` call."""
+
+    def __enter__(self):
+        _state.func_layers += 1
+
+    def __exit__(self, *exc):
+        _state.func_layers -= 1
+
+
 def _jvp_outputs(func, duals, has_aux):
     """``func(*duals)``'s outputs for ``jvp``: flattened (tensors only, torch's error otherwise), their spec, and
     the aux output (with ``has_aux``)."""
-    out = func(*duals)
+    with Layer():
+        out = func(*duals)
     aux = None
     if has_aux:
         if not (isinstance(out, tuple) and len(out) == 2):

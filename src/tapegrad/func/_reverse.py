@@ -28,7 +28,7 @@ from ..autograd.function import AccumulateGrad
 from ..autograd.grad_mode import _state, enable_grad, is_grad_enabled, no_grad
 from ..tensor import Tensor
 from ._vmap import BatchedLevel, _count
-from ._forward import (_Spec, _error_if_complex, _outputs_only_tensors, _replace_args, _slice_argnums,
+from ._forward import (Layer, _Spec, _error_if_complex, _outputs_only_tensors, _replace_args, _slice_argnums,
                        _wrap_argnum, tree_flatten, tree_unflatten)
 
 __all__ = ["grad", "grad_and_value", "vjp", "jacrev"]
@@ -150,7 +150,8 @@ class _Run:
                 _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
             if argnums is None:
                 call = new
-            out = func(*call, **(kwargs or {}))
+            with Layer():
+                out = func(*call, **(kwargs or {}))
         self.aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -434,7 +435,7 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
     for j, (a, d) in enumerate(zip(flat, dims)):
         if d is not None and j not in chosen:
             logical[j] = level.wrap(a.movedim(d, 0) if d else a)
-    with enable_grad():
+    with enable_grad(), Layer():
         out = func(*tree_unflatten(logical, spec), **kwargs)
     api = "grad_and_value(f)(*args)"
     aux = None

@@ -25,7 +25,7 @@ import numpy as np
 from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
-from ._forward import _RANDOM_ERROR, tree_flatten, tree_unflatten
+from ._forward import _RANDOM_ERROR, Layer, tree_flatten, tree_unflatten
 from .batching import RULES, rule_for
 
 __all__ = ["vmap", "BatchedLevel"]
@@ -258,6 +258,40 @@ _REQUIRES_GRAD_ERROR = (
     "of a function being transformed by a functorch transform. This is unsupported, please attempt to use the "
     "functorch transforms (e.g. grad, vjp, jacrev, jacfwd, hessian) or call requires_grad_() outside of a function "
     "being transformed instead.")
+
+
+def grad_with_batched_cotangents(grad, outputs, inputs, grad_outputs, retain_graph, create_graph, allow_unused,
+                                  materialize_grads):
+    """``autograd.grad`` called under vmap with ``grad_outputs`` batched at the level that sees the call, on a
+    graph recorded outside it (nothing of ``outputs``/``inputs`` batched there): torch's batched vector-Jacobian
+    product (the Jacobian and Hessian rows of ``vmap(vjp)(I)``, as pytorch-minimize and torch's own legacy
+    ``_vmap`` take them). One backward per sample, below this level, stacked and wrapped as logical tensors.
+    NotImplemented where this is not the case (the engine takes the call)."""
+    from ..autograd.grad_mode import _state
+    st = _state
+    level = st.interpreters[st.top] if st.top >= 0 else None
+    if not isinstance(level, BatchedLevel) or type(inputs) is dict:
+        return NotImplemented
+    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
+    gos = [grad_outputs] if isinstance(grad_outputs, Tensor) else list(grad_outputs)
+    ins = [inputs] if isinstance(inputs, Tensor) else list(inputs)
+    phys = [level.physical(g) if isinstance(g, Tensor) else None for g in gos]
+    if all(p is None for p in phys) or any(isinstance(t, Tensor) and level.physical(t) is not None
+                                           for t in (*outs, *ins)):
+        return NotImplemented
+    if retain_graph is None:
+        retain_graph = create_graph
+    prev = st.top
+    st.top = prev - 1
+    try:
+        rows = [grad(outs, ins, [g if p is None else p[j] for g, p in zip(gos, phys)],
+                     retain_graph or j < level.size - 1, create_graph, allow_unused=allow_unused,
+                     materialize_grads=materialize_grads) for j in range(level.size)]
+        from ..ops.shape import stack
+        cols = [None if rows[0][k] is None else stack([r[k] for r in rows]) for k in range(len(ins))]
+    finally:
+        st.top = prev
+    return tuple(None if c is None else level.wrap(c) for c in cols)
 
 
 def refuse_requires_grad(t):
@@ -621,7 +655,7 @@ def _run(func, flat, spec, dims, size, kwargs, out_dims, randomness, name, lean=
 
 def _run_level(level, func, flat, spec, dims, kwargs, out_dims, randomness, name, lean=None):
     snap = _rng_snapshot() if randomness == "error" else None
-    with level:
+    with level, Layer():
         out = NotImplemented
         if lean is not None:        # vmap(grad(f)): the lean path, where it applies (see _reverse.per_sample_grads)
             if not _REVERSE:
