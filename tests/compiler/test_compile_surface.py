@@ -395,7 +395,7 @@ SCRIPT = textwrap.dedent('''
 def test_compile_surface_script_agrees_with_torch(tmp_path, torch):
     script = tmp_path / "compile_surface.py"
     script.write_text(SCRIPT)
-    r = parity.run(str(script), [], timeout=600)
+    r = parity.run(str(script), [], timeout=600, warm=True)
     assert r.torch_available and r.agree, r.report()
 
 
