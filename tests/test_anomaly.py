@@ -104,7 +104,9 @@ def test_errors_say_where_under_anomaly_mode():
         y = x * 1.0
         z = y.exp()                        # saves its result ...
         z.add_(1)                          # ... which is then modified in place
-        with pytest.raises(RuntimeError, match="modified by an inplace operation") as e:
+        # (torch warns with the forward's traceback first, then raises)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation") as e, \
+                pytest.warns(UserWarning, match="Error detected in ExpBackward0"):
             z.sum().backward()
     msg = str(e.value)
     assert "ExpBackward0" in msg and "z = y.exp()" in msg and "test_anomaly.py" in msg

@@ -55,6 +55,7 @@ def _facts(lib, how):
     return facts, values + [m.bn.running_mean.numpy()] * (how == "script")
 
 
+@pytest.mark.filterwarnings("ignore:Converting a tensor to a Python boolean")   # (torch.jit.trace's TracerWarning)
 @pytest.mark.parametrize("how", ["script", "trace"])
 def test_scripted_and_traced_modules_are_torchs_classes_over_the_same_state(torch, how):
     ours, got = _facts(tapegrad, how)
