@@ -312,7 +312,9 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
         if size is not None:
             item = arr.itemsize
             root = _root(arr).reshape(-1).view(arr.dtype)
-            stride = stride if stride is not None else _contig_strides(tuple(size))
+            if stride is None:
+                from ._meta import row_major
+                stride = row_major(tuple(size))
             arr = np.lib.stride_tricks.as_strided(root[storage_offset:], tuple(size),
                                                   tuple(s * item for s in stride))
         self._array = arr
@@ -322,12 +324,6 @@ def set_(self, source=None, storage_offset=0, size=None, stride=None):
     return self
 
 
-def _contig_strides(size):
-    out, acc = [], 1
-    for s in reversed(size):
-        out.append(acc)
-        acc *= max(s, 1)
-    return tuple(reversed(out))
 
 
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None, requires_grad=False,
