@@ -201,3 +201,36 @@ def test_init_reads_env_as_torch(torch, monkeypatch):
             tdist.init_process_group("gloo")
     finally:
         tdist.destroy_process_group()
+
+
+def test_functional_collectives_copy_and_pass_gradients_through(both):
+    import torch.distributed.nn.functional  # noqa: F401  (neither package imports its `nn` by itself)
+    import tapegrad.distributed.nn.functional  # noqa: F401
+    results = []
+    for mod in both:
+        fn = mod.distributed.nn.functional
+        x = mod.tensor([[1.0, -2.0], [3.0, 0.5]], dtype=mod.float64, requires_grad=True)
+        xt = x.t()
+        g = mod.distributed.group.WORLD          # (torch's defaults hold the group of the time of their import)
+        outs = [fn.all_reduce(xt, group=g), fn.all_reduce(x, op=mod.distributed.ReduceOp.MAX, group=g),
+                fn.reduce(x, 0, group=g), fn.broadcast(x, 0, group=g), fn.all_gather(x, group=g)[0],
+                fn.gather(x, group=g)[0], fn.scatter([x], group=g)]
+        w = mod.arange(4.0, dtype=mod.float64).reshape(2, 2)
+        sum((o * (w + i)).sum() for i, o in enumerate(outs)).backward()
+        results.append(([o.detach().numpy() for o in outs], [o.is_contiguous() for o in outs],
+                        [o.data_ptr() != x.data_ptr() for o in outs], x.grad.numpy()))
+    (a, ac, ad, ag), (b, bc, bd, bg) = results
+    for u, v in zip(a, b):
+        np.testing.assert_array_equal(u, v)
+    assert ac == bc and ad == bd
+    np.testing.assert_array_equal(ag, bg)
+
+
+def test_functional_collectives_need_a_group():
+    # (torch raises the same ValueError in a fresh process; after a group was made and destroyed, its functional
+    # collectives keep the old group's handle, so only tapegrad is checked here)
+    import tapegrad.distributed.nn.functional as fn
+    for call in (lambda: fn.all_reduce(tapegrad.ones(2)), lambda: fn.all_gather(tapegrad.ones(2)),
+                 lambda: fn.scatter([tapegrad.ones(2)])):
+        with pytest.raises(ValueError, match="Default process group has not been initialized"):
+            call()
