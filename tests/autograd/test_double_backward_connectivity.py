@@ -104,3 +104,20 @@ def test_gradgradcheck_through_links():
     F = tapegrad.nn.functional
     for f in (F.hardtanh, lambda v: F.leaky_relu(v, 0.2), tapegrad.abs, lambda v: F.max_pool1d(v[None], 2)):
         assert tapegrad.autograd.gradgradcheck(f, (x,))
+
+
+
+def test_links_under_transforms():
+    """vmap(grad), vmap(hessian) and jvp(grad) through the links: torch's values (second order zero)."""
+    x = [[0.3, -0.7, 1.2, -2.0, 0.4], [0.5, 0.1, -0.1, 2.5, -3.0]]
+    got = {}
+    for t in (torch, tapegrad):
+        F = t.nn.functional
+        v = t.tensor(x, dtype=t.float64)
+        for name, f in (("hardtanh", lambda u: F.hardtanh(u).sum()),
+                        ("max_pool1d", lambda u: F.max_pool1d(u[None], 2).sum())):
+            got[t, name] = t.func.vmap(t.func.grad(f))(v).tolist()
+            assert t.func.vmap(t.func.hessian(f))(v).abs().sum().item() == 0
+            assert t.func.jvp(t.func.grad(f), (v,), (v,))[1].abs().sum().item() == 0
+    for name in ("hardtanh", "max_pool1d"):
+        assert got[tapegrad, name] == got[torch, name]

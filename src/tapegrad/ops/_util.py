@@ -312,6 +312,10 @@ class _ZeroLink(Primitive):
         shape, dtype = ctx.x_meta
         return gg, (Tensor._make(np.zeros(shape, dtype)) if ctx.needs_input_grad[1] else None)
 
+    @staticmethod
+    def jvp(ctx, tv, tx):            # the identity in value, constant in x
+        return tv
+
 
 def zero_link(ctx, value, i=0, link=_ZeroLink):
     """``value`` (a Tensor gradient a backward formula computed) connected with zero derivative to the op's input
