@@ -183,7 +183,8 @@ class OpOverload:
 
             name = f"GeneratedBackwardFor_{self._namespace}_{self._opname}_{self._overloadname}"
             self._generated = type(name, (Function,), {"forward": staticmethod(_keeping_call(forward)),
-                                                       "backward": staticmethod(backward)})
+                                                       "backward": staticmethod(backward),
+                                                       "_vmap_per_sample": True})   # (tapegrad's own Function)
         return self._generated
 
 

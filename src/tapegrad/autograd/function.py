@@ -146,6 +146,15 @@ class Function(metaclass=FunctionMeta):
 
     vjp = backward
     setup_context = None  # torch 2.x style when overridden
+    # vmap (func/_vmap_function.py): run forward under the vmap (setup_context style), or a vmap staticmethod
+    generate_vmap_rule = False
+
+    @staticmethod
+    def vmap(info, in_dims, *args):
+        """The Function under ``vmap``: ``info`` (batch_size, randomness), ``in_dims`` (the batched dim of each
+        argument, None where it is not batched) and the arguments; returns ``(output, out_dims)``."""
+        raise NotImplementedError("To use autograd.Function with vmap, you must either override the vmap "
+                                  "staticmethod or set generate_vmap_rule=True.")
 
     @staticmethod
     def jvp(ctx, *grad_inputs):
@@ -438,6 +447,8 @@ def _count_hooks(delta):
 # --- custom Functions whose backward is not differentiable ----------------------------------------------------
 class _DelayedError(Function):
     """Stands in for a once-differentiable backward's result; differentiating it again raises."""
+
+    _vmap_per_sample = True     # (tapegrad's own: once per sample under vmap, func/_vmap_function.py)
 
     @staticmethod
     def forward(ctx, x):

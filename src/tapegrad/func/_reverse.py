@@ -150,8 +150,14 @@ class _Run:
                 _replace_args(args, (new,) if isinstance(argnums, int) else new, argnums)
             if argnums is None:
                 call = new
-            with Layer():
-                out = func(*call, **(kwargs or {}))
+            for lv in self.levels:      # (a user Function's vmap rule is torch's forward only: see _vmap_function)
+                lv.reverse_inside += 1
+            try:
+                with Layer():
+                    out = func(*call, **(kwargs or {}))
+            finally:
+                for lv in self.levels:
+                    lv.reverse_inside -= 1
         self.aux = None
         if has_aux:
             if not (isinstance(out, tuple) and len(out) == 2):
@@ -435,8 +441,12 @@ def per_sample_grads(level, lean, flat, spec, dims, kwargs):
     for j, (a, d) in enumerate(zip(flat, dims)):
         if d is not None and j not in chosen:
             logical[j] = level.wrap(a.movedim(d, 0) if d else a)
-    with enable_grad(), Layer():
-        out = func(*tree_unflatten(logical, spec), **kwargs)
+    level.reverse_inside += 1
+    try:
+        with enable_grad(), Layer():
+            out = func(*tree_unflatten(logical, spec), **kwargs)
+    finally:
+        level.reverse_inside -= 1
     api = "grad_and_value(f)(*args)"
     aux = None
     if has_aux:

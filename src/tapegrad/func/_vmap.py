@@ -26,6 +26,7 @@ from .. import _random
 from ..autograd.function import Interpreter
 from ..tensor import Tensor
 from ._forward import _RANDOM_ERROR, Layer, tree_flatten, tree_unflatten
+from . import _vmap_function as _vfn
 from .batching import RULES, rule_for
 
 __all__ = ["vmap", "BatchedLevel"]
@@ -61,10 +62,12 @@ def _ops_util():
     return _OPS_UTIL[0]
 
 
+
 class BatchedLevel(Interpreter):
     """One ``vmap`` call: the batch size, the randomness mode and the physical tensor of each logical one."""
 
     batching = True
+    reverse_inside = 0      # how many reverse transforms lowered through this level are running f now
 
     def __init__(self, size, randomness="error"):
         self.size = size
@@ -141,6 +144,10 @@ class BatchedLevel(Interpreter):
         batched_kw = False
         if kwargs:
             batched_kw = any(isinstance(v, Tensor) and self.physical(v) is not None for v in kwargs.values())
+        if not cls._array_forward:      # a Python autograd.Function: torch's rules for it (func/_vmap_function.py)
+            how = _vfn.check(cls)
+            if how != "loop":
+                return self._function(cls, args, kwargs, phys, batched_kw, how)
         if phys is None and not batched_kw:
             return self.call_next(cls, args, kwargs)
         rule = None if batched_kw else (RULES.get(cls) or rule_for(cls))
@@ -227,6 +234,23 @@ class BatchedLevel(Interpreter):
         for k, t in tangents.items():
             dual.set_tangent(outs[k], _conform(t, outs[k]))
         return out
+
+    def _function(self, cls, args, kwargs, phys, batched_kw, how):
+        grad = _vfn.needs_grad(self, args, phys)
+        if how == "user" and not (grad and self.reverse_inside):
+            return _vfn.call_user_rule(self, cls, args, kwargs, phys)
+        if not grad:
+            return _vfn.call_generated(self, cls, args, kwargs)
+        # (a gradient to keep with generate_vmap_rule, or a reverse transform inside this vmap differentiating the
+        #  Function: torch differentiates it by its own backward; here it runs once per sample, that backward
+        #  recorded for each: the same values and gradients. Plain autograd outside the vmap differentiates a
+        #  user vmap staticmethod's ops, as torch's.)
+        if phys is None and not batched_kw:
+            return self.call_next(cls, args, kwargs)
+        out = self._loop(cls, args, kwargs)
+        if isinstance(out, tuple):
+            return tuple(self.wrap(o) if isinstance(o, Tensor) else o for o in out)
+        return self.wrap(out)
 
     def _loop(self, cls, args, kwargs):
         """The op once per sample, on slices; the results stacked (the fallback of an op without a rule)."""

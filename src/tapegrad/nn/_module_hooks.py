@@ -100,6 +100,8 @@ def _warn_old_style_hook(inputs, result, grad_fn):
 class BackwardHookFunction(Function):
     """Identity on the tensors it is given; its backward runs a module's full backward (pre-)hooks."""
 
+    _vmap_per_sample = True     # (tapegrad's own: once per sample under vmap, func/_vmap_function.py)
+
     @staticmethod
     def forward(ctx, *args):
         return args

@@ -21,8 +21,8 @@ from ..autograd.grad_mode import _state
 from ..tensor import Tensor
 
 __all__ = ["quiet", "normalize_dim", "normalize_dims", "sum_to_shape", "sum_keepdim", "expand_to", "kernel", "mT",
-           "cj", "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary", "Tensor",
-           "Primitive", "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only", "add_tangents",
+           "zero_link", "cj", "bind", "as_float", "promote", "op_error", "apply_inplace", "mark_view", "unary",
+           "Tensor", "Primitive", "shape_str", "to_array", "linear_jvp", "multilinear_jvp", "real_only", "add_tangents",
            "ELEMENTWISE", "transform_visible", "sample_data", "vmap_per_sample"]
 
 
@@ -294,6 +294,38 @@ def kernel(cls, grad, *args):
     if compute is None:          # a kernel without its own array function: its forward, with a throw-away ctx
         return cls.forward(_Scratch(), grad, *args)
     return compute(grad, *args)
+
+
+class _ZeroLink(Primitive):
+    """``value`` unchanged, and a function of ``x`` whose derivative is zero. torch's backward of a masking op
+    (``threshold_backward``, ``hardtanh_backward``, ``max_pool2d_with_indices_backward``...) takes the input
+    itself, so a gradient computed with ``create_graph`` stays in the input's graph, and differentiating it again
+    gives zeros, not "not used". A tapegrad formula whose mask is a constant array says so with this link."""
+
+    @staticmethod
+    def forward(ctx, value, x):
+        ctx.x_meta = (x.shape, x.dtype)
+        return value.copy()
+
+    @staticmethod
+    def backward(ctx, gg):
+        shape, dtype = ctx.x_meta
+        return gg, (Tensor._make(np.zeros(shape, dtype)) if ctx.needs_input_grad[1] else None)
+
+    @staticmethod
+    def jvp(ctx, tv, tx):            # the identity in value, constant in x
+        return tv
+
+
+def zero_link(ctx, value, i=0, link=_ZeroLink):
+    """``value`` (a Tensor gradient a backward formula computed) connected with zero derivative to the op's input
+    that forward kept as ``saved_tensors[i]``, when grad mode records (``create_graph``) and that input requires
+    grad; otherwise ``value`` as it is (nothing is unpacked: plain backward and the array path pay nothing)."""
+    if _state.enabled and value.__class__ is Tensor:
+        x = ctx.saved_tensors[i]
+        if x is not None and x._rg:
+            return link.apply(value, x)
+    return value
 
 
 def bind(**methods):

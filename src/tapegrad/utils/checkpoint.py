@@ -173,6 +173,8 @@ def _rng_forked(state):
 class CheckpointFunction(Function):
     """The reentrant checkpoint: forward under ``no_grad``; backward reruns it and backpropagates through it."""
 
+    _vmap_per_sample = True     # (tapegrad's own: once per sample under vmap, func/_vmap_function.py)
+
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
         check_backward_validity(args)

@@ -17,7 +17,8 @@ _NAMES = {
                                       "_TanhGrad",
     "tapegrad.ops.elementwise._common": "Where",
     "tapegrad.ops.elementwise.activations": "Celu Elu Gelu Hardshrink Hardsigmoid Hardswish Hardtanh LeakyRelu "
-                                            "LogSigmoid Mish Relu Silu Softplus Softshrink Threshold _ReluGrad",
+                                            "LogSigmoid Mish Relu Silu Softplus Softshrink Threshold _ReluGrad "
+                                            "_HardsigmoidBackward",
     "tapegrad.ops.elementwise.arith": "Add AddAlpha Div DivRounded FloorDivide Mul Neg Pow PowTensor RPow Rsub Sub "
                                       "SubAlpha",
     "tapegrad.ops.elementwise.binary": "Addcdiv Addcmul Atan2 Copysign CopysignScalar Fmax Fmin Fmod FmodScalar "
@@ -37,6 +38,7 @@ _NAMES = {
     "tapegrad.ops.special.misc": "Sinc Xlog1py Xlog1pyScalarX Xlog1pyScalarY",
     "tapegrad.ops.special.polynomials": "Polynomial",
     "tapegrad.ops.fft": "_ToComplex _Conj _ConjPhysical",
+    "tapegrad.ops._util": "_ZeroLink",
 }
 
 

@@ -33,6 +33,8 @@ class CrossMapLRN2d(Function):
     channel's sum includes it), and the backward is that code's own formula (a window shifted against the
     forward's). Both are reproduced so that values and gradients agree with torch's layer."""
 
+    _vmap_per_sample = True     # (tapegrad's own: once per sample under vmap, func/_vmap_function.py)
+
     @staticmethod
     def forward(ctx, input, size, alpha=1e-4, beta=0.75, k=1):
         if input.dim() != 4:

@@ -123,13 +123,15 @@ def _max_pool_cls(d):
         def forward(ctx, x, kernel, stride, padding, dilation, ceil_mode):
             vals, idx = _max_pool_forward(x, d, kernel, stride, padding, dilation, ceil_mode)
             ctx.idx, ctx.in_shape = idx, x.shape
+            ctx.save_inputs(0)      # (torch's backward takes it: create_graph's gradient stays connected)
             ctx.unique = all(s >= dl * (k - 1) + 1 for s, k, dl in zip(stride, kernel, dilation))
             ctx.mark_non_differentiable(idx)
             return vals, idx
 
         @staticmethod
         def backward(ctx, g, _gi=None):
-            return _util.kernel(_ScatterPlanes, g, ctx.idx, ctx.in_shape, ctx.unique, d), None, None, None, None, None
+            gx = _util.kernel(_ScatterPlanes, g, ctx.idx, ctx.in_shape, ctx.unique, d)
+            return _util.zero_link(ctx, gx), None, None, None, None, None
 
     MaxPool.__name__ = MaxPool.__qualname__ = f"MaxPool{d}d"
     return MaxPool
@@ -554,12 +556,13 @@ def _adaptive_max_cls(d):
                 coord = idxs[i][o, kc[i]]
                 flat = flat * S[i] + coord
             ctx.idx, ctx.in_shape = flat, x.shape
+            ctx.save_inputs(0)      # (torch's backward takes it: create_graph's gradient stays connected)
             ctx.mark_non_differentiable(flat)
             return np.ascontiguousarray(vals), flat
 
         @staticmethod
         def backward(ctx, g, _gi=None):
-            return _ScatterPlanes.apply(g, ctx.idx, ctx.in_shape, False, d), None
+            return _util.zero_link(ctx, _ScatterPlanes.apply(g, ctx.idx, ctx.in_shape, False, d)), None
 
     AdaptiveMaxPool.__name__ = AdaptiveMaxPool.__qualname__ = f"AdaptiveMaxPool{d}d"
     return AdaptiveMaxPool

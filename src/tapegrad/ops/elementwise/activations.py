@@ -9,7 +9,8 @@ import math
 import numpy as np
 
 from ...autograd.function import OWN_GRAD
-from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, refuse_complex
+from .._util import _F16, ELEMENTWISE, Primitive, Tensor, apply_inplace, bind, kernel, refuse_complex, zero_link
+from .._util import _ZeroLink
 from ._common import _cast_all, _float_only, _no_bool, _quiet, _result, _w
 from .unary import _erf_np, _sigmoid_np, abs, erf, exp, sigmoid, tanh
 
@@ -85,7 +86,10 @@ class _ReluGrad(Primitive):
 
     @staticmethod
     def backward(ctx, gg):
-        return _ReluGrad.apply(gg, Tensor._make(ctx.mask)), None
+        # (torch's threshold_backward is also a function of relu's result, of zero derivative: the second-order
+        # gradient stays connected to the input, and differentiating it again gives zeros)
+        zero = Tensor._make(np.zeros(ctx.mask.shape, gg.dtype.np)) if ctx.needs_input_grad[1] else None
+        return _ReluGrad.apply(gg, Tensor._make(ctx.mask)), zero
 
     @staticmethod
     def jvp(ctx, tg, _):             # linear in grad; the mask is constant
@@ -105,12 +109,13 @@ class Hardtanh(Primitive):
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         # (gradient 0 at NaN: torch's vectorised kernel; its scalar tail, for tensors of a few elements, gives 1)
         ctx.mask = (x > lo) & (x < hi)
+        ctx.save_inputs(0)      # (torch's hardtanh_backward takes it: create_graph's gradient stays connected)
         t = x.dtype.type
         return np.asarray(np.minimum(np.maximum(x, t(lo)), t(hi)))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad, 0.0), None, None
+        return zero_link(ctx, _w(ctx.mask, grad, 0.0)), None, None
 
 
 class LeakyRelu(Primitive):
@@ -123,11 +128,12 @@ class LeakyRelu(Primitive):
     def forward(ctx, x, slope):
         _float_only("leaky_relu_cpu", x)
         ctx.mask, ctx.slope = x > 0, slope
+        ctx.save_inputs(0)      # (torch's leaky_relu_backward takes it: create_graph's gradient stays connected)
         return np.asarray(np.where(ctx.mask, x, x * x.dtype.type(slope)))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad, grad * ctx.slope), None
+        return zero_link(ctx, _w(ctx.mask, grad, grad * ctx.slope)), None
 
 
 class LeakyReluInplace(LeakyRelu):
@@ -214,11 +220,12 @@ class Threshold(Primitive):
     def forward(ctx, x, th, value):
         _no_bool("threshold_cpu", x.dtype)
         ctx.mask = ~(x <= th)
+        ctx.save_inputs(0)      # (torch's threshold_backward takes it: create_graph's gradient stays connected)
         return np.asarray(np.where(ctx.mask, x, np.asarray(value).astype(x.dtype)))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad, 0.0), None, None
+        return zero_link(ctx, _w(ctx.mask, grad, 0.0)), None, None
 
 
 class ThresholdInplace(Threshold):
@@ -239,12 +246,23 @@ class Hardsigmoid(Primitive):
             return Hardsigmoid.forward(ctx, x.astype(np.float32)).astype(_F16)
         _float_only("hardsigmoid_cpu", x)
         ctx.mask = (x > -3) & (x < 3)
+        ctx.save_inputs(0)      # (torch's hardsigmoid_backward takes it: create_graph's gradient stays connected)
         t = x.dtype.type
         return np.asarray(np.minimum(np.maximum(x + t(3), t(0)), t(6)) / t(6))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad * _ONE_SIXTH_F, 0.0)
+        return zero_link(ctx, _w(ctx.mask, grad * _ONE_SIXTH_F, 0.0), link=_HardsigmoidBackward)
+
+
+class _HardsigmoidBackward(_ZeroLink):
+    """hardsigmoid's gradient, connected to the input as torch's; torch has no derivative of it (its error)."""
+
+    node_name = "HardsigmoidBackwardBackward0"
+
+    @staticmethod
+    def backward(ctx, gg):
+        raise RuntimeError("derivative for aten::hardsigmoid_backward is not implemented")
 
 
 class Hardswish(Primitive):
@@ -408,11 +426,12 @@ class Hardshrink(Primitive):
     def forward(ctx, x, lambd):
         _float_only("hardshrink_cpu", x)
         ctx.mask = (x < -lambd) | (x > lambd)
+        ctx.save_inputs(0)      # (torch's *shrink_backward takes it: create_graph's gradient stays connected)
         return np.asarray(np.where((x >= -lambd) & (x <= lambd), np.zeros((), x.dtype), x))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad, 0.0), None
+        return zero_link(ctx, _w(ctx.mask, grad, 0.0)), None
 
 
 class Softshrink(Primitive):
@@ -426,11 +445,12 @@ class Softshrink(Primitive):
         _float_only("softshrink_cpu", x)
         t = x.dtype.type
         ctx.mask = (x < -lambd) | (x > lambd)
+        ctx.save_inputs(0)      # (torch's *shrink_backward takes it: create_graph's gradient stays connected)
         return np.asarray(np.where(x > lambd, x - t(lambd), np.where(x < -lambd, x + t(lambd), x * t(0))))
 
     @staticmethod
     def backward(ctx, grad):
-        return _w(ctx.mask, grad, 0.0), None
+        return zero_link(ctx, _w(ctx.mask, grad, 0.0)), None
 
 
 class Prelu(Primitive):
@@ -495,11 +515,12 @@ class Rrelu(Primitive):
         else:
             noise = np.asarray((lower + upper) / 2, x.dtype)
         ctx.factor = np.where(x > 0, np.ones((), x.dtype), noise)
+        ctx.save_inputs(0)      # (torch's rrelu_with_noise_backward takes it: create_graph stays connected)
         return np.asarray(x * ctx.factor)
 
     @staticmethod
     def backward(ctx, grad):
-        return grad * ctx.factor, None, None, None
+        return zero_link(ctx, grad * ctx.factor), None, None, None
 
 
 class RreluInplace(Rrelu):

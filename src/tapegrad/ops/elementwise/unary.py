@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .._util import ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, refuse_complex, unary
+from .._util import (ELEMENTWISE, Primitive, Tensor, add_tangents, as_float, bind, cj, kernel, refuse_complex, unary,
+                     zero_link)
 from ... import _dtype
 from ._common import (SAME_AS_INPUT, _2_SQRTPI, _LN10, _LN2, _cast_all, _copy_out, _inplace, _need_tensor, _no_bool,
                       _not_implemented,
@@ -326,7 +327,7 @@ class Abs(Primitive):
         x, = ctx.saved_tensors
         if x._array.dtype.kind == "c":      # d|z| = Re(conj(sgn z) dz): the gradient is grad * sgn(z)
             return grad * x.sgn()
-        return grad * _sign(x._array)
+        return zero_link(ctx, grad * _sign(x._array))     # (connected, as torch's grad * sgn(x))
 
 
 class Logit(Primitive):

@@ -9,7 +9,7 @@ import math
 import numpy as np
 
 from ... import _dtype
-from .._util import castable, Primitive, Tensor, bind, writes_out
+from .._util import castable, Primitive, Tensor, bind, writes_out, zero_link
 from ._common import _check_float, _check_matrix, _check_square, _const, _dtname
 from .products import _same_dtype
 from .solvers import inv
@@ -129,8 +129,8 @@ class LinalgVectorNorm(Primitive):
         n = _kept(norm, shape, dims, ctx.keepdim)
         xa = x._array
         sign = x.sgn() if xa.dtype.kind == "c" else _const(_sign(xa))   # (z / |z|: not constant for complex)
-        if p == 1:
-            return g * sign, None, None, None
+        if p == 1:      # (linked to x, as torch's grad * sgn(x): create_graph's gradient stays connected)
+            return zero_link(ctx, g * sign, 1), None, None, None
         if p < 1 and not math.isinf(p):
             # torch's form for p < 1 (negative p included): |x|^(p-1) is 0 where x is, and n^(1-p) is 0 at a zero
             # norm, so zeros get the zero subgradient instead of 0 * inf
@@ -141,7 +141,7 @@ class LinalgVectorNorm(Primitive):
         if math.isinf(p):
             mask = (np.abs(xa) == n._array).astype(xa.dtype)
             count = np.maximum(mask.sum(axis=dims, keepdims=True), 1)     # (a NaN norm matches nothing: 0)
-            return g * sign * _const(mask / count), None, None, None
+            return zero_link(ctx, g * sign * _const(mask / count), 1), None, None, None
         zero = n._array == 0
         n_safe = n + _const(zero.astype(xa.dtype))
         keep = _const((~zero).astype(xa.dtype))
