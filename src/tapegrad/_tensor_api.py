@@ -429,7 +429,7 @@ def as_subclass(self, cls):
         raise TypeError(f"as_subclass(): expected a Tensor subclass, got {cls!r}")
     src = self.view_as(self) if self._rg else self._alias()
     out = object.__new__(cls)
-    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view"):
         setattr(out, slot, getattr(src, slot))
     return out
 

@@ -309,7 +309,7 @@ class Tensor:
     """
 
     # (``__dict__``: a user's own attributes, ``t.tag = ...``, as torch allows; made only when one is set)
-    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__",
+    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view", "__weakref__",
                  "__dict__")
     __array_priority__ = 1000
     __hash__ = object.__hash__
@@ -329,7 +329,7 @@ class Tensor:
             t = legacy_new(_dtype.get_default_dtype(), args, device)
         self._array = t._array
         self._rg = False
-        self.grad_fn = self._grad = self._acc = self._base = None
+        self.grad_fn = self._grad = self._acc = self._view = None
         self._output_nr = 0
         self._vcl = t._vc if t is (args[0] if args else None) else t._vcl
 
@@ -341,7 +341,7 @@ class Tensor:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
-        t.grad_fn = t._grad = t._acc = t._base = None
+        t.grad_fn = t._grad = t._acc = t._view = None
         t._output_nr = 0
         t._vcl = None      # the version counter is made on first use (most tensors never need one)
         return t
@@ -355,7 +355,7 @@ class Tensor:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
-        t.grad_fn = t._grad = t._acc = t._base = None
+        t.grad_fn = t._grad = t._acc = t._view = None
         t._output_nr = 0
         t._vcl = INFERENCE_VERSION if _state.inference else None
         return t
@@ -573,7 +573,7 @@ class Tensor:
         A no_grad view of a tensor that needs no gradient is an ordinary leaf once ``requires_grad_()`` is called."""
         acc = self._acc
         if acc is None:
-            base = self._base
+            base = self._view
             if base is not None and base[2] == "no_grad" and base[0]._rg:
                 return None
             acc = self._acc = AccumulateGrad(self)
@@ -602,7 +602,7 @@ class Tensor:
 
     def detach_(self):
         """Cut this tensor from the graph in place (a view can't be: torch's error)."""
-        if self._base is not None:
+        if self._view is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
                 "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
@@ -647,6 +647,16 @@ class Tensor:
 
     def _bump(self):
         self._vc[0] += 1
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (the root: a view of a view names the first base), else None, as
+        torch's ``x[0]._base is x``; ``detach()`` is no view here either. (``_view`` keeps how to remake it.)"""
+        view = self._view
+        return None if view is None else view[0]
+
+    def _is_view(self) -> bool:
+        return self._view is not None
 
     @property
     def _version(self) -> int:

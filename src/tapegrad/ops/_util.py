@@ -370,7 +370,7 @@ def broadcast_or_error(*shapes):
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter).
 
-    ``out._base`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
+    ``out._view`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
     for (a view of) one of several views one op returned with grad mode on (split, chunk, unbind), or "no_grad"
     for (a view of) a view made under ``no_grad``: torch forbids changing either in place while recording
     (``check_view_inplace``). A view made under ``no_grad`` of a tensor that requires grad requires grad too, as
@@ -383,12 +383,12 @@ def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
             # torch: it requires grad as its base does, yet, made with no node, it is a leaf whose graph leads
             # nowhere (its ``_accumulator()`` is None: ops on it get a (None, 0) edge)
             out._rg = True
-        outer = base._base
+        outer = base._view
         if outer is not None:
             inner = outer[1]
-            out._base = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), how or outer[2])
+            out._view = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), how or outer[2])
         else:
-            out._base = (base, view_fn, how)
+            out._view = (base, view_fn, how)
         _register_view(out, base._vc)
     return out
 
@@ -402,7 +402,7 @@ def check_view_inplace(x: Tensor, recording: bool) -> None:
     """torch's refusals to change a view in place with grad mode on (``recording``: some input of the in-place
     op requires grad): a view one op returned among several, while recording; a view made under ``no_grad``,
     while recording or when its base requires grad. The message names the view's own node when it has one."""
-    base = x._base
+    base = x._view
     how = base[2] if base is not None else None
     if how is None or not (recording or (how == "no_grad" and base[0]._rg)):
         return
@@ -441,9 +441,9 @@ def _refresh_views(root: Tensor) -> None:
         return
     for ref in list(vc[1].values()):
         v = ref()
-        if v is None or v._base is None or v._base[0] is not root:
+        if v is None or v._view is None or v._view[0] is not root:
             continue
-        r = AsStrided.apply(root, v._base[1])
+        r = AsStrided.apply(root, v._view[1])
         old_fn, old_nr = v.grad_fn, v._output_nr
         v.grad_fn, v._output_nr, v._rg = r.grad_fn, 0, True
         carry_retain(v, old_fn, old_nr)
@@ -647,7 +647,7 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     recording = _state.enabled and (x._rg or any(isinstance(a, Tensor) and a._rg for a in args))
     if not _active[0]:     # (under a transform the arrays are its physical ones, batched: torch checks those)
         _overlap_args(x._array, args, kwargs)
-    base = x._base
+    base = x._view
     if base is not None and _state.enabled:      # (the view's rules first, then the leaf's, as torch checks)
         check_view_inplace(x, recording)
         if recording and base[0]._rg and base[0].grad_fn is None:
