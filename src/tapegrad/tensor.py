@@ -488,6 +488,14 @@ class Tensor:
             from .func._vmap import refuse_requires_grad
             refuse_requires_grad(self)
         self._rg = value
+        vcl = self._vcl
+        if vcl is not None and vcl is not INFERENCE_VERSION and len(vcl) > 1 and self._view is None:
+            # (views taken before: torch's view asks its base, so they require grad as it does, with no node
+            #  behind them: see ``_accumulator``)
+            for ref in list(vcl[1].values()):
+                v = ref()
+                if v is not None and v.grad_fn is None and v._view[0] is self:
+                    v._rg = value
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place (freezing: ``p.requires_grad_(False)``); returns self."""
@@ -568,13 +576,14 @@ class Tensor:
         return RemovableHandle(acc._post_hooks, hook)
 
     def _accumulator(self):
-        """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view made under
-        ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything).
+        """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view with no node of a
+        tensor that requires grad (made under ``no_grad``, or before its base was set to require grad: torch's
+        requires grad, but no gradient reaches anything).
         A no_grad view of a tensor that needs no gradient is an ordinary leaf once ``requires_grad_()`` is called."""
         acc = self._acc
         if acc is None:
             base = self._view
-            if base is not None and base[2] == "no_grad" and base[0]._rg:
+            if base is not None and base[0]._rg:
                 return None
             acc = self._acc = AccumulateGrad(self)
         return acc

@@ -23,3 +23,38 @@ def _views_base(m):
 
 def test_base_is_the_root_tensor():
     assert _views_base(tapegrad) == _views_base(torch)
+
+
+def _view_before_requires_grad(m):
+    """torch's test_no_requires_grad_inplace and around it: ``b = a[0]`` taken before ``a.requires_grad_()``."""
+    out = []
+    a = m.randn(2, 3, dtype=m.float64)
+    b = a[0]
+    a.requires_grad_()
+    out += [b.requires_grad, b.grad_fn is None, b.is_leaf]
+    with pytest.raises(RuntimeError) as e:
+        b.mul_(2)
+    out.append(str(e.value))
+    c = b * 2                       # requires grad, yet reaches nothing
+    out += [c.requires_grad, c.grad_fn.next_functions[0][0] is None, b[1:].requires_grad]
+    with pytest.raises(RuntimeError) as e:
+        m.autograd.grad(c.sum(), a)
+    out.append(str(e.value))
+    a.requires_grad_(False)
+    out.append(b.requires_grad)
+    for grad_mode in (True, False):   # a change through the view before a requires grad, or under no_grad
+        a = m.ones(2, 3, dtype=m.float64)
+        b = a[:]
+        if grad_mode:
+            b.add_(5)
+        a.requires_grad = True
+        if not grad_mode:
+            with m.no_grad():
+                b.add_(5)
+        (a * a).sum().backward()
+        out += [a.grad.tolist(), b.requires_grad]
+    return out
+
+
+def test_view_taken_before_its_base_requires_grad():
+    assert _view_before_requires_grad(tapegrad) == _view_before_requires_grad(torch)
