@@ -58,3 +58,30 @@ def _view_before_requires_grad(m):
 
 def test_view_taken_before_its_base_requires_grad():
     assert _view_before_requires_grad(tapegrad) == _view_before_requires_grad(torch)
+
+
+def _warned(fn):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            result = fn()
+        except (TypeError, ValueError) as e:
+            result = f"{type(e).__name__}: {e}"
+    return result, [(w.category.__name__, str(w.message)) for w in caught]
+
+
+def _volatile(m):
+    V = m.autograd.Variable
+    x = m.ones(2)
+    made = _warned(lambda: V(x, volatile=True))
+    v = made[0]
+    out = [m.autograd.torch is m, made[1], (type(v).__name__, v.requires_grad), _warned(lambda: v.volatile),
+           _warned(lambda: setattr(v, "volatile", True)), _warned(lambda: V(x, volatile=False).tolist()),
+           _warned(lambda: V(x, requires_grad=True, volatile=False).requires_grad),
+           _warned(lambda: V(x, True, True)), _warned(lambda: V(x, foo=1)), _warned(lambda: V([1.0])),
+           _warned(lambda: m.ones(1).volatile)]
+    return out
+
+
+def test_variable_volatile_is_gone_with_torchs_warnings():
+    assert _volatile(tapegrad) == _volatile(torch)
