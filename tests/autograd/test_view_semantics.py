@@ -85,3 +85,77 @@ def _volatile(m):
 
 def test_variable_volatile_is_gone_with_torchs_warnings():
     assert _volatile(tapegrad) == _volatile(torch)
+
+
+EXPANDED_WRITES = {      # torch writes where no two written elements share memory; fill_/zero_ write one value
+    "index_one": lambda x: x.__setitem__((0, 0), 1.0),
+    "index_row": lambda x: x.__setitem__(0, x.new_tensor([0.0, 1.0, 2.0, 3.0])),
+    "index_col": lambda x: x.__setitem__((slice(None), 0), x.new_tensor([0.0, 1.0, 2.0])),
+    "index_all_number": lambda x: x.__setitem__(slice(None), 7.0),
+    "fill": lambda x: x.fill_(2),
+    "fill_tensor": lambda x: x.fill_(x.new_tensor(3.0)),
+    "zero": lambda x: x.zero_(),
+    "col_fill": lambda x: x[:, 0].fill_(5),
+    "row_fill": lambda x: x[1].fill_(5),
+    "add": lambda x: x.add_(1),
+    "row_add": lambda x: x[0].add_(1),
+    "col_add": lambda x: x[:, 2].add_(1),
+    "copy": lambda x: x.copy_(x.new_ones(3, 4)),
+    "row_copy": lambda x: x[2].copy_(x.new_ones(4)),
+    "mul": lambda x: x.mul_(0),
+    "clamp": lambda x: x.clamp_(0, 1),
+}
+
+
+def _expanded_write(m, name, make):
+    t = m.zeros(1, 4)
+    x = make(t)
+    try:
+        EXPANDED_WRITES[name](x)
+    except RuntimeError as e:
+        return str(e)
+    return t.tolist(), x.tolist(), x._version
+
+
+@pytest.mark.parametrize("make", ["expand", "broadcast_to", "expand_of_view"])
+@pytest.mark.parametrize("name", EXPANDED_WRITES)
+def test_writes_into_an_expanded_tensor(name, make):
+    fn = {"expand": lambda t: t.expand(3, 4), "broadcast_to": lambda t: t.broadcast_to((3, 4)),
+          "expand_of_view": lambda t: t[0].expand(3, 4)}[make]
+    assert _expanded_write(tapegrad, name, fn) == _expanded_write(torch, name, fn)
+
+
+def _expanded_grad(m, name):
+    leaf = m.arange(1.0, 5.0, dtype=m.float64).reshape(1, 4).requires_grad_()
+    w = m.arange(12.0, dtype=m.float64).reshape(3, 4)
+    x = (leaf * 1).expand(3, 4)
+    try:
+        EXPANDED_WRITES[name](x)
+    except RuntimeError as e:
+        return str(e)
+    out = [x.tolist(), type(x.grad_fn).__name__]
+    try:
+        (x * w).sum().backward()
+    except RuntimeError as e:        # (torch's CopySlices writes the gradient through the view too)
+        return out + [str(e)]
+    return out + [leaf.grad.tolist()]
+
+
+@pytest.mark.parametrize("name", EXPANDED_WRITES)
+def test_writes_into_an_expanded_tensor_recorded(name):
+    assert _expanded_grad(tapegrad, name) == _expanded_grad(torch, name)
+
+
+def test_write_into_an_expanded_leaf_view_is_refused():
+    for m in (tapegrad, torch):
+        x = m.ones(4, requires_grad=True).expand(3, 4)
+        with pytest.raises(RuntimeError, match="a view of a leaf Variable that requires grad"):
+            x[0, 0] = 5.0
+
+
+def test_a_read_only_array_stays_read_only():
+    import numpy as np
+    a = np.ones(3)
+    a.setflags(write=False)
+    with pytest.raises(RuntimeError, match="read-only"):
+        tapegrad.from_numpy(a)[0] = 2.0

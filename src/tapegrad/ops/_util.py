@@ -534,11 +534,11 @@ class CopySlices(Primitive):
             # complex: the view may cover one part of the numbers only (``z.real``): zero what it covers, part by
             # part, with a mask of 1 + 1j whose covered parts the view sets to 0
             mask = np.full(a.shape, 1 + 1j, a.dtype)
-            ctx.view_fn(Tensor._make(mask))._array[...] = 0
+            writable(ctx.view_fn(Tensor._make(mask))._array)[...] = 0
             keep = grad.real * Tensor._make(mask.real.copy()) + (grad.imag * Tensor._make(mask.imag.copy())) * 1j
             return keep, ctx.view_fn(grad), None
         mask = Tensor._make(np.ones(a.shape, a.dtype))
-        ctx.view_fn(mask)._array[...] = 0
+        writable(ctx.view_fn(mask)._array)[...] = 0
         return grad * mask, ctx.view_fn(grad), None
 
 
@@ -727,7 +727,11 @@ def _write(x: Tensor, out: Tensor, fn):
         try:
             np.copyto(xa, src, casting="unsafe")
         except ValueError:
-            _unwritable(xa)
+            if xa.flags.writeable:
+                raise
+            # (an expanded tensor, or a view of one: fill_ and zero_ may write its repeated elements; recorded,
+            #  CopySlices' backward then refuses them, as torch's)
+            np.copyto(writable(xa, getattr(getattr(fn, "__self__", None), "fills", False)), src, casting="unsafe")
     x._vc[0] += 1
 
 
@@ -969,6 +973,31 @@ def _unwritable(xa):
         raise RuntimeError(_INTERNAL_OVERLAP) from None
     raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
                        "expand()ed tensor's, or a read-only array's); clone() it first") from None
+
+
+class _Alias:
+    def __init__(self, interface, base):
+        self.__array_interface__, self.base = interface, base
+
+
+def writable(xa, repeats=False):
+    """``xa``, or where it is a read-only NumPy view (``expand``'s, ``np.broadcast_to``'s) of memory that can be
+    written, an alias of it that can: torch writes through an expanded tensor, ``t.expand(3, 4)[0, 0] = 1``. Where
+    its elements repeat (a stride 0), torch refuses the write (``_INTERNAL_OVERLAP``) unless ``repeats`` (fill_ and
+    zero_ write one value: torch allows them). Only called once NumPy refused a write: writes cost nothing more."""
+    if xa.flags.writeable:
+        return xa
+    if not repeats and any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    owner = xa
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is xa or not owner.flags.writeable:
+        raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
+                           "expand()ed tensor's, or a read-only array's); clone() it first")
+    iface = dict(xa.__array_interface__)
+    iface["data"] = (iface["data"][0], False)
+    return np.asarray(_Alias(iface, owner))
 
 
 def writes_out(fn=None, *, dtype="same", error=None, no_overlap=False):
