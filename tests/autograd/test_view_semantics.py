@@ -159,3 +159,30 @@ def test_a_read_only_array_stays_read_only():
     a.setflags(write=False)
     with pytest.raises(RuntimeError, match="read-only"):
         tapegrad.from_numpy(a)[0] = 2.0
+
+
+def _hooks_inplace_over_view(m):
+    """torch's test_tensor_hooks_inplace_over_view: after ``view.mul_(2)`` the graph no longer passes through the
+    views' old nodes, so the hooks registered on them do not fire; one registered after ``view2.grad_fn`` does."""
+    fired = []
+    base = m.tensor([1.0], requires_grad=True).clone()
+    view, view2 = base[:], base[:]
+    view.register_hook(lambda g: fired.append(("view", g.tolist())))
+    view2.register_hook(lambda g: fired.append(("view2", g.tolist())))
+    view.mul_(2)
+    view2.grad_fn
+    view2.register_hook(lambda g: fired.append(("view2 after", g.tolist())))
+    (view + view2).sum().backward()
+    leaf = m.arange(1.0, 7.0, dtype=m.float64, requires_grad=True)   # gradients through chains of such changes
+    b = leaf * 1
+    v = b[1:5]
+    v.grad_fn.register_hook(lambda gi, go: fired.append("old node"))
+    v[1:3].mul_(leaf[:2])
+    b[0].add_(v[0] * 3)
+    v.mul_(2)
+    (b * m.arange(6.0, dtype=m.float64)).sum().backward()
+    return fired, leaf.grad.tolist(), type(v.grad_fn).__name__
+
+
+def test_hooks_on_a_views_old_node_do_not_fire_after_an_inplace_change():
+    assert _hooks_inplace_over_view(tapegrad) == _hooks_inplace_over_view(torch)

@@ -656,7 +656,13 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
-        old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
+        if base is not None and base[0]._rg:
+            # a view: the op reads the view's values out of the base's current history, as torch's CopySlices
+            # hands the op's gradient for them to the base, past the view's own node (whose hooks stay unfired)
+            r = base[1](base[0])
+            old.grad_fn, old._output_nr, old._rg = r.grad_fn, r._output_nr, True
+        else:
+            old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
         if _inplace_tangents is not None:
             _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
