@@ -638,6 +638,19 @@ except ImportError:                   # (NumPy < 2)
     _byte_bounds = np.byte_bounds
 
 
+def _view_path_hooked(node, root_fn) -> bool:
+    """Whether a view's node, or one on its chain of view nodes down to its root's node, has a hook or retains
+    a gradient (the chain is a few view ops; one that does not lead to ``root_fn`` soon counts as hooked)."""
+    for _ in range(16):
+        if node is None or node is root_fn:
+            return False
+        if node._hooked:
+            return True
+        nexts = node._next_fns
+        node = nexts[0] if nexts else None
+    return True
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -656,9 +669,11 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
-        if base is not None and base[0]._rg:
-            # a view: the op reads the view's values out of the base's current history, as torch's CopySlices
-            # hands the op's gradient for them to the base, past the view's own node (whose hooks stay unfired)
+        if base is not None and base[0]._rg and _view_path_hooked(x.grad_fn, base[0].grad_fn):
+            # a view whose nodes up to the base hold hooks: the op reads the view's values out of the base's
+            # current history afresh, as torch's CopySlices hands the op's gradient for them straight to the base,
+            # past the view's old nodes (whose hooks stay unfired). Without hooks the old nodes give the same
+            # gradients, so they are kept: the fresh view op would cost every such change a recorded op.
             r = base[1](base[0])
             old.grad_fn, old._output_nr, old._rg = r.grad_fn, r._output_nr, True
         else:
