@@ -14,7 +14,7 @@ import warnings
 import numpy as np
 
 from . import _dtype
-from ._tensor_api import TypedStorage, UntypedStorage
+from ._tensor_api import VOLATILE_REMOVED, TypedStorage, UntypedStorage
 from .tensor import Size, Tensor, _require_cpu
 
 __all__ = ["FloatTensor", "DoubleTensor", "HalfTensor", "BFloat16Tensor", "ByteTensor", "CharTensor", "ShortTensor",
@@ -239,10 +239,13 @@ class _VariableMeta(type):
     def __instancecheck__(cls, obj):
         return isinstance(obj, Tensor)
 
-    def __call__(cls, data=None, requires_grad=False, volatile=False):
+    def __call__(cls, data=None, requires_grad=False, volatile=False, **kwargs):
+        for name in kwargs:
+            raise TypeError(f"'{name}' is an invalid keyword argument for this function")
         if volatile:
-            warnings.warn("volatile was removed and now has no effect. Use `with torch.no_grad():` instead.",
-                          UserWarning, stacklevel=2)
+            warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
+            if requires_grad:
+                raise ValueError("Variable can't be volatile and require_grad at the same time!")
         if data is None:
             data = Tensor._make(np.empty((0,), _dtype.get_default_dtype().np))
         if not isinstance(data, Tensor):

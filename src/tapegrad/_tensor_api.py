@@ -425,14 +425,21 @@ def as_subclass(self, cls):
         raise TypeError(f"as_subclass(): expected a Tensor subclass, got {cls!r}")
     src = self.view_as(self) if self._rg else self._alias()
     out = object.__new__(cls)
-    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view"):
         setattr(out, slot, getattr(src, slot))
     return out
+
+
+VOLATILE_REMOVED = "volatile was removed and now has no effect. Use `with torch.no_grad():` instead."
 
 
 def _volatile(self):
     warnings.warn("volatile was removed (Variable.volatile is always False)", UserWarning, stacklevel=2)
     return False
+
+
+def _set_volatile(self, value):
+    warnings.warn(VOLATILE_REMOVED, UserWarning, stacklevel=2)
 
 
 def _false(self):
@@ -448,7 +455,7 @@ for _name in ("is_xpu", "is_ipu", "is_maia", "is_mkldnn", "is_mps", "is_mtia", "
 Tensor.is_cpu = property(lambda self: True)
 Tensor.output_nr = property(lambda self: self._output_nr)
 Tensor.name = property(lambda self: None)        # named tensors: tapegrad's tensors have no names
-Tensor.volatile = property(_volatile)
+Tensor.volatile = property(_volatile, _set_volatile)
 Tensor.grad_dtype = property(lambda self: self.dtype)
 
 bind(

@@ -174,7 +174,7 @@ def _body(a, indent, array_str):
 def _wrap(dense, indices, values, coalesced):
     """The SparseTensor over ``dense`` (an op's output: its array and its place in the graph)."""
     s = SparseTensor.__new__(SparseTensor)
-    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view"):
         setattr(s, slot, getattr(dense, slot))
     s._coo_indices, s._coo_values, s._coalesced = indices, values, coalesced
     return s

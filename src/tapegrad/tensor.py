@@ -309,7 +309,7 @@ class Tensor:
     """
 
     # (``__dict__``: a user's own attributes, ``t.tag = ...``, as torch allows; made only when one is set)
-    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base", "__weakref__",
+    __slots__ = ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view", "__weakref__",
                  "__dict__")
     __array_priority__ = 1000
     __hash__ = object.__hash__
@@ -329,7 +329,7 @@ class Tensor:
             t = legacy_new(_dtype.get_default_dtype(), args, device)
         self._array = t._array
         self._rg = False
-        self.grad_fn = self._grad = self._acc = self._base = None
+        self.grad_fn = self._grad = self._acc = self._view = None
         self._output_nr = 0
         self._vcl = t._vc if t is (args[0] if args else None) else t._vcl
 
@@ -341,7 +341,7 @@ class Tensor:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
-        t.grad_fn = t._grad = t._acc = t._base = None
+        t.grad_fn = t._grad = t._acc = t._view = None
         t._output_nr = 0
         t._vcl = None      # the version counter is made on first use (most tensors never need one)
         return t
@@ -355,7 +355,7 @@ class Tensor:
             array = np.asarray(array)
         t._array = array
         t._rg = rg
-        t.grad_fn = t._grad = t._acc = t._base = None
+        t.grad_fn = t._grad = t._acc = t._view = None
         t._output_nr = 0
         t._vcl = INFERENCE_VERSION if _state.inference else None
         return t
@@ -488,6 +488,14 @@ class Tensor:
             from .func._vmap import refuse_requires_grad
             refuse_requires_grad(self)
         self._rg = value
+        vcl = self._vcl
+        if vcl is not None and vcl is not INFERENCE_VERSION and len(vcl) > 1 and self._view is None:
+            # (views taken before: torch's view asks its base, so they require grad as it does, with no node
+            #  behind them: see ``_accumulator``)
+            for ref in list(vcl[1].values()):
+                v = ref()
+                if v is not None and v.grad_fn is None and v._view[0] is self:
+                    v._rg = value
 
     def requires_grad_(self, requires_grad=True):
         """Set ``requires_grad`` in place (freezing: ``p.requires_grad_(False)``); returns self."""
@@ -568,13 +576,14 @@ class Tensor:
         return RemovableHandle(acc._post_hooks, hook)
 
     def _accumulator(self):
-        """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view made under
-        ``no_grad`` of a tensor that requires grad (torch's: it requires grad, but no gradient reaches anything).
+        """This leaf's AccumulateGrad node (one per leaf, made on first use); None for a view with no node of a
+        tensor that requires grad (made under ``no_grad``, or before its base was set to require grad: torch's
+        requires grad, but no gradient reaches anything).
         A no_grad view of a tensor that needs no gradient is an ordinary leaf once ``requires_grad_()`` is called."""
         acc = self._acc
         if acc is None:
-            base = self._base
-            if base is not None and base[2] == "no_grad" and base[0]._rg:
+            base = self._view
+            if base is not None and base[0]._rg:
                 return None
             acc = self._acc = AccumulateGrad(self)
         return acc
@@ -602,7 +611,7 @@ class Tensor:
 
     def detach_(self):
         """Cut this tensor from the graph in place (a view can't be: torch's error)."""
-        if self._base is not None:
+        if self._view is not None:
             raise RuntimeError(
                 "Can't detach views in-place. Use detach() instead. If you are using DistributedDataParallel (DDP) "
                 "for training, and gradient_as_bucket_view is set as True, gradients are views of DDP buckets, and "
@@ -647,6 +656,16 @@ class Tensor:
 
     def _bump(self):
         self._vc[0] += 1
+
+    @property
+    def _base(self):
+        """The tensor this one is a view of (the root: a view of a view names the first base), else None, as
+        torch's ``x[0]._base is x``; ``detach()`` is no view here either. (``_view`` keeps how to remake it.)"""
+        view = self._view
+        return None if view is None else view[0]
+
+    def _is_view(self) -> bool:
+        return self._view is not None
 
     @property
     def _version(self) -> int:

@@ -1,5 +1,7 @@
 """tapegrad.autograd: the graph (Function, nodes), the engine (backward, grad) and grad modes."""
 
+import tapegrad as torch  # noqa: F401  (torch.autograd.torch is the torch module, as torch's own import there leaves it)
+
 from . import engine as _engine
 from .engine import backward
 from .function import Function, FunctionCtx, Primitive, once_differentiable

@@ -551,7 +551,7 @@ class _InplaceTangents:
         see the change, as torch's tangents of views are views of the base's tangent."""
         for lvl in _thread_levels():
             t = lvl.tangent(out)
-            base = x._base
+            base = x._view
             if t is None and lvl.tangent(x) is None and (base is None or lvl.tangent(base[0]) is None):
                 continue
             if t is not None and t._array.shape != x._array.shape:
@@ -590,9 +590,9 @@ def _refresh_view_tangents(lvl, root):
     rt = lvl.tangent(root)
     for ref in list(vc[1].values()):
         v = ref()
-        if v is None or v._base is None or v._base[0] is not root:
+        if v is None or v._view is None or v._view[0] is not root:
             continue
-        lvl.set_tangent(v, None if rt is None else v._base[1](rt))
+        lvl.set_tangent(v, None if rt is None else v._view[1](rt))
 
 
 def _thread_levels():

@@ -173,7 +173,7 @@ class AccumulateGrad(Node):
             return
         if var._grad is None:
             if create_graph and grad._rg:
-                var._grad = grad if grad._base is None else grad.clone()   # (torch's .grad is never a view)
+                var._grad = grad if grad._view is None else grad.clone()   # (torch's .grad is never a view)
             elif _getrefcount(grad) <= 3 and _getrefcount(grad._array) <= 2 and grad._array.base is None and \
                     grad._array.flags.writeable:
                 # nobody else holds this gradient (the engine's buffer and this call's arguments are the

@@ -52,7 +52,7 @@ def _input_version_error(t, expected, transposed=False):
             _tensor_desc(t), _tensor_desc(t, t.shape[::-1]), 1))
     if t.grad_fn is None:
         where = ""
-    elif t._base is not None:
+    elif t._view is not None:
         # a view whose tensor changed since: torch regenerates its grad_fn (on access, whatever the grad mode of
         # the change) as AsStridedBackward0
         where = ", which is output 0 of AsStrided,"

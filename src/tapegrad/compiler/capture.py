@@ -168,7 +168,7 @@ class Capture(_f.Interpreter):
         root's latest value (``_util.AsStrided``, recorded): a view reads its root's memory, as in eager mode."""
         if self.stale and id(t) in self.stale:
             del self.stale[id(t)]
-            base = t._base
+            base = t._view
             r = self._record(_util.AsStrided, base[0], base[1])
             idx = self.vals.get(id(r))
             if idx is not None:
@@ -387,7 +387,7 @@ class Capture(_f.Interpreter):
             self.brk("an in-place op wrote into a tensor the capture did not see")
             return
         vc = x._vcl
-        if x._base is not None or (vc is not None and len(vc) > 1 and vc[1]):
+        if x._view is not None or (vc is not None and len(vc) > 1 and vc[1]):
             self._write_shared(x, out)
             return
         o = self.vals.get(id(out))
@@ -421,7 +421,7 @@ class Capture(_f.Interpreter):
         the region: recorded functionally (torch's functionalization): the root's new value is ``ViewWrite(root,
         out)`` (for a root written itself: ``out``), and each view of it is made again from that value when used
         next (``current``)."""
-        base = x._base
+        base = x._view
         root = base[0] if base is not None else x
         ridx, o = self.vals.get(id(root)), self.vals.get(id(out))
         if self.inside or ridx is None or o is None:
@@ -454,7 +454,7 @@ class Capture(_f.Interpreter):
         views = vcl[1] if len(vcl) > 1 else {}
         for ref in list(views.values()):
             v = ref()
-            if v is not None and v._base is not None and v._base[0] is root:
+            if v is not None and v._view is not None and v._view[0] is root:
                 self.stale[id(v)] = v
         self.bookkeeping = True
 
@@ -524,7 +524,7 @@ class Capture(_f.Interpreter):
         idx = self.vals.get(id(x))
         if idx is None:
             return
-        root = x._base[0] if x._base is not None else x
+        root = x._view[0] if x._view is not None else x
         if id(root) in self.made_here and id(root) not in self.snapshots:
             self._snapshot(root)
         self.pending[id(x)] = x
@@ -594,7 +594,7 @@ class Capture(_f.Interpreter):
 
 class ViewWrite(_f.Primitive):
     """A write through a view as the replay makes it (torch's functionalization): a copy of the root with the
-    view's positions (``view_fn`` of the root, as ``Tensor._base`` keeps it) replaced by ``value``. Its gradients
+    view's positions (``view_fn`` of the root, as ``Tensor._view`` keeps it) replaced by ``value``. Its gradients
     are ``CopySlices``' (the eager node of such a write)."""
 
     node_name = "CopySlices"

@@ -30,7 +30,7 @@ def _init_from(t, data, requires_grad):
         _no_detach(data)
     t._array = arr
     t._rg = False
-    t.grad_fn = t._grad = t._acc = t._base = None
+    t.grad_fn = t._grad = t._acc = t._view = None
     t._output_nr = 0
     t._vc = vc
     if requires_grad:

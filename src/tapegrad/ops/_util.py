@@ -402,7 +402,7 @@ def broadcast_or_error(*shapes):
 def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
     """Record that ``out`` is a view of ``base`` obtained by ``view_fn(base)`` (shares its version counter).
 
-    ``out._base`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
+    ``out._view`` is ``(root, fn from root to out, how)``; ``how`` (torch's "creation meta") is None, or "multi"
     for (a view of) one of several views one op returned with grad mode on (split, chunk, unbind), or "no_grad"
     for (a view of) a view made under ``no_grad``: torch forbids changing either in place while recording
     (``check_view_inplace``). A view made under ``no_grad`` of a tensor that requires grad requires grad too, as
@@ -415,12 +415,12 @@ def mark_view(out: Tensor, base: Tensor, view_fn, multi=False) -> Tensor:
             # torch: it requires grad as its base does, yet, made with no node, it is a leaf whose graph leads
             # nowhere (its ``_accumulator()`` is None: ops on it get a (None, 0) edge)
             out._rg = True
-        outer = base._base
+        outer = base._view
         if outer is not None:
             inner = outer[1]
-            out._base = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), how or outer[2])
+            out._view = (outer[0], lambda t, f=view_fn, g=inner: f(g(t)), how or outer[2])
         else:
-            out._base = (base, view_fn, how)
+            out._view = (base, view_fn, how)
         _register_view(out, base._vc)
     return out
 
@@ -434,7 +434,7 @@ def check_view_inplace(x: Tensor, recording: bool) -> None:
     """torch's refusals to change a view in place with grad mode on (``recording``: some input of the in-place
     op requires grad): a view one op returned among several, while recording; a view made under ``no_grad``,
     while recording or when its base requires grad. The message names the view's own node when it has one."""
-    base = x._base
+    base = x._view
     how = base[2] if base is not None else None
     if how is None or not (recording or (how == "no_grad" and base[0]._rg)):
         return
@@ -473,9 +473,9 @@ def _refresh_views(root: Tensor) -> None:
         return
     for ref in list(vc[1].values()):
         v = ref()
-        if v is None or v._base is None or v._base[0] is not root:
+        if v is None or v._view is None or v._view[0] is not root:
             continue
-        r = AsStrided.apply(root, v._base[1])
+        r = AsStrided.apply(root, v._view[1])
         old_fn, old_nr = v.grad_fn, v._output_nr
         v.grad_fn, v._output_nr, v._rg = r.grad_fn, 0, True
         carry_retain(v, old_fn, old_nr)
@@ -566,11 +566,11 @@ class CopySlices(Primitive):
             # complex: the view may cover one part of the numbers only (``z.real``): zero what it covers, part by
             # part, with a mask of 1 + 1j whose covered parts the view sets to 0
             mask = np.full(a.shape, 1 + 1j, a.dtype)
-            ctx.view_fn(Tensor._make(mask))._array[...] = 0
+            writable(ctx.view_fn(Tensor._make(mask))._array)[...] = 0
             keep = grad.real * Tensor._make(mask.real.copy()) + (grad.imag * Tensor._make(mask.imag.copy())) * 1j
             return keep, ctx.view_fn(grad), None
         mask = Tensor._make(np.ones(a.shape, a.dtype))
-        ctx.view_fn(mask)._array[...] = 0
+        writable(ctx.view_fn(mask)._array)[...] = 0
         return grad * mask, ctx.view_fn(grad), None
 
 
@@ -670,6 +670,19 @@ except ImportError:                   # (NumPy < 2)
     _byte_bounds = np.byte_bounds
 
 
+def _view_path_hooked(node, root_fn) -> bool:
+    """Whether a view's node, or one on its chain of view nodes down to its root's node, has a hook or retains
+    a gradient (the chain is a few view ops; one that does not lead to ``root_fn`` soon counts as hooked)."""
+    for _ in range(16):
+        if node is None or node is root_fn:
+            return False
+        if node._hooked:
+            return True
+        nexts = node._next_fns
+        node = nexts[0] if nexts else None
+    return True
+
+
 def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     """``x.op_(*args)``: compute ``fn(x, *args)`` and write it into x's memory, as torch's in-place ops do.
 
@@ -679,7 +692,7 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
     recording = _state.enabled and (x._rg or any(isinstance(a, Tensor) and a._rg for a in args))
     if not _active[0]:     # (under a transform the arrays are its physical ones, batched: torch checks those)
         _overlap_args(x._array, args, kwargs)
-    base = x._base
+    base = x._view
     if base is not None and _state.enabled:      # (the view's rules first, then the leaf's, as torch checks)
         check_view_inplace(x, recording)
         if recording and base[0]._rg and base[0].grad_fn is None:
@@ -688,7 +701,15 @@ def apply_inplace(x: Tensor, fn, *args, **kwargs) -> Tensor:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place operation.")
     if recording:
         old = Tensor._make(x._array.copy(), x._rg)
-        old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
+        if base is not None and base[0]._rg and _view_path_hooked(x.grad_fn, base[0].grad_fn):
+            # a view whose nodes up to the base hold hooks: the op reads the view's values out of the base's
+            # current history afresh, as torch's CopySlices hands the op's gradient for them straight to the base,
+            # past the view's old nodes (whose hooks stay unfired). Without hooks the old nodes give the same
+            # gradients, so they are kept: the fresh view op would cost every such change a recorded op.
+            r = base[1](base[0])
+            old.grad_fn, old._output_nr, old._rg = r.grad_fn, r._output_nr, True
+        else:
+            old.grad_fn, old._output_nr, old._acc = x.grad_fn, x._output_nr, x._acc
         if _inplace_tangents is not None:
             _inplace_tangents.alias(x, old)
         out = fn(old, *args, **kwargs)
@@ -759,7 +780,11 @@ def _write(x: Tensor, out: Tensor, fn):
         try:
             np.copyto(xa, src, casting="unsafe")
         except ValueError:
-            _unwritable(xa)
+            if xa.flags.writeable:
+                raise
+            # (an expanded tensor, or a view of one: fill_ and zero_ may write its repeated elements; recorded,
+            #  CopySlices' backward then refuses them, as torch's)
+            np.copyto(writable(xa, getattr(getattr(fn, "__self__", None), "fills", False)), src, casting="unsafe")
     x._vc[0] += 1
 
 
@@ -1001,6 +1026,31 @@ def _unwritable(xa):
         raise RuntimeError(_INTERNAL_OVERLAP) from None
     raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
                        "expand()ed tensor's, or a read-only array's); clone() it first") from None
+
+
+class _Alias:
+    def __init__(self, interface, base):
+        self.__array_interface__, self.base = interface, base
+
+
+def writable(xa, repeats=False):
+    """``xa``, or where it is a read-only NumPy view (``expand``'s, ``np.broadcast_to``'s) of memory that can be
+    written, an alias of it that can: torch writes through an expanded tensor, ``t.expand(3, 4)[0, 0] = 1``. Where
+    its elements repeat (a stride 0), torch refuses the write (``_INTERNAL_OVERLAP``) unless ``repeats`` (fill_ and
+    zero_ write one value: torch allows them). Only called once NumPy refused a write: writes cost nothing more."""
+    if xa.flags.writeable:
+        return xa
+    if not repeats and any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
+        raise RuntimeError(_INTERNAL_OVERLAP)
+    owner = xa
+    while isinstance(owner.base, np.ndarray):
+        owner = owner.base
+    if owner is xa or not owner.flags.writeable:
+        raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
+                           "expand()ed tensor's, or a read-only array's); clone() it first")
+    iface = dict(xa.__array_interface__)
+    iface["data"] = (iface["data"][0], False)
+    return np.asarray(_Alias(iface, owner))
 
 
 def writes_out(fn=None, *, dtype="same", error=None, no_overlap=False):

@@ -323,7 +323,7 @@ def _as_type(t, cls):
     if not (isinstance(cls, type) and issubclass(cls, Tensor)):
         raise Corrupt(f"a tensor's type is {cls!r}, not a tensor class")
     new = object.__new__(cls)
-    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_base"):
+    for slot in ("_array", "_rg", "grad_fn", "_grad", "_output_nr", "_vcl", "_acc", "_view"):
         object.__setattr__(new, slot, getattr(t, slot))
     return new
 

@@ -155,6 +155,7 @@ class Zero(Primitive):
     ZeroBackward0, so the result still requires grad)."""
 
     node_name = "ZeroBackward0"
+    fills = True       # (one value written: torch allows it into an expanded tensor, ops/_util.writable)
     array_backward = True
 
     @staticmethod
@@ -170,6 +171,7 @@ class FillScalar(Primitive):
     """``x.fill_(number)``'s op (FillBackward2): x's old values get a zero gradient."""
 
     node_name = "FillBackward2"
+    fills = True
 
     @staticmethod
     def forward(ctx, x, value):

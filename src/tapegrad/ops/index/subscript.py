@@ -676,7 +676,7 @@ def setitem(self, key, value):
     is_tensor = value.__class__ is Tensor or isinstance(value, Tensor)     # (a Parameter too)
     if not (_state.enabled and (self._rg or (is_tensor and value._rg))) and not _active[0]:
         # (no graph to record and no function transform active, which must see the ops)
-        if self._base is not None and _state.enabled:
+        if self._view is not None and _state.enabled:
             check_view_inplace(self, False)     # (a view made under no_grad whose base requires grad)
         _check_value(value, self.dtype)
         k = _basic_key(self._array.shape, key)

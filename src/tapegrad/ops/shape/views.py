@@ -538,9 +538,9 @@ def _inplace_view(self, cls, args, redo):
     self._array = out._array
     if out.grad_fn is not None:
         self.grad_fn, self._output_nr = out.grad_fn, 0
-    if self._base is not None:
-        root, f, how = self._base
-        self._base = (root, lambda t, f=f: redo(f(t)), how)
+    if self._view is not None:
+        root, f, how = self._view
+        self._view = (root, lambda t, f=f: redo(f(t)), how)
     self._vc[0] += 1
     hooks = _util._inplace_tangents
     if hooks is not None:         # (forward AD: the tangent takes the new shape; a capture: x is now out's value)
