@@ -45,7 +45,7 @@ def test_jit_annotations_names():
 def test_data_classes_are_generic(lib):
     d = lib.utils.data
 
-    class Batches(d.Sampler[typing.List[int]]):
+    class Batches(d.Sampler[list[int]]):
         def __iter__(self):
             return iter([[0, 1], [2]])
 
