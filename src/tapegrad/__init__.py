@@ -46,7 +46,7 @@ _LAZY = {"nn", "optim", "utils", "scalar", "viz", "linalg", "debug", "serializat
          "func", "cuda", "backends", "testing", "distributions", "random", "signal", "compiler", "masked",
          "amp", "cpu", "mps", "xpu", "accelerator", "jit", "profiler", "distributed", "multiprocessing", "version",
          "_dynamo", "_inductor", "hub", "onnx", "sparse", "functional", "_C", "futures", "_jit_internal",
-         "overrides", "library", "types", "storage"}
+         "overrides", "library", "types", "storage", "fx"}
 # torch's autocast switches at top level (they live in tapegrad.amp.autocast_mode)
 _LAZY_AMP = {"autocast", "is_autocast_enabled", "get_autocast_dtype", "set_autocast_enabled", "set_autocast_dtype",
              "is_autocast_cache_enabled", "set_autocast_cache_enabled", "clear_autocast_cache",

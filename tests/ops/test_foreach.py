@@ -105,3 +105,28 @@ def test_errors_match_torch(torch, call):
             return type(e).__name__, str(e).split("\n")[0]
         return None
     assert run(tapegrad) == run(torch)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L, a, b: L._foreach_mul_(a, scalar=0.5),
+    lambda L, a, b: L._foreach_mul_(a, scalars=[0.5, 2.0]),
+    lambda L, a, b: L._foreach_add_(a, b, alpha=0.3),
+    lambda L, a, b: L._foreach_add_(a, other=b, alpha=0.3),
+    lambda L, a, b: L._foreach_div_(a, scalar=4.0),
+    lambda L, a, b: L._foreach_pow_(a, exponent=2.0),
+    lambda L, a, b: L._foreach_lerp_(a, b, weight=0.25),
+    lambda L, a, b: L._foreach_lerp_(a, b, weights=[L.tensor(0.25), L.tensor(0.75)]),
+    lambda L, a, b: L._foreach_addcmul_(a, b, b, scalars=[0.5, 2.0]),
+    lambda L, a, b: L._foreach_addcdiv_(a, b, b, value=0.5),
+])
+def test_foreach_overload_keywords(call):
+    # torch's overloads name the second operand scalar / scalars / other / exponent / weight(s) (timm's EMA
+    # calls _foreach_mul_(params, scalar=1 - w))
+    import torch
+    out = []
+    for L in (torch, tapegrad):
+        a = [L.tensor([1.0, 2.0, 3.0]), L.tensor([[0.5, -1.0]])]
+        b = [L.tensor([2.0, 1.0, 0.5]), L.tensor([[1.5, 2.0]])]
+        call(L, a, b)
+        out.append([t.tolist() for t in a])
+    assert out[0] == out[1]

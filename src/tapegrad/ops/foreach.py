@@ -36,6 +36,27 @@ def _per_tensor(other, n):
     return [other] * n
 
 
+_NO = object()
+
+
+def _second(other, kwargs, names):
+    """The second operand, given positionally or by one of torch's overload keywords (``scalar=``, ``scalars=``,
+    ``other=``, ``exponent=``...)."""
+    for key in names:
+        if key in kwargs:
+            if other is not _NO:
+                raise TypeError(f"got multiple values for argument '{key}'")
+            other = kwargs.pop(key)
+    if kwargs:
+        raise TypeError(f"got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if other is _NO:
+        raise TypeError(f"missing required argument '{names[0]}'")
+    return other
+
+
+_KEYS = ("other", "scalar", "scalars", "exponent")
+
+
 def _unary(name):
     def out_of_place(self):
         _check(self)
@@ -60,7 +81,8 @@ def _binary(name):
             return getattr(t, name)(o, alpha=alpha)
         return getattr(t, name)(o)
 
-    def out_of_place(self, other, *, alpha=None):
+    def out_of_place(self, other=_NO, *, alpha=None, **kwargs):
+        other = _second(other, kwargs, _KEYS)
         if name == "pow" and isinstance(self, numbers.Number):      # _foreach_pow(scalar, tensors)
             _check(other)
             from .. import pow as _pow
@@ -68,7 +90,8 @@ def _binary(name):
         _check(self, other)
         return tuple(call(t, o, alpha) for t, o in zip(self, _per_tensor(other, len(self))))
 
-    def in_place(self, other, *, alpha=None):
+    def in_place(self, other=_NO, *, alpha=None, **kwargs):
+        other = _second(other, kwargs, _KEYS)
         _check(self, other)
         for t, o in zip(self, _per_tensor(other, len(self))):
             if name in ("maximum", "minimum"):
@@ -89,12 +112,14 @@ def _values(value, n):
 
 
 def _addc(name):
-    def out_of_place(self, tensor1, tensor2, value=1):
+    def out_of_place(self, tensor1, tensor2, value=_NO, **kwargs):
+        value = 1 if value is _NO and not kwargs else _second(value, kwargs, ("value", "scalars"))
         _check(self, tensor1, tensor2, value)
         return tuple(getattr(t, name)(a, b, value=v)
                      for t, a, b, v in zip(self, tensor1, tensor2, _values(value, len(self))))
 
-    def in_place(self, tensor1, tensor2, value=1):
+    def in_place(self, tensor1, tensor2, value=_NO, **kwargs):
+        value = 1 if value is _NO and not kwargs else _second(value, kwargs, ("value", "scalars"))
         _check(self, tensor1, tensor2, value)
         for t, a, b, v in zip(self, tensor1, tensor2, _values(value, len(self))):
             getattr(t, name + "_")(a, b, value=v)
@@ -102,12 +127,14 @@ def _addc(name):
     return out_of_place, in_place
 
 
-def _foreach_lerp(self, tensors1, weight):
+def _foreach_lerp(self, tensors1, weight=_NO, **kwargs):
+    weight = _second(weight, kwargs, ("weight", "weights"))
     _check(self, tensors1, weight)
     return tuple(t.lerp(e, w) for t, e, w in zip(self, tensors1, _per_tensor(weight, len(self))))
 
 
-def _foreach_lerp_(self, tensors1, weight):
+def _foreach_lerp_(self, tensors1, weight=_NO, **kwargs):
+    weight = _second(weight, kwargs, ("weight", "weights"))
     _check(self, tensors1, weight)
     for t, e, w in zip(self, tensors1, _per_tensor(weight, len(self))):
         t.lerp_(e, w)

@@ -6,11 +6,12 @@ import collections.abc
 import copy
 import numbers
 import warnings
+from typing import Generic
 
 import numpy as np
 
 from ...tensor import Tensor
-from .dataset import IterableDataset, TensorDataset
+from .dataset import IterableDataset, T_co, TensorDataset
 from ._workers import WorkerInfo, Workers, get_worker_info  # noqa: F401  (re-exported)
 from .sampler import BatchSampler, RandomSampler, SequentialSampler
 
@@ -103,7 +104,7 @@ def _context(ctx, num_workers):
     return ctx
 
 
-class DataLoader:
+class DataLoader(Generic[T_co]):
     """Iterate over ``dataset`` in batches.
 
     >>> ds = tapegrad.utils.data.TensorDataset(tapegrad.arange(10.0), tapegrad.arange(10))

@@ -5,13 +5,16 @@ from __future__ import annotations
 import bisect
 import math
 import warnings
+from typing import Generic, TypeVar
 
 import numpy as np
 
 from ..._random import _gen
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Dataset:
+
+class Dataset(Generic[T_co]):
     """A map-style dataset: subclass and define ``__getitem__`` (and usually ``__len__``)."""
 
     def __getitem__(self, index):
@@ -21,7 +24,7 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
+class IterableDataset(Dataset[T_co]):
     """A dataset that is an iterable (a stream): subclass and define ``__iter__``."""
 
     def __iter__(self):
@@ -68,7 +71,7 @@ class StackDataset(Dataset):
         return self._length
 
 
-class ConcatDataset(Dataset):
+class ConcatDataset(Dataset[T_co]):
     """Several datasets one after the other."""
 
     def __init__(self, datasets):
@@ -107,7 +110,7 @@ class ChainDataset(IterableDataset):
         return sum(len(d) for d in self.datasets)
 
 
-class Subset(Dataset):
+class Subset(Dataset[T_co]):
     """The samples of ``dataset`` at ``indices``."""
 
     def __init__(self, dataset, indices):

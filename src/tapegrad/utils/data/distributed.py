@@ -12,12 +12,12 @@ import math
 from ... import distributed as dist
 from ..._random import Generator
 from ...creation import randperm
-from .sampler import Sampler
+from .sampler import Sampler, T_co
 
 __all__ = ["DistributedSampler"]
 
 
-class DistributedSampler(Sampler):
+class DistributedSampler(Sampler[T_co]):
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0, drop_last=False):
         if num_replicas is None:
             num_replicas = dist.get_world_size()

@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import Generic, TypeVar
+
 import numpy as np
 
 from ...tensor import Tensor
 
 from ..._random import _gen
 
+T_co = TypeVar("T_co", covariant=True)
 
-class Sampler:
+
+class Sampler(Generic[T_co]):
     """Base class: an iterable of indices (or of lists of indices, for batch samplers)."""
 
     def __init__(self, data_source=None):

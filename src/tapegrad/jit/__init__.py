@@ -23,8 +23,8 @@ import typing
 from collections import OrderedDict
 from typing import Final  # noqa: F401   (torch.jit.Final, as annotations use it)
 
-from .futures import _Future
-from .nn.module import Module
+from ..futures import _Future
+from ..nn.module import Module
 
 __all__ = ["script", "trace", "trace_module", "ignore", "unused", "export", "interface", "is_scripting",
            "is_tracing", "annotate", "freeze", "optimize_for_inference", "fork", "wait", "save", "load",
@@ -171,7 +171,7 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
 
 
 def _as_float(v):
-    from .tensor import Tensor
+    from ..tensor import Tensor
     if isinstance(v, (bool, int)) or (isinstance(v, Tensor) and v.dim() == 0):
         return float(v)
     return v
@@ -180,7 +180,7 @@ def _as_float(v):
 def _checked(kind):
     """A parameter annotated ``int`` or ``Tensor``: TorchScript refuses a float / a non-tensor there."""
     def check(fn_name, name, v):
-        from .tensor import Tensor
+        from ..tensor import Tensor
         if kind == "int" and isinstance(v, float) or kind == "Tensor" and not isinstance(v, Tensor):
             raise RuntimeError(f"{fn_name}() Expected a value of type '{kind}' for argument '{name}' but instead "
                                f"found type '{type(v).__name__}'.")
@@ -211,7 +211,7 @@ def _float_cast(ann):
 def _float_casts(fn):
     """``{parameter: convert(fn_name, name, value)}`` for the parameters TorchScript would convert or refuse
     (empty when no parameter is a float one: the function is then given back as it is)."""
-    from .tensor import Tensor
+    from ..tensor import Tensor
     try:
         hints = typing.get_type_hints(fn)
     except Exception:           # (an annotation that does not resolve: no conversions)
@@ -282,7 +282,7 @@ class Future(_Future):
 
 def fork(func, *args, **kwargs):
     """Runs ``func(*args, **kwargs)`` now; a ``Future`` already holding its value (``wait`` gives it)."""
-    from .futures import _finished
+    from ..futures import _finished
     return _finished(func(*args, **kwargs))
 
 
