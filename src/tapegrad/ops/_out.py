@@ -122,14 +122,20 @@ def _copy_into(result, out):
     return out
 
 
+_READ_ONLY = ("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an expand()ed "
+              "tensor's, or a read-only array's); clone() it first")
+
+
+def _repeats(xa) -> bool:
+    """Whether elements of ``xa`` share memory (a stride 0 over more than one element: ``expand``'s)."""
+    return any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape))
+
+
 def _unwritable(xa):
     """The error for a write NumPy refused: torch's for a tensor whose elements repeat (expanded), else ours."""
     if xa.flags.writeable:
         raise
-    if any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
-        raise RuntimeError(_INTERNAL_OVERLAP) from None
-    raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
-                       "expand()ed tensor's, or a read-only array's); clone() it first") from None
+    raise RuntimeError(_INTERNAL_OVERLAP if _repeats(xa) else _READ_ONLY) from None
 
 
 class _Alias:
@@ -144,14 +150,13 @@ def writable(xa, repeats=False):
     zero_ write one value: torch allows them). Only called once NumPy refused a write: writes cost nothing more."""
     if xa.flags.writeable:
         return xa
-    if not repeats and any(s == 0 and n > 1 for s, n in zip(xa.strides, xa.shape)):
+    if not repeats and _repeats(xa):
         raise RuntimeError(_INTERNAL_OVERLAP)
     owner = xa
     while isinstance(owner.base, np.ndarray):
         owner = owner.base
     if owner is xa or not owner.flags.writeable:
-        raise RuntimeError("tapegrad cannot write into this tensor: its memory is a read-only NumPy view (an "
-                           "expand()ed tensor's, or a read-only array's); clone() it first")
+        raise RuntimeError(_READ_ONLY)
     iface = dict(xa.__array_interface__)
     iface["data"] = (iface["data"][0], False)
     return np.asarray(_Alias(iface, owner))

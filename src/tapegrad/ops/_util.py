@@ -910,4 +910,4 @@ def unary(name: str, forward, backward, save: str = "input", node_name: str | No
 
 
 # out= and writes refused by NumPy: their own module, re-exported here where op modules import them from
-from ._out import _CPP_NAMES, castable, check_out_dtype, write_out, _unwritable, writable, writes_out  # noqa: E402,F401
+from ._out import _CPP_NAMES, castable, check_out_dtype, write_out, writable, writes_out  # noqa: E402,F401
